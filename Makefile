@@ -1,0 +1,67 @@
+# sandboxd — one entry point: make, make test, make run, make stop, make unit.
+CC      ?= cc
+PKGS    := fcgi json-c libgit2 libpq libcurl openssl zlib
+WARN    := -Wall -Wextra -Werror -Wvla -Wformat-security -Wmissing-prototypes \
+           -Wstrict-prototypes -Wshadow -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 $(WARN) -Iinclude $(shell pkg-config --cflags $(PKGS)) \
+           -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+LDFLAGS += -pie -Wl,-z,relro,-z,now
+LDLIBS  := $(shell pkg-config --libs $(PKGS))
+B       := build
+
+# SANITIZE=1 builds everything with ASan + UBSan into build-san/.
+ifeq ($(SANITIZE),1)
+B       := build-san
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+LIB_SRC := $(filter-out app/bin/%,$(wildcard app/*.c))
+LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/migrations.o
+BINS    := $(B)/sandboxd $(B)/sandboxctl
+UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
+
+all: $(BINS)
+
+$(B)/obj/%.o: app/%.c $(wildcard include/sandboxd/*.h) | $(B)/obj
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The migrations are compiled into sandboxctl so that it never depends on a path.
+$(B)/obj/migrations.c: $(sort $(wildcard sql/[0-9]*.sql)) deploy/embed-sql.sh | $(B)/obj
+	sh deploy/embed-sql.sh $(sort $(wildcard sql/[0-9]*.sql)) > $@
+$(B)/obj/migrations.o: $(B)/obj/migrations.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/libsandboxd.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(B)/%: app/bin/%.c $(B)/libsandboxd.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libsandboxd.a $(LDLIBS)
+
+$(B)/unit/%: tests/unit/%.c $(B)/libsandboxd.a | $(B)/unit
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libsandboxd.a $(LDLIBS) -lcmocka
+
+$(B)/obj $(B)/unit:
+	mkdir -p $@
+
+unit: $(UNIT)
+	@set -e; for t in $(UNIT); do $$t; done
+
+test: all unit
+	bash tests/integration/run.sh
+
+check-sanitize:
+	$(MAKE) SANITIZE=1 unit
+
+run:
+	bash deploy/local-stack.sh up
+
+stop:
+	bash deploy/local-stack.sh down
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all unit test check-sanitize run stop clean
+.SECONDARY:

@@ -1,0 +1,59 @@
+/* api_admin.c: site administration of accounts. The site-admin check is in the dispatcher's
+ * route flags; these handlers only validate and act. */
+#include <string.h>
+#include <strings.h>
+#include "sandboxd/account.h"
+#include "sandboxd/api.h"
+#include "sandboxd/auth.h"
+#include "sandboxd/json.h"
+#include "sandboxd/banned.h"
+
+static const char *const kinds[] = { "user", "agent", NULL };
+
+int api_admin_accounts_create(struct req *r)
+{
+	const char *login, *kind = "user", *name = NULL, *email = NULL;
+	int site_admin = 0, rc;
+	struct account a;
+	struct err e;
+
+	if ((rc = json_field_string(r->json, "login", 1, 39, &login, &e)) < 0 ||
+	    (rc = account_valid_login(login, "login", &e)) < 0 ||
+	    (rc = json_field_enum(r->json, "kind", 0, kinds, &kind, &e)) < 0 ||
+	    (rc = json_field_bool(r->json, "site_admin", 0, &site_admin, &e)) < 0 ||
+	    (rc = json_field_string(r->json, "name", 0, 255, &name, &e)) < 0 ||
+	    (rc = json_field_string(r->json, "email", 0, 255, &email, &e)) < 0)
+		return http_fail(r, rc, &e);
+	json_add_str(r->audit_details, "account", login);
+	if ((rc = account_create(r->db, login, kind, site_admin, name, email, &a, &e)))
+		return http_fail(r, rc, &e);
+	http_json(r, 201, account_json(&a));
+	return 0;
+}
+
+int api_admin_accounts_update(struct req *r)
+{
+	int disabled = 0, site_admin = 0, has_disabled, has_admin;
+	struct account a;
+	struct err e;
+	int rc;
+
+	if ((has_disabled = json_field_bool(r->json, "disabled", 0, &disabled, &e)) < 0)
+		return http_fail(r, has_disabled, &e);
+	if ((has_admin = json_field_bool(r->json, "site_admin", 0, &site_admin, &e)) < 0)
+		return http_fail(r, has_admin, &e);
+	json_add_str(r->audit_details, "account", http_path_param(r, 0));
+	json_object_object_add(r->audit_details, "changes", json_object_get(r->json));
+	/* Locking oneself out needs another admin to undo: refuse it. */
+	if (strcasecmp(http_path_param(r, 0), r->caller.login) == 0 &&
+	    ((has_disabled == 0 && disabled) || (has_admin == 0 && !site_admin))) {
+		http_error(r, 422, "you can't disable yourself or drop your own site admin");
+		return 0;
+	}
+	rc = account_update(r->db, http_path_param(r, 0), has_disabled == 0 ? &disabled : NULL,
+			    has_admin == 0 ? &site_admin : NULL, &a, &e);
+	if (rc)
+		return http_fail(r, rc, &e);
+	http_json(r, 200, account_json(&a));
+	return 0;
+}

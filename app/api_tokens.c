@@ -1,0 +1,122 @@
+/* api_tokens.c: minting and revoking personal and job tokens. A token is shown once, in the
+ * response that creates it; only its hash is kept. */
+#include <stdio.h>
+#include <string.h>
+#include <openssl/crypto.h>
+#include "sandboxd/account.h"
+#include "sandboxd/api.h"
+#include "sandboxd/auth.h"
+#include "sandboxd/json.h"
+#include "sandboxd/num.h"
+#include "sandboxd/banned.h"
+
+#define EXPIRES_MIN 60
+#define EXPIRES_MAX 31536000L        /* one year */
+#define PERSONAL_DEFAULT 7776000L    /* 90 days */
+#define JOB_DEFAULT 86400L           /* one day */
+
+static const char *const scopes[] = { "read", "write", NULL };
+
+/* Validates {scope, expires_in?, note?}, mints the token and answers 201. */
+static int create(struct req *r, enum token_kind kind, const char *account_id,
+		  const char *repo_id, long default_expiry)
+{
+	const char *scope, *note = NULL;
+	int64_t expires = default_expiry;
+	char token[TOKEN_LEN + 1], id[HTTP_ID_MAX], expires_at[32];
+	json_object *o;
+	struct err e;
+	int rc;
+
+	if ((rc = json_field_enum(r->json, "scope", 1, scopes, &scope, &e)) < 0 ||
+	    (rc = json_field_int(r->json, "expires_in", 0, EXPIRES_MIN, EXPIRES_MAX, &expires,
+				 &e)) < 0 ||
+	    (rc = json_field_string(r->json, "note", 0, 200, &note, &e)) < 0)
+		return http_fail(r, rc, &e);
+	if ((rc = auth_token_create(r->db, kind, account_id, repo_id, strcmp(scope, "write") == 0,
+				    (long)expires, note, token, id, expires_at, &e)))
+		return http_fail(r, rc, &e);
+	json_add_str(r->audit_details, "token_id", id);
+	json_add_str(r->audit_details, "scope", scope);
+	o = json_object_new_object();
+	json_add_str(o, "id", id);
+	json_add_str(o, "token", token);
+	json_add_str(o, "scope", scope);
+	json_add_str(o, "expires_at", expires_at[0] ? expires_at : NULL);
+	OPENSSL_cleanse(token, sizeof(token));
+	http_json(r, 201, o);
+	return 0;
+}
+
+int api_user_tokens_create(struct req *r)
+{
+	if (auth_need_user_write(r))
+		return 0;
+	return create(r, TOKEN_PERSONAL, r->caller.account_id, NULL, PERSONAL_DEFAULT);
+}
+
+int api_user_tokens_revoke(struct req *r)
+{
+	const char *id = http_path_param(r, 0);
+	int64_t n;
+	struct err e;
+	PGresult *res;
+	int code = 0;
+
+	if (r->caller.kind == TOKEN_JOB) {
+		http_error(r, 403, "job tokens can only be used on their repository");
+		return 0;
+	}
+	json_add_str(r->audit_details, "token_id", id);
+	if (num_parse(id, 1, INT64_MAX, &n)) {
+		http_error(r, 404, "token not found");
+		return 0;
+	}
+	/* Revoking twice is not an error; a token of someone else is not found. */
+	res = db_exec(r->db, &e, &code,
+		      "UPDATE tokens SET revoked_at = coalesce(revoked_at, now())"
+		      " WHERE id = $1 AND account_id = $2 AND kind = 'personal' RETURNING id",
+		      2, id, r->caller.account_id);
+	if (!res)
+		return http_fail(r, code, &e);
+	if (PQntuples(res) == 0)
+		http_error(r, 404, "token not found");
+	else
+		http_empty(r, 204);
+	PQclear(res);
+	return 0;
+}
+
+int api_job_tokens_create(struct req *r)
+{
+	struct repo repo;
+	const char *scope = NULL;
+	struct err e;
+	int rc;
+
+	if (r->caller.kind == TOKEN_JOB) {
+		http_error(r, 403, "job tokens can only be used on their repository");
+		return 0;
+	}
+	/* Validate scope first so that the archive rule below can depend on it. */
+	if ((rc = json_field_enum(r->json, "scope", 1, scopes, &scope, &e)) < 0)
+		return http_fail(r, rc, &e);
+	/* A write token for an archived repository could never write. */
+	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_ADMIN,
+		       strcmp(scope, "write") == 0, &repo);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	return create(r, TOKEN_JOB, r->caller.account_id, repo.id, JOB_DEFAULT);
+}
+
+int api_admin_tokens_create(struct req *r)
+{
+	struct account a;
+	struct err e;
+	int rc;
+
+	if ((rc = account_load(r->db, http_path_param(r, 0), &a, &e)))
+		return http_fail(r, rc, &e);
+	json_add_str(r->audit_details, "account", a.login);
+	return create(r, TOKEN_PERSONAL, a.id, NULL, PERSONAL_DEFAULT);
+}

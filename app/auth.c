@@ -1,0 +1,224 @@
+/* auth.c: who is calling, and what they may do on a repository. */
+#include <stdio.h>
+#include <string.h>
+#include <openssl/crypto.h>
+#include "sandboxd/auth.h"
+#include "sandboxd/log.h"
+#include "sandboxd/banned.h"
+
+static void copy(char *dst, size_t n, const char *src)
+{
+	snprintf(dst, n, "%s", src ? src : "");
+}
+
+int auth_resolve(struct req *r, struct err *e)
+{
+	char cred[TOKEN_MAX + 1], hash[TOKEN_HASH_LEN + 1];
+	enum auth_scheme scheme;
+	enum token_kind kind;
+	PGresult *res = NULL;
+	int rc = 0, code = 0;
+
+	memset(&r->caller, 0, sizeof(r->caller));
+	if (token_parse_authorization(http_param(r, "HTTP_AUTHORIZATION"), &scheme, cred,
+				      sizeof(cred))) {
+		r->auth_failure = "malformed Authorization header";
+		return ERR_DENIED;
+	}
+	if (scheme == AUTH_NONE)
+		return 0;
+	kind = token_classify(cred, strlen(cred));
+	if (kind == TOKEN_INVALID) {
+		r->auth_failure = "not a token (bad format or checksum)";
+		rc = ERR_DENIED;
+		goto out;
+	}
+	if (kind == TOKEN_JWT) {
+		/* Git URL tokens are for git only and are verified by the git routes. */
+		r->auth_failure = "git URL tokens are for git only";
+		rc = ERR_DENIED;
+		goto out;
+	}
+	token_hash(cred, strlen(cred), hash);
+	res = db_exec(r->db, e, &code,
+		      "SELECT t.id, t.kind, t.scope, t.repository_id,"
+		      "       t.expires_at IS NOT NULL AND t.expires_at <= now(),"
+		      "       t.revoked_at IS NOT NULL, a.id, a.login, a.kind = 'agent',"
+		      "       a.site_admin, a.disabled,"
+		      "       t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute'"
+		      "  FROM tokens t JOIN accounts a ON a.id = t.account_id"
+		      " WHERE t.hash = $1",
+		      1, hash);
+	if (!res) {
+		rc = code;
+		goto out;
+	}
+	if (PQntuples(res) != 1) {
+		r->auth_failure = "unknown token";
+		rc = ERR_DENIED;
+		goto out;
+	}
+	copy(r->caller.token_id, sizeof(r->caller.token_id), db_val(res, 0, 0));
+	copy(r->caller.account_id, sizeof(r->caller.account_id), db_val(res, 0, 6));
+	copy(r->caller.login, sizeof(r->caller.login), db_val(res, 0, 7));
+	r->caller.kind = kind;
+	if (db_bool(res, 0, 4))
+		r->auth_failure = "token expired";
+	else if (db_bool(res, 0, 5))
+		r->auth_failure = "token revoked";
+	else if (db_bool(res, 0, 10))
+		r->auth_failure = "account disabled";
+	else if (strcmp(db_val(res, 0, 1), token_kind_name(kind)))
+		r->auth_failure = "token kind does not match its prefix";
+	if (r->auth_failure) {
+		rc = ERR_DENIED;
+		goto out;
+	}
+	r->caller.authenticated = 1;
+	r->caller.scope_write = strcmp(db_val(res, 0, 2), "write") == 0;
+	copy(r->caller.job_repo_id, sizeof(r->caller.job_repo_id), db_val(res, 0, 3));
+	r->caller.agent = db_bool(res, 0, 8);
+	r->caller.site_admin = db_bool(res, 0, 9);
+	if (db_bool(res, 0, 11))
+		rc = db_run(r->db, e, "UPDATE tokens SET last_used_at = now() WHERE id = $1", 1,
+			    r->caller.token_id);
+out:
+	OPENSSL_cleanse(cred, sizeof(cred));
+	PQclear(res);
+	return rc;
+}
+
+const char *role_name(enum role role)
+{
+	static const char *const names[] = { "none", "read", "write", "admin" };
+	return names[role];
+}
+
+enum role role_parse(const char *s)
+{
+	for (int i = ROLE_READ; i <= ROLE_ADMIN; i++)
+		if (s && strcmp(s, role_name(i)) == 0)
+			return i;
+	return ROLE_NONE;
+}
+
+static enum role effective_role(const struct caller *c, const struct repo *repo,
+				const char *collab_role)
+{
+	enum role role = ROLE_NONE;
+	int is_public = strcmp(repo->visibility, "public") == 0;
+
+	if (c->authenticated) {
+		if (c->site_admin || strcmp(c->account_id, repo->owner_id) == 0)
+			role = ROLE_ADMIN;
+		else
+			role = role_parse(collab_role);
+	}
+	/* A job token serves one repository; elsewhere it is no more than anonymous. */
+	if (c->kind == TOKEN_JOB && strcmp(c->job_repo_id, repo->id))
+		role = ROLE_NONE;
+	else if (c->kind == TOKEN_JOB && role > ROLE_WRITE)
+		role = ROLE_WRITE;
+	if (c->authenticated && !c->scope_write && role > ROLE_READ)
+		role = ROLE_READ;
+	if (is_public && role < ROLE_READ)
+		role = ROLE_READ;
+	return role;
+}
+
+int auth_repo(struct req *r, const char *owner, const char *name, enum role need, int writes,
+	      struct repo *out)
+{
+	struct err e;
+	PGresult *res;
+	int code = 0;
+
+	memset(out, 0, sizeof(*out));
+	res = db_exec(r->db, &e, &code,
+		      "SELECT r.id, r.owner_id, o.login, r.name, r.visibility, r.default_branch,"
+		      "       r.archived, rfc3339(r.created_at),"
+		      "       (SELECT c.role FROM collaborators c"
+		      "         WHERE c.repository_id = r.id AND c.account_id = $3)"
+		      "  FROM repositories r JOIN accounts o ON o.id = r.owner_id"
+		      " WHERE lower(o.login) = lower($1) AND lower(r.name) = lower($2)",
+		      3, owner, name, r->caller.authenticated ? r->caller.account_id : NULL);
+	if (!res)
+		return http_fail(r, code, &e) + 1;
+	if (PQntuples(res) == 1) {
+		copy(out->id, sizeof(out->id), db_val(res, 0, 0));
+		copy(out->owner_id, sizeof(out->owner_id), db_val(res, 0, 1));
+		copy(out->owner, sizeof(out->owner), db_val(res, 0, 2));
+		copy(out->name, sizeof(out->name), db_val(res, 0, 3));
+		copy(out->visibility, sizeof(out->visibility), db_val(res, 0, 4));
+		copy(out->default_branch, sizeof(out->default_branch), db_val(res, 0, 5));
+		out->archived = db_bool(res, 0, 6);
+		copy(out->created_at, sizeof(out->created_at), db_val(res, 0, 7));
+		out->role = effective_role(&r->caller, out, db_val(res, 0, 8));
+	}
+	PQclear(res);
+	if (out->role == ROLE_NONE) {
+		http_error(r, 404, "repository not found");
+		return 1;
+	}
+	r->audit_repo = pool_printf(r->pool, "%s/%s", out->owner, out->name);
+	if (out->role < need) {
+		if (!r->caller.authenticated)
+			http_unauthorized(r, "authentication required");
+		else if (!r->caller.scope_write && need > ROLE_READ)
+			http_error(r, 403, "this needs a token with write scope");
+		else
+			http_error(r, 403, "this needs the %s role on %s/%s", role_name(need),
+				   out->owner, out->name);
+		return 1;
+	}
+	if (writes && out->archived) {
+		http_error(r, 403, "repository is archived (read-only)");
+		return 1;
+	}
+	return 0;
+}
+
+int auth_need_user_write(struct req *r)
+{
+	if (r->caller.kind == TOKEN_JOB) {
+		http_error(r, 403, "job tokens can only be used on their repository");
+		return 1;
+	}
+	if (!r->caller.scope_write) {
+		http_error(r, 403, "this needs a token with write scope");
+		return 1;
+	}
+	return 0;
+}
+
+int auth_token_create(struct db *db, enum token_kind kind, const char *account_id,
+		      const char *repo_id, int write, long expires_in, const char *note,
+		      char out[TOKEN_LEN + 1], char id[HTTP_ID_MAX], char expires_at[32],
+		      struct err *e)
+{
+	char hash[TOKEN_HASH_LEN + 1], secs[24];
+	PGresult *res;
+	int code = 0;
+
+	if (token_mint(kind, out))
+		return err_set(e, ERR_FAIL, "the random number generator failed");
+	token_hash(out, TOKEN_LEN, hash);
+	snprintf(secs, sizeof(secs), "%ld", expires_in);
+	res = db_exec(db, e, &code,
+		      "INSERT INTO tokens (account_id, kind, scope, repository_id, hash, note,"
+		      "                    expires_at)"
+		      " VALUES ($1, $2, $3, $4, $5, $6,"
+		      "         CASE WHEN $7::bigint > 0"
+		      "              THEN now() + make_interval(secs => $7::bigint) END)"
+		      " RETURNING id, coalesce(rfc3339(expires_at), '')",
+		      7, account_id, token_kind_name(kind), write ? "write" : "read", repo_id, hash,
+		      note, secs);
+	if (!res) {
+		OPENSSL_cleanse(out, TOKEN_LEN + 1);
+		return code;
+	}
+	copy(id, HTTP_ID_MAX, db_val(res, 0, 0));
+	copy(expires_at, 32, db_val(res, 0, 1));
+	PQclear(res);
+	return 0;
+}

@@ -1,0 +1,411 @@
+/* sandboxctl: the operator's command line. Exit codes scripts can rely on:
+ * 0 done, 1 runtime failure (database, disk), 2 usage, 3 not found, 4 already exists. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/crypto.h>
+#include <git2.h>
+#include "sandboxd/account.h"
+#include "sandboxd/auth.h"
+#include "sandboxd/migrations.h"
+#include "sandboxd/num.h"
+#include "sandboxd/repo.h"
+#include "sandboxd/banned.h"
+
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_NOTFOUND = 3, EXIT_EXISTS = 4 };
+
+static const char usage_text[] =
+	"usage: sandboxctl COMMAND [ARGS]\n"
+	"  migrate                                   apply the database migrations\n"
+	"  account create LOGIN [--kind user|agent] [--site-admin] [--name N] [--email E]\n"
+	"  account disable LOGIN | account enable LOGIN\n"
+	"  token create LOGIN [--scope read|write] [--expires-in SECONDS] [--note TEXT]\n"
+	"  token revoke ID\n"
+	"  repo create OWNER/NAME [--visibility public|private] [--default-branch BRANCH]\n"
+	"  collaborator set OWNER/NAME LOGIN read|write|admin|none\n"
+	"Settings: SANDBOXD_DATABASE_URL (required), SANDBOXD_REPOS_DIR (repo create).\n"
+	"Exit codes: 0 done, 1 failure, 2 usage, 3 not found, 4 already exists.\n"
+	"Each command takes --help.\n";
+
+static struct db db;
+
+static int usage(const char *msg)
+{
+	if (msg)
+		fprintf(stderr, "sandboxctl: %s\n", msg);
+	fputs(usage_text, stderr);
+	return EXIT_USAGE;
+}
+
+/* Maps an error to an exit code after printing it. */
+static int fail(int code, const struct err *e)
+{
+	fprintf(stderr, "sandboxctl: %s\n", e->msg);
+	switch (code) {
+	case ERR_INVALID: return EXIT_USAGE;
+	case ERR_NOTFOUND: return EXIT_NOTFOUND;
+	case ERR_EXISTS: return EXIT_EXISTS;
+	default: return EXIT_FAIL;
+	}
+}
+
+static int connect_db(struct err *e)
+{
+	const char *url = getenv("SANDBOXD_DATABASE_URL");
+
+	if (!url || !*url)
+		return err_set(e, ERR_FAIL, "SANDBOXD_DATABASE_URL is not set");
+	db_init(&db, url);
+	return db_ensure(&db, e);
+}
+
+/* True when argv has --help; commands print their line of usage_text then. */
+static int wants_help(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	return 0;
+}
+
+static int help(const char *command)
+{
+	const char *p = usage_text;
+	size_t n = strlen(command);
+
+	printf("usage:\n");
+	while ((p = strstr(p, command))) {
+		const char *eol = strchr(p, '\n');
+		if (p[-1] == ' ' && p[n] == ' ')
+			printf("  sandboxctl %.*s\n", (int)(eol - p), p);
+		p = eol;
+	}
+	printf("Exit codes: 0 done, 1 failure, 2 usage, 3 not found, 4 already exists.\n");
+	return EXIT_OK;
+}
+
+static int cmd_migrate(int argc, char **argv)
+{
+	struct err e;
+	int rc, applied = 0;
+
+	if (wants_help(argc, argv))
+		return help("migrate");
+	if (argc != 1)
+		return usage("migrate takes no arguments");
+	if ((rc = connect_db(&e)))
+		return fail(rc, &e);
+	/* One migrator at a time, across hosts: an advisory lock on a fixed key. */
+	if ((rc = db_run(&db, &e, "SELECT pg_advisory_lock(7370001)", 0)) ||
+	    (rc = db_run(&db, &e,
+			 "CREATE TABLE IF NOT EXISTS schema_migrations ("
+			 " version integer PRIMARY KEY, name text NOT NULL,"
+			 " applied_at timestamptz NOT NULL DEFAULT now())", 0)))
+		return fail(rc, &e);
+	for (int i = 0; i < migrations_count; i++) {
+		const struct migration *m = &migrations[i];
+		char v[16];
+		PGresult *res;
+		int code = 0;
+
+		snprintf(v, sizeof(v), "%d", m->version);
+		res = db_exec(&db, &e, &code, "SELECT 1 FROM schema_migrations WHERE version = $1",
+			      1, v);
+		if (!res)
+			return fail(code, &e);
+		int done = PQntuples(res) > 0;
+		PQclear(res);
+		if (done)
+			continue;
+		if ((rc = db_begin(&db, &e)))
+			return fail(rc, &e);
+		/* Our own file, several statements: the one place without parameters. */
+		res = PQexec(db.conn, m->sql);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK) {
+			fprintf(stderr, "sandboxctl: migration %s failed: %s", m->name,
+				PQresultErrorMessage(res));
+			PQclear(res);
+			db_rollback(&db);
+			return EXIT_FAIL;
+		}
+		PQclear(res);
+		if ((rc = db_run(&db, &e, "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
+				 2, v, m->name)) ||
+		    (rc = db_commit(&db, &e)))
+			return fail(rc, &e);
+		printf("applied %s\n", m->name);
+		applied++;
+	}
+	if (!applied)
+		printf("database is up to date\n");
+	return EXIT_OK;
+}
+
+static int cmd_account(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "kind", required_argument, NULL, 'k' },
+		{ "site-admin", no_argument, NULL, 'a' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "email", required_argument, NULL, 'e' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *kind = "user", *name = NULL, *email = NULL;
+	int site_admin = 0, c, rc;
+	struct account a;
+	struct err e;
+
+	if (wants_help(argc, argv))
+		return help("account");
+	if (argc < 3)
+		return usage("account needs a subcommand and a login");
+	const char *sub = argv[1], *login = argv[2];
+	optind = 3;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k': kind = optarg; break;
+		case 'a': site_admin = 1; break;
+		case 'n': name = optarg; break;
+		case 'e': email = optarg; break;
+		default: return usage(NULL);
+		}
+	}
+	if (optind != argc)
+		return usage("unexpected argument");
+	if ((rc = account_valid_login(login, "login", &e)))
+		return fail(rc, &e);
+	if ((rc = connect_db(&e)))
+		return fail(rc, &e);
+	if (strcmp(sub, "create") == 0) {
+		if (strcmp(kind, "user") && strcmp(kind, "agent"))
+			return usage("--kind must be user or agent");
+		rc = account_create(&db, login, kind, site_admin, name, email, &a, &e);
+	} else if (strcmp(sub, "disable") == 0 || strcmp(sub, "enable") == 0) {
+		int disabled = strcmp(sub, "disable") == 0;
+		if (argc != 3)
+			return usage("disable and enable take only a login");
+		rc = account_update(&db, login, &disabled, NULL, &a, &e);
+	} else {
+		return usage("account subcommands: create, disable, enable");
+	}
+	if (rc)
+		return fail(rc, &e);
+	printf("%s %s%s%s\n", a.login, a.kind, a.site_admin ? " site-admin" : "",
+	       a.disabled ? " disabled" : "");
+	return EXIT_OK;
+}
+
+static int cmd_token(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "scope", required_argument, NULL, 's' },
+		{ "expires-in", required_argument, NULL, 'x' },
+		{ "note", required_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *scope = "write", *note = NULL;
+	int64_t expires = 7776000;
+	char token[TOKEN_LEN + 1], id[HTTP_ID_MAX], expires_at[32];
+	struct account a;
+	struct err e;
+	int c, rc;
+
+	if (wants_help(argc, argv))
+		return help("token");
+	if (argc < 3)
+		return usage("token needs a subcommand and an argument");
+	if (strcmp(argv[1], "revoke") == 0) {
+		int64_t n;
+		PGresult *res;
+		int code = 0;
+		if (argc != 3 || num_parse(argv[2], 1, INT64_MAX, &n))
+			return usage("token revoke takes one numeric token id");
+		if ((rc = connect_db(&e)))
+			return fail(rc, &e);
+		res = db_exec(&db, &e, &code,
+			      "UPDATE tokens SET revoked_at = coalesce(revoked_at, now())"
+			      " WHERE id = $1 RETURNING id", 1, argv[2]);
+		if (!res)
+			return fail(code, &e);
+		rc = PQntuples(res);
+		PQclear(res);
+		if (!rc)
+			return fail(err_set(&e, ERR_NOTFOUND, "token %s not found", argv[2]), &e);
+		printf("revoked %s\n", argv[2]);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "create"))
+		return usage("token subcommands: create, revoke");
+	optind = 3;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 's': scope = optarg; break;
+		case 'x':
+			if (num_parse(optarg, 60, 31536000, &expires))
+				return usage("--expires-in must be 60 to 31536000 seconds");
+			break;
+		case 'n': note = optarg; break;
+		default: return usage(NULL);
+		}
+	}
+	if (optind != argc)
+		return usage("unexpected argument");
+	if (strcmp(scope, "read") && strcmp(scope, "write"))
+		return usage("--scope must be read or write");
+	if ((rc = connect_db(&e)) || (rc = account_load(&db, argv[2], &a, &e)))
+		return fail(rc, &e);
+	rc = auth_token_create(&db, TOKEN_PERSONAL, a.id, NULL, strcmp(scope, "write") == 0,
+			       (long)expires, note, token, id, expires_at, &e);
+	if (rc)
+		return fail(rc, &e);
+	/* The token alone on stdout, so that scripts can capture it; the rest on stderr. */
+	printf("%s\n", token);
+	fprintf(stderr, "token id %s for %s, scope %s, expires %s\n", id, a.login, scope,
+		expires_at);
+	OPENSSL_cleanse(token, sizeof(token));
+	return EXIT_OK;
+}
+
+/* Splits OWNER/NAME into the two buffers; ERR_INVALID naming the argument. */
+static int split_repo(const char *arg, char *owner, size_t on, char *name, size_t nn,
+		      struct err *e)
+{
+	const char *slash = strchr(arg, '/');
+
+	if (!slash || (size_t)(slash - arg) >= on || strlen(slash + 1) >= nn)
+		return err_set(e, ERR_INVALID, "'%s' is not OWNER/NAME", arg);
+	snprintf(owner, on, "%.*s", (int)(slash - arg), arg);
+	snprintf(name, nn, "%s", slash + 1);
+	int rc = account_valid_login(owner, "owner", e);
+	return rc ? rc : repo_valid_name(name, "name", e);
+}
+
+static int cmd_repo(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "visibility", required_argument, NULL, 'v' },
+		{ "default-branch", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *visibility = "private", *branch = "main", *dir = getenv("SANDBOXD_REPOS_DIR");
+	char owner[48], name[104], *path = NULL;
+	struct account a;
+	struct repo repo;
+	struct err e;
+	int c, rc;
+
+	if (wants_help(argc, argv))
+		return help("repo");
+	if (argc < 3 || strcmp(argv[1], "create"))
+		return usage("repo create OWNER/NAME");
+	optind = 3;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v': visibility = optarg; break;
+		case 'b': branch = optarg; break;
+		default: return usage(NULL);
+		}
+	}
+	if (optind != argc)
+		return usage("unexpected argument");
+	if (strcmp(visibility, "public") && strcmp(visibility, "private"))
+		return usage("--visibility must be public or private");
+	if (!dir || dir[0] != '/')
+		return usage("SANDBOXD_REPOS_DIR must be set to an absolute path");
+	if ((rc = split_repo(argv[2], owner, sizeof(owner), name, sizeof(name), &e)) ||
+	    (rc = repo_valid_branch(branch, "default-branch", &e)))
+		return fail(rc, &e);
+	git_libgit2_init();
+	if ((rc = connect_db(&e)) || (rc = account_load(&db, owner, &a, &e)) ||
+	    (rc = db_begin(&db, &e)))
+		return fail(rc, &e);
+	rc = repo_create(&db, dir, a.id, a.login, name, visibility, branch, &repo, &path, &e);
+	if (rc) {
+		db_rollback(&db);
+		return fail(rc, &e);
+	}
+	if ((rc = db_commit(&db, &e))) {
+		repo_remove_dir(path);
+		free(path);
+		return fail(rc, &e);
+	}
+	printf("%s/%s %s\n", repo.owner, repo.name, path);
+	free(path);
+	return EXIT_OK;
+}
+
+static int cmd_collaborator(int argc, char **argv)
+{
+	char owner[48], name[104];
+	struct account owner_acc, a;
+	struct err e;
+	PGresult *res;
+	int rc, code = 0;
+
+	if (wants_help(argc, argv))
+		return help("collaborator");
+	if (argc != 5 || strcmp(argv[1], "set"))
+		return usage("collaborator set OWNER/NAME LOGIN read|write|admin|none");
+	const char *role = argv[4];
+	if (strcmp(role, "none") && role_parse(role) == ROLE_NONE)
+		return usage("the role must be read, write, admin or none");
+	if ((rc = split_repo(argv[2], owner, sizeof(owner), name, sizeof(name), &e)))
+		return fail(rc, &e);
+	if ((rc = connect_db(&e)) || (rc = account_load(&db, owner, &owner_acc, &e)) ||
+	    (rc = account_load(&db, argv[3], &a, &e)))
+		return fail(rc, &e);
+	res = db_exec(&db, &e, &code,
+		      "SELECT id FROM repositories WHERE owner_id = $1 AND lower(name) = lower($2)",
+		      2, owner_acc.id, name);
+	if (!res)
+		return fail(code, &e);
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return fail(err_set(&e, ERR_NOTFOUND, "repository %s not found", argv[2]), &e);
+	}
+	char repo_id[24];
+	snprintf(repo_id, sizeof(repo_id), "%s", db_val(res, 0, 0));
+	PQclear(res);
+	if (strcmp(role, "none") == 0)
+		rc = db_run(&db, &e,
+			    "DELETE FROM collaborators WHERE repository_id = $1 AND account_id = $2",
+			    2, repo_id, a.id);
+	else
+		rc = db_run(&db, &e,
+			    "INSERT INTO collaborators (repository_id, account_id, role)"
+			    " VALUES ($1, $2, $3) ON CONFLICT (repository_id, account_id)"
+			    " DO UPDATE SET role = excluded.role",
+			    3, repo_id, a.id, role);
+	if (rc)
+		return fail(rc, &e);
+	printf("%s on %s: %s\n", a.login, argv[2], role);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	if (argc < 2)
+		return usage(NULL);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		fputs(usage_text, stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "migrate") == 0)
+		rc = cmd_migrate(argc - 1, argv + 1);
+	else if (strcmp(argv[1], "account") == 0)
+		rc = cmd_account(argc - 1, argv + 1);
+	else if (strcmp(argv[1], "token") == 0)
+		rc = cmd_token(argc - 1, argv + 1);
+	else if (strcmp(argv[1], "repo") == 0)
+		rc = cmd_repo(argc - 1, argv + 1);
+	else if (strcmp(argv[1], "collaborator") == 0)
+		rc = cmd_collaborator(argc - 1, argv + 1);
+	else
+		rc = usage("unknown command");
+	db_close(&db);
+	return rc;
+}

@@ -1,0 +1,41 @@
+/* sandboxd: the FastCGI server. Configuration comes from SANDBOXD_* variables only, so that
+ * nothing secret is ever on a command line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <curl/curl.h>
+#include "sandboxd/config.h"
+#include "sandboxd/log.h"
+#include "sandboxd/master.h"
+#include "sandboxd/banned.h"
+
+static const char *env(const char *name)
+{
+	return getenv(name);
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg;
+	struct err e;
+
+	if (argc > 1) {
+		fprintf(stderr, strcmp(argv[1], "--help") == 0 ? "%s" : "sandboxd: unknown argument\n%s",
+			"usage: sandboxd\n"
+			"  Runs the FastCGI server in the foreground; settings come from SANDBOXD_*\n"
+			"  environment variables (see deploy/sandboxd.env.example).\n"
+			"  SIGTERM drains and exits 0; SIGHUP replaces the workers.\n");
+		return strcmp(argv[1], "--help") == 0 ? 0 : 2;
+	}
+	if (config_load(&cfg, env, &e)) {
+		fprintf(stderr, "sandboxd: %s\n", e.msg);
+		return 2;
+	}
+	log_set_level(cfg.log_level);
+	/* Before forking: curl's global state is not safe to set up in several threads, and
+	 * doing it once here means workers inherit it. */
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	int rc = master_run(&cfg);
+	curl_global_cleanup();
+	return rc;
+}

@@ -1,0 +1,87 @@
+/* config.c: SANDBOXD_* settings with defaults; every bad value names its variable. */
+#include <stdio.h>
+#include <string.h>
+#include "sandboxd/config.h"
+#include "sandboxd/log.h"
+#include "sandboxd/num.h"
+#include "sandboxd/banned.h"
+
+static int set_str(char *dst, size_t n, config_getenv_fn get, const char *name,
+		   const char *def, struct err *e)
+{
+	const char *v = get(name);
+
+	if (!v || !*v)
+		v = def;
+	if (strlen(v) >= n)
+		return err_set(e, ERR_INVALID, "%s is longer than %zu characters", name, n - 1);
+	snprintf(dst, n, "%s", v);
+	return 0;
+}
+
+static int set_num(int64_t *dst, config_getenv_fn get, const char *name, int64_t def,
+		   int64_t min, int64_t max, struct err *e)
+{
+	const char *v = get(name);
+
+	if (!v || !*v) {
+		*dst = def;
+		return 0;
+	}
+	if (num_parse(v, min, max, dst))
+		return err_set(e, ERR_INVALID, "%s must be an integer between %lld and %lld",
+			       name, (long long)min, (long long)max);
+	return 0;
+}
+
+int config_load(struct config *c, config_getenv_fn get, struct err *e)
+{
+	int64_t n;
+	char level[16];
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if ((rc = set_str(c->database_url, sizeof(c->database_url), get,
+			  "SANDBOXD_DATABASE_URL", "", e)))
+		return rc;
+	if (!c->database_url[0])
+		return err_set(e, ERR_INVALID, "SANDBOXD_DATABASE_URL is required");
+	if ((rc = set_str(c->socket_path, sizeof(c->socket_path), get, "SANDBOXD_SOCKET",
+			  "/run/sandboxd/fcgi.sock", e)) ||
+	    (rc = set_str(c->socket_group, sizeof(c->socket_group), get,
+			  "SANDBOXD_SOCKET_GROUP", "", e)) ||
+	    (rc = set_str(c->repos_dir, sizeof(c->repos_dir), get, "SANDBOXD_REPOS_DIR",
+			  "/var/lib/sandboxd/repos", e)) ||
+	    (rc = set_str(c->public_url, sizeof(c->public_url), get, "SANDBOXD_PUBLIC_URL",
+			  "http://127.0.0.1", e)) ||
+	    (rc = set_str(c->docker_host, sizeof(c->docker_host), get, "SANDBOXD_DOCKER_HOST",
+			  "unix:///var/run/docker.sock", e)) ||
+	    (rc = set_str(c->pid_file, sizeof(c->pid_file), get, "SANDBOXD_PID_FILE", "", e)) ||
+	    (rc = set_str(level, sizeof(level), get, "SANDBOXD_LOG_LEVEL", "info", e)))
+		return rc;
+	if (c->socket_path[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_SOCKET must be an absolute path");
+	if (strlen(c->socket_path) >= 108)
+		return err_set(e, ERR_INVALID, "SANDBOXD_SOCKET is longer than 107 characters");
+	if (c->repos_dir[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_REPOS_DIR must be an absolute path");
+	if (strncmp(c->public_url, "http://", 7) && strncmp(c->public_url, "https://", 8))
+		return err_set(e, ERR_INVALID, "SANDBOXD_PUBLIC_URL must start with http:// or https://");
+	size_t ul = strlen(c->public_url);
+	while (ul > 0 && c->public_url[ul - 1] == '/')
+		c->public_url[--ul] = 0;
+	if (strncmp(c->docker_host, "unix://", 7) && strncmp(c->docker_host, "tcp://", 6) &&
+	    strncmp(c->docker_host, "https://", 8))
+		return err_set(e, ERR_INVALID,
+			       "SANDBOXD_DOCKER_HOST must start with unix://, tcp:// or https://");
+	if ((c->log_level = log_parse_level(level)) < 0)
+		return err_set(e, ERR_INVALID,
+			       "SANDBOXD_LOG_LEVEL must be debug, info, warn or error");
+	if ((rc = set_num(&n, get, "SANDBOXD_WORKERS", 16, 1, 1024, e)))
+		return rc;
+	c->workers = (int)n;
+	if ((rc = set_num(&n, get, "SANDBOXD_BODY_LIMIT", 1048576, 1024, 64 << 20, e)))
+		return rc;
+	c->body_limit = (size_t)n;
+	return 0;
+}

@@ -1,0 +1,168 @@
+/* db.c: the process's PostgreSQL connection. */
+#include <stdarg.h>
+#include <string.h>
+#include "sandboxd/db.h"
+#include "sandboxd/log.h"
+#include "sandboxd/banned.h"
+
+#define DB_MAX_PARAMS 16
+
+void db_init(struct db *db, const char *url)
+{
+	db->conn = NULL;
+	db->url = url;
+	db->in_tx = 0;
+}
+
+void db_close(struct db *db)
+{
+	if (db->conn)
+		PQfinish(db->conn);
+	db->conn = NULL;
+	db->in_tx = 0;
+}
+
+static void notice(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg; /* NOTICEs (e.g. "relation already exists, skipping") are not events */
+}
+
+int db_ensure(struct db *db, struct err *e)
+{
+	if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
+		return 0;
+	db_close(db);
+	/* A short connect timeout: a request waiting on a dead server should get its 503 soon. */
+	const char *keys[] = { "dbname", "connect_timeout", "application_name", NULL };
+	const char *vals[] = { db->url, "5", "sandboxd", NULL };
+	db->conn = PQconnectdbParams(keys, vals, 1);
+	if (!db->conn || PQstatus(db->conn) != CONNECTION_OK) {
+		err_set(e, ERR_DB, "database unavailable: %s",
+			db->conn ? PQerrorMessage(db->conn) : "out of memory");
+		db_close(db);
+		return ERR_DB;
+	}
+	PQsetNoticeProcessor(db->conn, notice, NULL);
+	return 0;
+}
+
+static PGresult *vexec(struct db *db, struct err *e, int *code, const char *sql, int n,
+		       va_list ap)
+{
+	const char *params[DB_MAX_PARAMS];
+	PGresult *res;
+	ExecStatusType st;
+	int c;
+
+	if (n > DB_MAX_PARAMS) {
+		c = err_set(e, ERR_FAIL, "too many query parameters");
+		goto fail;
+	}
+	for (int i = 0; i < n; i++)
+		params[i] = va_arg(ap, const char *);
+	if (!db->conn) {
+		c = err_set(e, ERR_DB, "database unavailable: not connected");
+		goto fail;
+	}
+	res = PQexecParams(db->conn, sql, n, NULL, params, NULL, NULL, 0);
+	st = PQresultStatus(res);
+	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
+		return res;
+	if (PQstatus(db->conn) != CONNECTION_OK) {
+		c = err_set(e, ERR_DB, "database unavailable: %s", PQerrorMessage(db->conn));
+		db->in_tx = 0;
+	} else {
+		const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+		c = state && strcmp(state, "23505") == 0 ? ERR_EXISTS : ERR_FAIL;
+		err_set(e, c, "database error: %s",
+			res ? PQresultErrorMessage(res) : PQerrorMessage(db->conn));
+	}
+	PQclear(res);
+fail:
+	if (code)
+		*code = c;
+	return NULL;
+}
+
+PGresult *db_exec(struct db *db, struct err *e, int *code, const char *sql, int n, ...)
+{
+	va_list ap;
+	PGresult *res;
+
+	va_start(ap, n);
+	res = vexec(db, e, code, sql, n, ap);
+	va_end(ap);
+	return res;
+}
+
+int db_run(struct db *db, struct err *e, const char *sql, int n, ...)
+{
+	va_list ap;
+	PGresult *res;
+	int code = 0;
+
+	va_start(ap, n);
+	res = vexec(db, e, &code, sql, n, ap);
+	va_end(ap);
+	PQclear(res);
+	return res ? 0 : code;
+}
+
+int db_begin(struct db *db, struct err *e)
+{
+	int rc;
+
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if ((rc = db_ensure(db, e)))
+			return rc;
+		rc = db_run(db, e, "BEGIN", 0);
+		if (rc == 0) {
+			db->in_tx = 1;
+			return 0;
+		}
+		if (rc != ERR_DB)
+			return rc;
+		log_warn("database connection lost, reconnecting");
+		db_close(db);
+	}
+	return rc;
+}
+
+int db_commit(struct db *db, struct err *e)
+{
+
+	PGresult *res;
+	int rc = 0;
+
+	if (!db->in_tx)
+		return 0;
+	db->in_tx = 0;
+	res = db_exec(db, e, &rc, "COMMIT", 0);
+	if (!res)
+		return rc;
+	/* A transaction that failed earlier answers COMMIT with the tag ROLLBACK. */
+	if (strcmp(PQcmdStatus(res), "COMMIT"))
+		rc = err_set(e, ERR_FAIL, "transaction rolled back");
+	PQclear(res);
+	return rc;
+}
+
+void db_rollback(struct db *db)
+{
+	if (!db->in_tx)
+		return;
+	db->in_tx = 0;
+	PQclear(PQexec(db->conn, "ROLLBACK"));
+}
+
+const char *db_val(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+int db_bool(const PGresult *res, int row, int col)
+{
+	const char *v = db_val(res, row, col);
+	return v && v[0] == 't';
+}

@@ -1,0 +1,206 @@
+/* http.c: reading a FastCGI request and writing its response. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "sandboxd/http.h"
+#include "sandboxd/log.h"
+#include "sandboxd/banned.h"
+
+const char *http_param(struct req *r, const char *name)
+{
+	return r->fcgx ? FCGX_GetParam(name, r->fcgx->envp) : NULL;
+}
+
+const char *http_path_param(struct req *r, int i)
+{
+	return i < r->match.nparams ? r->match.params[i] : "";
+}
+
+int http_read_body(struct req *r, size_t limit, struct err *e)
+{
+	const char *cl = http_param(r, "CONTENT_LENGTH");
+	size_t cap = 4096, len = 0;
+	char *body;
+	int n;
+
+	/* Refuse early when the declared length is already too big. */
+	if (cl && *cl) {
+		size_t want = 0;
+		for (const char *p = cl; *p; p++) {
+			if (*p < '0' || *p > '9' || want > (SIZE_MAX - 9) / 10)
+				return err_set(e, ERR_INVALID, "bad Content-Length");
+			want = want * 10 + (size_t)(*p - '0');
+		}
+		if (want > limit)
+			return err_set(e, ERR_TOOBIG, "request body is larger than %zu bytes", limit);
+		cap = want + 1; /* + 1: EOF is seen without another allocation */
+	}
+	if (cap > limit + 1)
+		cap = limit + 1;
+	if (!(body = pool_alloc(r->pool, cap + 1)))
+		return err_set(e, ERR_NOMEM, "out of memory reading the body");
+	/* Read to EOF: a chunked body has no length. */
+	for (;;) {
+		if (len == cap) {
+			size_t ncap = cap * 2 > limit + 1 ? limit + 1 : cap * 2;
+			if (ncap <= len)
+				return err_set(e, ERR_TOOBIG, "request body is larger than %zu bytes",
+					       limit);
+			char *nb = pool_alloc(r->pool, ncap + 1);
+			if (!nb)
+				return err_set(e, ERR_NOMEM, "out of memory reading the body");
+			memcpy(nb, body, len);
+			body = nb;
+			cap = ncap;
+		}
+		n = FCGX_GetStr(body + len, (int)(cap - len > 65536 ? 65536 : cap - len), r->fcgx->in);
+		if (n < 0)
+			return err_set(e, ERR_FAIL, "error reading the request body");
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > limit)
+			return err_set(e, ERR_TOOBIG, "request body is larger than %zu bytes", limit);
+	}
+	body[len] = 0;
+	r->body = body;
+	r->body_len = len;
+	return 0;
+}
+
+void http_header(struct req *r, const char *name, const char *value)
+{
+	/* Values are ours; a CR or LF would split the header block. */
+	if (strpbrk(value, "\r\n"))
+		return;
+	buf_printf(&r->headers, "%s: %s\r\n", name, value);
+}
+
+void http_json(struct req *r, int status, json_object *obj)
+{
+	const char *s;
+
+	buf_clear(&r->out);
+	r->status = status;
+	r->responded = 1;
+	s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!s || buf_puts(&r->out, s) || buf_puts(&r->out, "\n")) {
+		buf_clear(&r->out);
+		r->status = 500;
+		buf_puts(&r->out, "{\"message\":\"internal error\"}\n");
+	}
+	json_object_put(obj);
+}
+
+void http_error(struct req *r, int status, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	json_object *o = json_object_new_object();
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_object_object_add(o, "message", json_object_new_string(msg));
+	http_json(r, status, o);
+}
+
+void http_empty(struct req *r, int status)
+{
+	buf_clear(&r->out);
+	r->status = status;
+	r->responded = 1;
+}
+
+int http_fail(struct req *r, int code, const struct err *e)
+{
+	switch (code) {
+	case ERR_INVALID: http_error(r, 400, "%s", e->msg); break;
+	case ERR_DENIED: http_error(r, 403, "%s", e->msg); break;
+	case ERR_NOTFOUND: http_error(r, 404, "%s", e->msg); break;
+	case ERR_EXISTS: http_error(r, 409, "%s", e->msg); break;
+	case ERR_TOOBIG: http_error(r, 413, "%s", e->msg); break;
+	case ERR_DB:
+		log_warn("%s", e->msg);
+		http_error(r, 503, "database unavailable");
+		break;
+	default:
+		log_error("internal error: %s", e ? e->msg : "unknown");
+		http_error(r, 500, "internal error");
+	}
+	return 0;
+}
+
+void http_unauthorized(struct req *r, const char *message)
+{
+	http_header(r, "WWW-Authenticate", "Bearer realm=\"sandboxd\"");
+	http_error(r, 401, "%s", message);
+}
+
+int http_on_abort(struct req *r, void (*fn)(void *), void *arg)
+{
+	struct req_cleanup *c = pool_alloc(r->pool, sizeof(*c));
+
+	if (!c)
+		return ERR_NOMEM;
+	c->fn = fn;
+	c->arg = arg;
+	c->next = r->on_abort;
+	r->on_abort = c;
+	return 0;
+}
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 410: return "Gone";
+	case 413: return "Payload Too Large";
+	case 422: return "Unprocessable Entity";
+	case 429: return "Too Many Requests";
+	case 500: return "Internal Server Error";
+	case 503: return "Service Unavailable";
+	default: return "Unknown";
+	}
+}
+
+int http_send(struct req *r)
+{
+	FCGX_Stream *out = r->fcgx->out;
+	char head[256];
+	int n, rc;
+
+	/* snprintf, not FCGX_FPrintF: libfcgi's own printf knows no %zu. */
+	n = snprintf(head, sizeof(head),
+		     "Status: %d %s\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\n",
+		     r->status, reason(r->status), r->request_id);
+	if (r->status != 204 && n > 0 && (size_t)n < sizeof(head))
+		n += snprintf(head + n, sizeof(head) - (size_t)n,
+			      "Content-Type: application/json\r\nContent-Length: %zu\r\n",
+			      r->out.len);
+	if (n < 0 || (size_t)n >= sizeof(head))
+		return ERR_FAIL;
+	rc = FCGX_PutStr(head, n, out);
+	if (rc >= 0 && r->headers.len)
+		rc = FCGX_PutStr(r->headers.data, (int)r->headers.len, out);
+	if (rc >= 0)
+		rc = FCGX_PutStr("\r\n", 2, out);
+	if (rc >= 0 && r->status != 204 && r->out.len)
+		rc = FCGX_PutStr(r->out.data, (int)r->out.len, out);
+	if (rc >= 0)
+		rc = FCGX_FFlush(out);
+	if (rc < 0) {
+		log_info("client went away before the response was written");
+		return ERR_FAIL;
+	}
+	return 0;
+}

@@ -1,0 +1,241 @@
+/* master.c: prefork supervision. All signals are handled synchronously with sigtimedwait,
+ * so there is no signal-handler state to reason about. */
+#include <errno.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcgiapp.h>
+#include "sandboxd/log.h"
+#include "sandboxd/master.h"
+#include "sandboxd/worker.h"
+#include "sandboxd/banned.h"
+
+#define BACKOFF_MAX_MS 30000
+#define YOUNG_MS 2000   /* a worker that dies younger than this is crashing, not finishing */
+
+struct slot {
+	pid_t pid;          /* 0: empty */
+	long started_ms;
+	long restart_at_ms; /* when an empty slot may be filled again */
+	long backoff_ms;
+};
+
+struct retiree {
+	pid_t pid;
+	struct retiree *next;
+};
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int open_socket(const struct config *cfg)
+{
+	mode_t mode = cfg->socket_group[0] ? 0660 : 0666;
+	int fd;
+
+	/* A socket file left by a previous run would make bind fail. */
+	if (unlink(cfg->socket_path) && errno != ENOENT) {
+		log_error("cannot remove stale socket %s: %s", cfg->socket_path, strerror(errno));
+		return -1;
+	}
+	fd = FCGX_OpenSocket(cfg->socket_path, 1024);
+	if (fd < 0) {
+		log_error("cannot listen on %s", cfg->socket_path);
+		return -1;
+	}
+	if (cfg->socket_group[0]) {
+		struct group *g = getgrnam(cfg->socket_group);
+		if (!g || chown(cfg->socket_path, (uid_t)-1, g->gr_gid)) {
+			log_error("cannot give %s to group %s", cfg->socket_path, cfg->socket_group);
+			close(fd);
+			return -1;
+		}
+	}
+	if (chmod(cfg->socket_path, mode)) {
+		log_error("cannot chmod %s: %s", cfg->socket_path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static pid_t spawn(const struct config *cfg, int fd, const sigset_t *oldmask)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, oldmask, NULL);
+		_exit(worker_run(cfg, fd));
+	}
+	if (pid < 0)
+		log_error("fork failed: %s", strerror(errno));
+	return pid;
+}
+
+static void signal_all(struct slot *slots, int n, struct retiree *old, int sig)
+{
+	for (int i = 0; i < n; i++)
+		if (slots[i].pid > 0)
+			kill(slots[i].pid, sig);
+	for (; old; old = old->next)
+		kill(old->pid, sig);
+}
+
+/* Records the death of pid; returns 1 if it was one of ours. */
+static int reap(struct slot *slots, int n, struct retiree **old, pid_t pid, int status,
+		int draining)
+{
+	long now = now_ms();
+
+	for (struct retiree **p = old; *p; p = &(*p)->next) {
+		if ((*p)->pid == pid) {
+			struct retiree *dead = *p;
+			*p = dead->next;
+			free(dead);
+			return 1;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (slots[i].pid != pid)
+			continue;
+		slots[i].pid = 0;
+		if (draining)
+			return 1;
+		if (now - slots[i].started_ms < YOUNG_MS)
+			slots[i].backoff_ms = slots[i].backoff_ms
+				? (slots[i].backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS
+									   : slots[i].backoff_ms * 2)
+				: 100;
+		else
+			slots[i].backoff_ms = 0;
+		slots[i].restart_at_ms = now + slots[i].backoff_ms;
+		if (WIFSIGNALED(status))
+			log_warn("worker %d killed by signal %d; restarting in %ld ms", (int)pid,
+				 WTERMSIG(status), slots[i].backoff_ms);
+		else
+			log_warn("worker %d exited with %d; restarting in %ld ms", (int)pid,
+				 WEXITSTATUS(status), slots[i].backoff_ms);
+		return 1;
+	}
+	return 0;
+}
+
+static int alive(struct slot *slots, int n, struct retiree *old)
+{
+	int count = old != NULL;
+
+	for (int i = 0; i < n; i++)
+		count += slots[i].pid > 0;
+	return count;
+}
+
+int master_run(const struct config *cfg)
+{
+	sigset_t set, oldmask;
+	struct slot *slots;
+	struct retiree *old = NULL;
+	int fd, n = cfg->workers, draining = 0;
+	long last_term = 0;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &oldmask);
+
+	if (FCGX_Init() || (fd = open_socket(cfg)) < 0)
+		return 1;
+	if (!(slots = calloc((size_t)n, sizeof(*slots))))
+		return 1;
+	if (cfg->pid_file[0]) {
+		FILE *f = fopen(cfg->pid_file, "w");
+		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f)) {
+			log_error("cannot write %s", cfg->pid_file);
+			return 1;
+		}
+	}
+	log_info("listening on %s with %d workers", cfg->socket_path, n);
+
+	for (;;) {
+		long now = now_ms(), wait_ms = 1000;
+		struct timespec timeout;
+		siginfo_t info;
+		int sig, status;
+		pid_t pid;
+
+		if (!draining) {
+			for (int i = 0; i < n; i++) {
+				if (slots[i].pid == 0 && slots[i].restart_at_ms <= now) {
+					slots[i].pid = spawn(cfg, fd, &oldmask);
+					slots[i].started_ms = now;
+					if (slots[i].pid < 0) {
+						slots[i].pid = 0;
+						slots[i].restart_at_ms = now + 1000;
+					}
+				}
+				if (slots[i].pid == 0 && slots[i].restart_at_ms - now < wait_ms)
+					wait_ms = slots[i].restart_at_ms - now;
+			}
+		} else {
+			if (!alive(slots, n, old))
+				break;
+			/* A worker can miss the first SIGTERM in the instant before it blocks in
+			 * accept; repeating it is harmless and closes that window. */
+			if (now - last_term >= 1000) {
+				signal_all(slots, n, old, SIGTERM);
+				last_term = now;
+			}
+		}
+		if (wait_ms < 1)
+			wait_ms = 1;
+		timeout.tv_sec = wait_ms / 1000;
+		timeout.tv_nsec = (wait_ms % 1000) * 1000000;
+		sig = sigtimedwait(&set, &info, &timeout);
+		if (sig == SIGCHLD || sig < 0) {
+			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+				reap(slots, n, &old, pid, status, draining);
+		} else if (sig == SIGTERM || sig == SIGINT) {
+			if (!draining)
+				log_info("draining: waiting for requests in flight");
+			draining = 1;
+			signal_all(slots, n, old, SIGTERM);
+			last_term = now_ms();
+		} else if (sig == SIGHUP && !draining) {
+			log_info("replacing workers");
+			for (int i = 0; i < n; i++) {
+				if (slots[i].pid <= 0)
+					continue;
+				struct retiree *t = malloc(sizeof(*t));
+				if (!t)
+					continue;
+				t->pid = slots[i].pid;
+				t->next = old;
+				old = t;
+				kill(t->pid, SIGTERM);
+				slots[i].pid = 0;
+				slots[i].restart_at_ms = 0;
+				slots[i].backoff_ms = 0;
+			}
+		}
+	}
+	close(fd);
+	unlink(cfg->socket_path);
+	if (cfg->pid_file[0])
+		unlink(cfg->pid_file);
+	free(slots);
+	log_info("stopped");
+	return 0;
+}

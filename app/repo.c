@@ -1,0 +1,163 @@
+/* repo.c: repositories in the database and on disk. */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <git2.h>
+#include "sandboxd/json.h"
+#include "sandboxd/log.h"
+#include "sandboxd/repo.h"
+#include "sandboxd/banned.h"
+
+int repo_valid_name(const char *name, const char *field, struct err *e)
+{
+	size_t n = strlen(name);
+	int ok = n >= 1 && n <= 100 && name[0] != '.' && name[0] != '-' &&
+		 !(n >= 4 && strcasecmp(name + n - 4, ".git") == 0);
+
+	for (size_t i = 0; ok && i < n; i++) {
+		char c = name[i];
+		ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		     c == '.' || c == '-' || c == '_';
+	}
+	if (!ok)
+		return err_set(e, ERR_INVALID,
+			       "field '%s' must be 1 to 100 letters, digits, '.', '-' or '_', not "
+			       "starting with '.' or '-' and not ending in '.git'", field);
+	return 0;
+}
+
+int repo_valid_branch(const char *branch, const char *field, struct err *e)
+{
+	char ref[300];
+	int valid = 0;
+
+	if (strlen(branch) > 255 ||
+	    snprintf(ref, sizeof(ref), "refs/heads/%s", branch) >= (int)sizeof(ref) ||
+	    git_reference_name_is_valid(&valid, ref) < 0 || !valid || strcmp(branch, "HEAD") == 0)
+		return err_set(e, ERR_INVALID, "field '%s' must be a valid branch name", field);
+	return 0;
+}
+
+static char *repo_path(const char *repos_dir, const char *owner, const char *name)
+{
+	size_t n = strlen(repos_dir) + strlen(owner) + strlen(name) + 8;
+	char *p = malloc(n);
+
+	if (p)
+		snprintf(p, n, "%s/%s/%s.git", repos_dir, owner, name);
+	return p;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	if (remove(path))
+		log_warn("could not remove %s", path);
+	return 0;
+}
+
+void repo_remove_dir(const char *path)
+{
+	if (path)
+		nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void fill(const PGresult *res, const char *owner, struct repo *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->id, sizeof(out->id), "%s", db_val(res, 0, 0));
+	snprintf(out->owner_id, sizeof(out->owner_id), "%s", db_val(res, 0, 1));
+	snprintf(out->owner, sizeof(out->owner), "%s", owner);
+	snprintf(out->name, sizeof(out->name), "%s", db_val(res, 0, 2));
+	snprintf(out->visibility, sizeof(out->visibility), "%s", db_val(res, 0, 3));
+	snprintf(out->default_branch, sizeof(out->default_branch), "%s", db_val(res, 0, 4));
+	out->archived = db_bool(res, 0, 5);
+	snprintf(out->created_at, sizeof(out->created_at), "%s", db_val(res, 0, 6));
+	out->role = ROLE_ADMIN;
+}
+
+int repo_create(struct db *db, const char *repos_dir, const char *owner_id, const char *owner,
+		const char *name, const char *visibility, const char *branch, struct repo *out,
+		char **path, struct err *e)
+{
+	git_repository_init_options opts;
+	git_repository *g = NULL;
+	PGresult *res;
+	int code = 0;
+
+	*path = NULL;
+	git_repository_init_options_init(&opts, GIT_REPOSITORY_INIT_OPTIONS_VERSION);
+	/* The row first: its unique index serialises concurrent creates of one name. */
+	res = db_exec(db, e, &code,
+		      "INSERT INTO repositories (owner_id, name, visibility, default_branch)"
+		      " VALUES ($1, $2, $3, $4)"
+		      " RETURNING id, owner_id, name, visibility, default_branch, archived,"
+		      "           rfc3339(created_at)",
+		      4, owner_id, name, visibility, branch);
+	if (!res)
+		return code == ERR_EXISTS
+			? err_set(e, ERR_EXISTS, "repository %s/%s already exists", owner, name)
+			: code;
+	fill(res, owner, out);
+	PQclear(res);
+	if (!(*path = repo_path(repos_dir, owner, out->name)))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	opts.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_NO_REINIT |
+		     GIT_REPOSITORY_INIT_MKPATH;
+	opts.initial_head = branch;
+	if (git_repository_init_ext(&g, *path, &opts) < 0) {
+		const git_error *ge = git_error_last();
+		/* NO_REINIT: a directory we did not make is not ours to remove. */
+		err_set(e, ERR_FAIL, "cannot create %s: %s", *path, ge ? ge->message : "unknown");
+		free(*path);
+		*path = NULL;
+		return ERR_FAIL;
+	}
+	git_repository_free(g);
+	return 0;
+}
+
+int repo_set_head(const char *repos_dir, const struct repo *repo, const char *branch,
+		  struct err *e)
+{
+	git_repository *g = NULL;
+	char ref[300];
+	char *path = repo_path(repos_dir, repo->owner, repo->name);
+	int rc = 0;
+
+	if (!path)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	snprintf(ref, sizeof(ref), "refs/heads/%s", branch);
+	if (git_repository_open_bare(&g, path) < 0 || git_repository_set_head(g, ref) < 0) {
+		const git_error *ge = git_error_last();
+		rc = err_set(e, ERR_FAIL, "cannot set HEAD of %s: %s", path,
+			     ge ? ge->message : "unknown");
+	}
+	git_repository_free(g);
+	free(path);
+	return rc;
+}
+
+json_object *repo_json(const struct repo *repo, const char *public_url)
+{
+	json_object *o = json_object_new_object();
+	char full[160], url[512];
+
+	snprintf(full, sizeof(full), "%s/%s", repo->owner, repo->name);
+	snprintf(url, sizeof(url), "%s/%s.git", public_url, full);
+	json_add_str(o, "owner", repo->owner);
+	json_add_str(o, "name", repo->name);
+	json_add_str(o, "full_name", full);
+	json_add_str(o, "visibility", repo->visibility);
+	json_add_str(o, "default_branch", repo->default_branch);
+	json_add_bool(o, "archived", repo->archived);
+	json_add_str(o, "clone_url", url);
+	json_add_str(o, "created_at", repo->created_at);
+	return o;
+}

@@ -1,0 +1,103 @@
+/* router.c: a linear table walk; the table is small and the walk allocates nothing. */
+#include <stdio.h>
+#include <string.h>
+#include "sandboxd/router.h"
+#include "sandboxd/banned.h"
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decodes one segment into out. Returns 0, or -1 when it is malformed, too long, or decodes
+ * to a '/' or NUL (which no name may hold). */
+static int decode(const char *s, size_t n, char *out, size_t outsz)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '%') {
+			int hi, lo;
+			if (i + 2 >= n)
+				return -1;
+			hi = hexval(s[i + 1]);
+			lo = hexval(s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return -1;
+			c = (char)(hi << 4 | lo);
+			if (c == '/' || c == 0)
+				return -1;
+			i += 2;
+		}
+		if (o + 1 >= outsz)
+			return -1;
+		out[o++] = c;
+	}
+	out[o] = 0;
+	return 0;
+}
+
+/* Matches path against pattern; fills params when m is not NULL. */
+static int match_path(const char *pattern, const char *path, struct route_match *m)
+{
+	const char *p = pattern, *s = path;
+	char scratch[ROUTER_PARAM_MAX];
+	int np = 0;
+
+	while (*p) {
+		if (*p == '{') {
+			const char *pe = strchr(p, '}');
+			size_t n = strcspn(s, "/");
+			if (!pe || n == 0 || np >= ROUTER_MAX_PARAMS)
+				return 0;
+			if (decode(s, n, m ? m->params[np] : scratch, ROUTER_PARAM_MAX))
+				return 0;
+			np++;
+			p = pe + 1;
+			s += n;
+		} else {
+			if (*p != *s)
+				return 0;
+			p++;
+			s++;
+		}
+	}
+	if (*s)
+		return 0;
+	if (m)
+		m->nparams = np;
+	return 1;
+}
+
+int router_match(const struct route *table, size_t n, const char *method, const char *path,
+		 struct route_match *m)
+{
+	size_t alen = 0;
+	int path_found = 0;
+
+	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < n; i++) {
+		if (!match_path(table[i].pattern, path, NULL))
+			continue;
+		if (strcmp(table[i].method, method) == 0 && match_path(table[i].pattern, path, m)) {
+			m->route = &table[i];
+			return 200;
+		}
+		path_found = 1;
+		/* Collect the methods this path answers, without duplicates. */
+		if (!strstr(m->allow, table[i].method)) {
+			int w = snprintf(m->allow + alen, sizeof(m->allow) - alen, "%s%s",
+					 alen ? ", " : "", table[i].method);
+			if (w > 0 && (size_t)w < sizeof(m->allow) - alen)
+				alen += (size_t)w;
+		}
+	}
+	return path_found ? 405 : 404;
+}

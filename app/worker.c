@@ -1,0 +1,273 @@
+/* worker.c: the request loop of one worker and the dispatch of one request. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/rand.h>
+#include <git2.h>
+#include "sandboxd/api.h"
+#include "sandboxd/audit.h"
+#include "sandboxd/auth.h"
+#include "sandboxd/docker.h"
+#include "sandboxd/json.h"
+#include "sandboxd/log.h"
+#include "sandboxd/worker.h"
+#include "sandboxd/banned.h"
+
+#define POOL_MAX (256u << 20)
+
+static volatile sig_atomic_t stopping;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+/* nginx's $request_id (32 hex) when present, else 16 random bytes in hex. */
+static void request_id(struct req *r)
+{
+	const char *id = http_param(r, "REQUEST_ID");
+	unsigned char rnd[16];
+	size_t n = id ? strlen(id) : 0;
+	int ok = n >= 8 && n <= 64;
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f') ||
+		     (id[i] >= 'A' && id[i] <= 'F') || id[i] == '-';
+	if (ok) {
+		snprintf(r->request_id, sizeof(r->request_id), "%s", id);
+		return;
+	}
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		memset(rnd, 0, sizeof(rnd));
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(r->request_id + 2 * i, 3, "%02x", rnd[i]);
+}
+
+static void run_abort_hooks(struct req *r)
+{
+	for (struct req_cleanup *c = r->on_abort; c; c = c->next)
+		c->fn(c->arg);
+	r->on_abort = NULL;
+}
+
+/* Checks the route's demands on the caller; answers and returns 1 when they are not met. */
+static int check_caller(struct req *r, const struct route *route)
+{
+	if (route->flags & ROUTE_PUBLIC)
+		return 0;
+	if (!r->caller.authenticated) {
+		http_unauthorized(r, "authentication required");
+		return 1;
+	}
+	if (r->caller.kind == TOKEN_SANDBOX) {
+		http_error(r, 403, "sandbox tokens can only be used for git");
+		return 1;
+	}
+	if (route->flags & ROUTE_SITE_ADMIN) {
+		if (r->caller.kind == TOKEN_JOB)
+			http_error(r, 403, "job tokens can only be used on their repository");
+		else if (!r->caller.site_admin)
+			http_error(r, 403, "this needs a site admin");
+		else if (!r->caller.scope_write)
+			http_error(r, 403, "this needs a token with write scope");
+		else
+			return 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Runs the matched route: credentials, body, handler. The transaction is open. */
+static void run(struct req *r, const struct route *route)
+{
+	struct err e = { "" };
+	int rc;
+
+	rc = auth_resolve(r, &e);
+	if (rc == ERR_DENIED) {
+		r->match.route = NULL; /* audited as auth.denied */
+		http_unauthorized(r, "bad credentials");
+		return;
+	}
+	if (rc) {
+		http_fail(r, rc, &e);
+		return;
+	}
+	if (check_caller(r, route))
+		return;
+	if (route->flags & ROUTE_JSON) {
+		if ((rc = http_read_body(r, r->cfg->body_limit, &e)) ||
+		    (rc = json_parse_object(r->body, r->body_len, &r->json, &e))) {
+			http_fail(r, rc, &e);
+			return;
+		}
+	}
+	rc = route->handler(r);
+	if (rc && !r->responded) {
+		if (!e.msg[0])
+			err_set(&e, rc, "handler of %s failed with %d", route->action, rc);
+		http_fail(r, rc, &e);
+	}
+}
+
+/* Finishes the transaction with the audit row in it. A failed request rolls its work back
+ * but keeps its row; a request whose row cannot be written does not succeed. */
+static void finish(struct req *r, const char *action)
+{
+	struct err e = { "" };
+	int rc;
+
+	if (r->status >= 400 || !r->db->in_tx) {
+		db_rollback(r->db);
+		run_abort_hooks(r);
+		if (db_begin(r->db, &e) == 0 && audit_request(r, action, &e) == 0 &&
+		    db_commit(r->db, &e) == 0)
+			return;
+		db_rollback(r->db);
+		log_error("audit row for a failed request lost: %s", e.msg);
+		return;
+	}
+	if ((rc = audit_request(r, action, &e)) == 0 && (rc = db_commit(r->db, &e)) == 0)
+		return;
+	db_rollback(r->db);
+	run_abort_hooks(r);
+	buf_clear(&r->headers);
+	http_fail(r, rc == ERR_DB ? ERR_DB : ERR_FAIL, &e);
+}
+
+static void handle(struct req *r)
+{
+	struct err e = { "" };
+	const char *uri, *q, *action;
+	int status;
+
+	clock_gettime(CLOCK_MONOTONIC, &r->started);
+	request_id(r);
+	log_set_request(r->request_id);
+	r->method = http_param(r, "REQUEST_METHOD");
+	uri = http_param(r, "REQUEST_URI");
+	r->remote_addr = http_param(r, "REMOTE_ADDR");
+	if (!r->method || !uri || uri[0] != '/' || strlen(uri) > 8192) {
+		http_error(r, 400, "bad request line");
+		goto send;
+	}
+	q = strchr(uri, '?');
+	r->path = q ? pool_strndup(r->pool, uri, (size_t)(q - uri)) : uri;
+	r->query = q ? q + 1 : "";
+	r->audit_details = json_object_new_object();
+	if (!r->path || !r->audit_details) {
+		http_error(r, 500, "internal error");
+		goto send;
+	}
+
+	status = router_match(api_routes, api_routes_count, r->method, r->path, &r->match);
+	if (db_begin(r->db, &e)) {
+		http_fail(r, ERR_DB, &e);
+		goto send;
+	}
+	if (status == 200) {
+		run(r, r->match.route);
+	} else {
+		if (status == 405)
+			http_header(r, "Allow", r->match.allow);
+		http_error(r, status, status == 404 ? "not found" : "method not allowed");
+	}
+	action = r->match.route ? r->match.route->action
+		 : r->status == 401 ? "auth.denied" : "route.unknown";
+	finish(r, action);
+send:
+	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);
+	http_send(r);
+}
+
+static void reset(struct req *r)
+{
+	json_object_put(r->json);
+	json_object_put(r->audit_details);
+	r->json = NULL;
+	r->audit_details = NULL;
+	r->body = NULL;
+	r->body_len = 0;
+	r->path = r->query = r->method = r->remote_addr = NULL;
+	r->auth_failure = NULL;
+	r->audit_repo = NULL;
+	r->on_abort = NULL;
+	r->status = 0;
+	r->responded = 0;
+	memset(&r->caller, 0, sizeof(r->caller));
+	memset(&r->match, 0, sizeof(r->match));
+	buf_clear(&r->headers);
+	buf_clear(&r->out);
+	pool_reset(r->pool);
+	log_set_request(NULL);
+}
+
+int worker_run(const struct config *cfg, int listen_fd)
+{
+	struct sigaction sa;
+	sigset_t term, none;
+	FCGX_Request fx;
+	struct pool pool;
+	struct db db;
+	struct req r;
+	int rc, backoff = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term; /* no SA_RESTART: accept must return EINTR */
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigaddset(&term, SIGINT);
+	sigemptyset(&none);
+
+	git_libgit2_init();
+	db_init(&db, cfg->database_url);
+	pool_init(&pool, POOL_MAX);
+	memset(&r, 0, sizeof(r));
+	r.fcgx = &fx;
+	r.pool = &pool;
+	r.cfg = cfg;
+	r.db = &db;
+	buf_init(&r.headers, 16384);
+	buf_init(&r.out, HTTP_OUT_MAX);
+	FCGX_InitRequest(&fx, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR);
+	log_info("worker ready");
+
+	/* SIGTERM is blocked while a request runs, so it drains the request instead of
+	 * interrupting it; it is let in only while the worker waits in accept. */
+	sigprocmask(SIG_BLOCK, &term, NULL);
+	while (!stopping) {
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		rc = stopping ? -1 : FCGX_Accept_r(&fx);
+		sigprocmask(SIG_BLOCK, &term, NULL);
+		if (rc < 0) {
+			if (stopping)
+				break;
+			/* Out of descriptors or a broken socket: back off, never spin. */
+			log_warn("accept failed: %d", rc);
+			backoff = backoff ? (backoff < 1000 ? backoff * 2 : 1000) : 10;
+			usleep((useconds_t)backoff * 1000);
+			continue;
+		}
+		backoff = 0;
+		handle(&r);
+		FCGX_Finish_r(&fx);
+		reset(&r);
+	}
+	log_info("worker stopping");
+	FCGX_Free(&fx, 0);
+	db_close(&db);
+	docker_cleanup();
+	buf_release(&r.headers);
+	buf_release(&r.out);
+	pool_release(&pool);
+	git_libgit2_shutdown();
+	return 0;
+}

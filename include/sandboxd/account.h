@@ -1,0 +1,35 @@
+/* account.h: accounts in the database, shared by the REST routes and sandboxctl. */
+#ifndef SANDBOXD_ACCOUNT_H
+#define SANDBOXD_ACCOUNT_H
+#include <json-c/json.h>
+#include "sandboxd/db.h"
+#include "sandboxd/err.h"
+
+struct account {
+	char id[24];
+	char login[48];
+	char kind[8];
+	int site_admin;
+	int disabled;
+	char name[256];
+	char email[256];
+	int has_name, has_email;
+	char created_at[32];
+};
+
+/* GitHub's rule: 1 to 39 letters, digits and single hyphens, not at either end. The message
+ * names field. */
+int account_valid_login(const char *login, const char *field, struct err *e);
+/* ERR_EXISTS when the login is taken (case-insensitively). */
+int account_create(struct db *db, const char *login, const char *kind, int site_admin,
+		   const char *name, const char *email, struct account *out, struct err *e);
+/* By login (case-insensitive). ERR_NOTFOUND "account 'x' not found". */
+int account_load(struct db *db, const char *login, struct account *out, struct err *e);
+int account_load_id(struct db *db, const char *id, struct account *out, struct err *e);
+/* Sets disabled and/or site_admin (a NULL pointer leaves the value). */
+int account_update(struct db *db, const char *login, const int *disabled, const int *site_admin,
+		   struct account *out, struct err *e);
+/* {login, kind, site_admin, disabled, name, email, created_at}; the caller owns it. */
+json_object *account_json(const struct account *a);
+
+#endif

@@ -1,0 +1,26 @@
+/* api.h: the REST handlers and the route table that maps requests onto them. Each handler
+ * writes its response with http_* and returns 0, or returns an error code that the dispatcher
+ * turns into 500/503. */
+#ifndef SANDBOXD_API_H
+#define SANDBOXD_API_H
+#include <stddef.h>
+#include "sandboxd/http.h"
+
+extern const struct route api_routes[];
+extern const size_t api_routes_count;
+
+int api_health(struct req *r);
+int api_user_get(struct req *r);
+int api_user_repos_create(struct req *r);
+int api_repo_get(struct req *r);
+int api_repo_update(struct req *r);
+int api_collaborator_set(struct req *r);
+int api_collaborator_remove(struct req *r);
+int api_user_tokens_create(struct req *r);
+int api_user_tokens_revoke(struct req *r);
+int api_job_tokens_create(struct req *r);
+int api_admin_accounts_create(struct req *r);
+int api_admin_accounts_update(struct req *r);
+int api_admin_tokens_create(struct req *r);
+
+#endif

@@ -1,0 +1,49 @@
+/* auth.h: credentials and roles. The caller is resolved from the request's credential on
+ * every request (roles and account state are never cached), and repository access is
+ * decided here, in one place, for every route. */
+#ifndef SANDBOXD_AUTH_H
+#define SANDBOXD_AUTH_H
+#include "sandboxd/http.h"
+
+enum role { ROLE_NONE = 0, ROLE_READ, ROLE_WRITE, ROLE_ADMIN };
+
+struct repo {
+	char id[HTTP_ID_MAX];
+	char owner_id[HTTP_ID_MAX];
+	char owner[48];
+	char name[104];
+	char visibility[8];
+	char default_branch[256];
+	char created_at[32];
+	int archived;
+	enum role role;              /* the caller's effective role: role capped by the token */
+};
+
+/* Resolves r->caller from the Authorization header. Returns 0 (possibly anonymous), ERR_DENIED
+ * when a credential was given but refused (r->auth_failure says why), or ERR_DB. */
+int auth_resolve(struct req *r, struct err *e);
+
+const char *role_name(enum role role);
+/* "read", "write", "admin" to a role; ROLE_NONE for anything else. */
+enum role role_parse(const char *s);
+
+/* Loads owner/name and the caller's role on it. When the caller may not see it, answers 404
+ * "repository not found"; when the role is below need, 403; when writes is set and the
+ * repository is archived, 403 with the archive text. Returns 0 when the caller may go on,
+ * 1 when a response was written, or an error code. */
+int auth_repo(struct req *r, const char *owner, const char *name, enum role need, int writes,
+	      struct repo *out);
+
+/* Answers 403 unless the caller holds a write-scoped personal token (job tokens may not act on
+ * their account). Returns 0 to go on, 1 when a response was written. */
+int auth_need_user_write(struct req *r);
+
+/* Inserts a token for account (kind personal or job; repo_id for job tokens, else NULL) and
+ * writes the token into out. expires_in seconds, 0 for none. The id and expiry (RFC 3339 or
+ * "" for none) are returned through id/expires_at. */
+int auth_token_create(struct db *db, enum token_kind kind, const char *account_id,
+		      const char *repo_id, int write, long expires_in, const char *note,
+		      char out[TOKEN_LEN + 1], char id[HTTP_ID_MAX], char expires_at[32],
+		      struct err *e);
+
+#endif

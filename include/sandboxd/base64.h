@@ -1,0 +1,15 @@
+/* base64.h: standard base64 (RFC 4648 §4) with padding. Decoding is strict: only the
+ * alphabet, padding only at the end, length a multiple of 4, no whitespace. */
+#ifndef SANDBOXD_BASE64_H
+#define SANDBOXD_BASE64_H
+#include <stddef.h>
+
+/* Bytes needed to encode n bytes, plus the NUL. */
+size_t base64_encoded_size(size_t n);
+/* Writes the encoding of in[0..n) and a NUL into out (base64_encoded_size(n) bytes). */
+void base64_encode(const unsigned char *in, size_t n, char *out);
+/* Decodes in[0..n) into out (at least n / 4 * 3 bytes); sets *outlen. ERR_INVALID on
+ * anything that is not canonical base64. */
+int base64_decode(const char *in, size_t n, unsigned char *out, size_t *outlen);
+
+#endif

@@ -1,0 +1,26 @@
+/* buf.h: growable byte buffers with a required maximum (after curl's dynbuf).
+ * Invariants: data is NULL or holds len + 1 bytes with data[len] == 0; len <= max.
+ * An append that would pass max fails with ERR_TOOBIG and leaves the buffer as it was. */
+#ifndef SANDBOXD_BUF_H
+#define SANDBOXD_BUF_H
+#include <stddef.h>
+
+struct buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	size_t max;
+};
+
+void buf_init(struct buf *b, size_t max);
+/* Frees the contents; the buffer may be used again. */
+void buf_release(struct buf *b);
+/* Empties the buffer but keeps its memory. */
+void buf_clear(struct buf *b);
+int buf_append(struct buf *b, const void *data, size_t n);
+int buf_puts(struct buf *b, const char *s);
+int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hands the contents (NUL-terminated, possibly NULL when empty) to the caller. */
+char *buf_detach(struct buf *b, size_t *len);
+
+#endif

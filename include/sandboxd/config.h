@@ -1,0 +1,26 @@
+/* config.h: the SANDBOXD_* settings. config_load reads them from a getenv-like function
+ * (the environment in production, a table in tests), applies defaults and validates
+ * every value; a bad value is an error naming the variable. */
+#ifndef SANDBOXD_CONFIG_H
+#define SANDBOXD_CONFIG_H
+#include <stddef.h>
+#include "sandboxd/err.h"
+
+struct config {
+	char database_url[1024];
+	char socket_path[256];
+	char socket_group[64];      /* empty: no chown */
+	char repos_dir[512];
+	char public_url[256];       /* no trailing slash */
+	char docker_host[256];
+	char pid_file[256];         /* empty: none */
+	int workers;
+	size_t body_limit;
+	int log_level;
+};
+
+typedef const char *(*config_getenv_fn)(const char *name);
+
+int config_load(struct config *c, config_getenv_fn get, struct err *e);
+
+#endif

@@ -1,0 +1,36 @@
+/* db.h: one libpq connection per process, reused across requests and reconnected when
+ * lost. Only parameterised queries. A lost connection is ERR_DB (the caller answers 503)
+ * and the next db_ensure reconnects. */
+#ifndef SANDBOXD_DB_H
+#define SANDBOXD_DB_H
+#include <libpq-fe.h>
+#include "sandboxd/err.h"
+
+struct db {
+	PGconn *conn;
+	const char *url;
+	int in_tx;
+};
+
+void db_init(struct db *db, const char *url);
+void db_close(struct db *db);
+/* Connects if there is no healthy connection. 0 or ERR_DB. */
+int db_ensure(struct db *db, struct err *e);
+/* Runs sql with n text parameters (each a const char *, NULL for SQL NULL). Returns a result
+ * to PQclear, or NULL with e filled and *code (if not NULL) set: ERR_DB when the connection is
+ * gone, ERR_EXISTS on a unique violation, ERR_FAIL otherwise. */
+PGresult *db_exec(struct db *db, struct err *e, int *code, const char *sql, int n, ...);
+/* Runs a statement and discards the result. 0 or the code as above. */
+int db_run(struct db *db, struct err *e, const char *sql, int n, ...);
+/* BEGIN, reconnecting once if the connection turns out to be dead (nothing has happened yet,
+ * so the retry is safe). */
+int db_begin(struct db *db, struct err *e);
+int db_commit(struct db *db, struct err *e);
+/* Never fails from the caller's point of view: a dead connection has no transaction. */
+void db_rollback(struct db *db);
+
+/* The value of row, col or NULL when SQL NULL. */
+const char *db_val(const PGresult *res, int row, int col);
+int db_bool(const PGresult *res, int row, int col);
+
+#endif

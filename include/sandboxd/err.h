@@ -1,0 +1,28 @@
+/* err.h: the one error type. 0 is success; every failure is a negative code, and the
+ * function that fails writes a message naming the thing into the caller's struct err. */
+#ifndef SANDBOXD_ERR_H
+#define SANDBOXD_ERR_H
+#include <stddef.h>
+
+enum {
+	ERR_OK = 0,
+	ERR_FAIL = -1,      /* anything else: internal */
+	ERR_NOMEM = -2,
+	ERR_INVALID = -3,   /* the caller's input is wrong (400) */
+	ERR_NOTFOUND = -4,  /* 404 */
+	ERR_TOOBIG = -5,    /* a bound was exceeded (413) */
+	ERR_EXISTS = -6,    /* 409 */
+	ERR_DB = -7,        /* the database is unreachable (503) */
+	ERR_DENIED = -8,    /* 403 */
+};
+
+struct err {
+	char msg[512];
+};
+
+/* err_set formats msg into e (if e is not NULL) and returns code, so that
+ * `return err_set(e, ERR_INVALID, "field '%s' is required", name);` reads naturally. */
+int err_set(struct err *e, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,100 @@
+/* http.h: one FastCGI request and its response, and the request context every handler gets.
+ * The context is reset for every request: nothing of one request is seen by the next.
+ * Responses are built in memory (bounded) and sent once by http_send. */
+#ifndef SANDBOXD_HTTP_H
+#define SANDBOXD_HTTP_H
+#include <stddef.h>
+#include <time.h>
+#include <fcgiapp.h>
+#include <json-c/json.h>
+#include "sandboxd/buf.h"
+#include "sandboxd/config.h"
+#include "sandboxd/db.h"
+#include "sandboxd/err.h"
+#include "sandboxd/pool.h"
+#include "sandboxd/router.h"
+#include "sandboxd/token.h"
+
+#define HTTP_ID_MAX 24
+/* The largest response body built in memory; streamed responses do not count. */
+#define HTTP_OUT_MAX (64u << 20)
+
+/* Who is calling, resolved from the credential on every request. */
+struct caller {
+	int authenticated;
+	enum token_kind kind;
+	char token_id[HTTP_ID_MAX];
+	char account_id[HTTP_ID_MAX];
+	char login[48];
+	int agent;                   /* the account is an agent */
+	int site_admin;
+	int scope_write;             /* the token has write scope (write includes read) */
+	char job_repo_id[HTTP_ID_MAX]; /* job tokens: the one repository they serve */
+};
+
+struct req_cleanup {
+	void (*fn)(void *arg);
+	void *arg;
+	struct req_cleanup *next;
+};
+
+struct req {
+	FCGX_Request *fcgx;
+	struct pool *pool;
+	const struct config *cfg;
+	struct db *db;
+	struct timespec started;
+
+	const char *method;
+	const char *path;            /* raw, without the query string */
+	const char *query;
+	const char *remote_addr;
+	char request_id[72];
+	struct route_match match;
+
+	const char *body;
+	size_t body_len;
+	json_object *json;           /* the parsed body when the route wants JSON */
+
+	struct caller caller;
+	const char *auth_failure;    /* why a credential was refused, for the audit row */
+
+	/* Response. */
+	int status;
+	struct buf headers;          /* extra "Name: value\r\n" lines */
+	struct buf out;
+	int responded;
+
+	/* Audit: the handler names the repository and adds details as it goes. */
+	const char *audit_repo;
+	json_object *audit_details;
+	/* Undo steps for side effects outside the database, run when the request fails or its
+	 * transaction does not commit (e.g. a bare repository created on disk). */
+	struct req_cleanup *on_abort;
+};
+
+/* The request parameter (FastCGI environment) or NULL. */
+const char *http_param(struct req *r, const char *name);
+/* The percent-decoded path parameter i of the matched route. */
+const char *http_path_param(struct req *r, int i);
+/* Reads the body up to limit bytes. ERR_TOOBIG past it, ERR_FAIL on a read error. */
+int http_read_body(struct req *r, size_t limit, struct err *e);
+
+void http_header(struct req *r, const char *name, const char *value);
+/* Sets a JSON response; takes ownership of obj. */
+void http_json(struct req *r, int status, json_object *obj);
+/* {"message": "..."} with status. */
+void http_error(struct req *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void http_empty(struct req *r, int status);
+/* Maps an error code to its status and answers with e's message (500 and 503 answer with a
+ * generic text and log the detail). Returns 0 so handlers can `return http_fail(...)`. */
+int http_fail(struct req *r, int code, const struct err *e);
+/* 401 with the WWW-Authenticate challenge. */
+void http_unauthorized(struct req *r, const char *message);
+/* Registers an undo step; see on_abort. */
+int http_on_abort(struct req *r, void (*fn)(void *), void *arg);
+/* Writes status line, headers and body to the client. */
+int http_send(struct req *r);
+
+#endif

@@ -1,0 +1,31 @@
+/* json.h: json-c helpers for request bodies. Every failure fills the struct err with a
+ * message that names the field, as clients are promised. Getters return 0 when the field is
+ * present and valid, 1 when it is absent (or null) and optional, ERR_INVALID otherwise. */
+#ifndef SANDBOXD_JSON_H
+#define SANDBOXD_JSON_H
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+#include "sandboxd/err.h"
+
+#define JSON_MAX_DEPTH 32
+
+/* Parses a request body that must be one JSON object (an empty body counts as {}). The
+ * caller frees *out with json_object_put. */
+int json_parse_object(const char *body, size_t len, json_object **out, struct err *e);
+
+int json_field_string(json_object *o, const char *name, int required, size_t maxlen,
+		      const char **out, struct err *e);
+int json_field_bool(json_object *o, const char *name, int required, int *out, struct err *e);
+int json_field_int(json_object *o, const char *name, int required, int64_t min, int64_t max,
+		   int64_t *out, struct err *e);
+/* A string that must be one of the NULL-terminated choices. */
+int json_field_enum(json_object *o, const char *name, int required, const char *const *choices,
+		    const char **out, struct err *e);
+
+/* Small builders that never return NULL objects into a parent on allocation failure. */
+void json_add_str(json_object *o, const char *key, const char *val);   /* NULL -> null */
+void json_add_bool(json_object *o, const char *key, int val);
+void json_add_int(json_object *o, const char *key, int64_t val);
+
+#endif

@@ -1,0 +1,40 @@
+/* router.h: method + path pattern to handler. Patterns are literal segments and {name}
+ * parameters, e.g. "/api/v3/repos/{owner}/{repo}"; a parameter matches one non-empty
+ * segment, which is percent-decoded (a decoded '/' or NUL makes the path not match). */
+#ifndef SANDBOXD_ROUTER_H
+#define SANDBOXD_ROUTER_H
+#include <stddef.h>
+
+#define ROUTER_MAX_PARAMS 6
+#define ROUTER_PARAM_MAX 256
+
+struct req;
+
+enum route_flags {
+	ROUTE_PUBLIC = 1,     /* no credentials needed (the handler decides what anonymous gets) */
+	ROUTE_JSON = 2,       /* a JSON object body is required (an empty body is {}) */
+	ROUTE_SITE_ADMIN = 4, /* a site admin's write-scoped personal token */
+};
+
+struct route {
+	const char *method;
+	const char *pattern;
+	int (*handler)(struct req *r);
+	const char *action;   /* audit verb, e.g. "repo.create" */
+	int flags;
+};
+
+struct route_match {
+	const struct route *route;
+	int nparams;
+	char params[ROUTER_MAX_PARAMS][ROUTER_PARAM_MAX];
+	char allow[64];       /* methods of the path, for 405: "GET, PATCH" */
+};
+
+/* Finds the route for method and path (no query string). Returns 200 with m->route set,
+ * 404 when no pattern matches the path, 405 when patterns match but not the method (with
+ * m->allow filled). */
+int router_match(const struct route *table, size_t n, const char *method, const char *path,
+		 struct route_match *m);
+
+#endif
