@@ -51,6 +51,9 @@ unit: $(UNIT)
 test: all unit
 	bash tests/integration/run.sh
 
+bench: all
+	bash bench/run.sh
+
 check-sanitize:
 	$(MAKE) SANITIZE=1 unit
 
@@ -63,5 +66,5 @@ stop:
 clean:
 	rm -rf build build-san
 
-.PHONY: all unit test check-sanitize run stop clean
+.PHONY: all unit test bench check-sanitize run stop clean
 .SECONDARY:

@@ -5,8 +5,6 @@
 #include "sandboxd/json.h"
 #include "sandboxd/banned.h"
 
-#define ACCOUNT_COLUMNS \
-	"id, login, kind, site_admin, disabled, name, email, rfc3339(created_at)"
 
 int account_valid_login(const char *login, const char *field, struct err *e)
 {
@@ -27,25 +25,25 @@ int account_valid_login(const char *login, const char *field, struct err *e)
 	return 0;
 }
 
-static void fill(const PGresult *res, struct account *a)
+void account_from_row(const PGresult *res, int row, int col, struct account *a)
 {
 	const char *v;
 
 	memset(a, 0, sizeof(*a));
-	snprintf(a->id, sizeof(a->id), "%s", db_val(res, 0, 0));
-	snprintf(a->login, sizeof(a->login), "%s", db_val(res, 0, 1));
-	snprintf(a->kind, sizeof(a->kind), "%s", db_val(res, 0, 2));
-	a->site_admin = db_bool(res, 0, 3);
-	a->disabled = db_bool(res, 0, 4);
-	if ((v = db_val(res, 0, 5))) {
+	snprintf(a->id, sizeof(a->id), "%s", db_val(res, row, col));
+	snprintf(a->login, sizeof(a->login), "%s", db_val(res, row, col + 1));
+	snprintf(a->kind, sizeof(a->kind), "%s", db_val(res, row, col + 2));
+	a->site_admin = db_bool(res, row, col + 3);
+	a->disabled = db_bool(res, row, col + 4);
+	if ((v = db_val(res, row, col + 5))) {
 		a->has_name = 1;
 		snprintf(a->name, sizeof(a->name), "%s", v);
 	}
-	if ((v = db_val(res, 0, 6))) {
+	if ((v = db_val(res, row, col + 6))) {
 		a->has_email = 1;
 		snprintf(a->email, sizeof(a->email), "%s", v);
 	}
-	snprintf(a->created_at, sizeof(a->created_at), "%s", db_val(res, 0, 7));
+	snprintf(a->created_at, sizeof(a->created_at), "%s", db_val(res, row, col + 7));
 }
 
 /* Fills out from a one-row result; ERR_NOTFOUND naming what when there is no row. */
@@ -57,7 +55,7 @@ static int take(PGresult *res, int code, struct account *out, const char *what, 
 		PQclear(res);
 		return err_set(e, ERR_NOTFOUND, "account '%s' not found", what);
 	}
-	fill(res, out);
+	account_from_row(res, 0, 0, out);
 	PQclear(res);
 	return 0;
 }

@@ -19,6 +19,8 @@ int audit_request(struct req *r, const char *action, struct err *e)
 	snprintf(ms, sizeof(ms), "%ld", elapsed);
 	json_add_str(r->audit_details, "method", r->method);
 	json_add_str(r->audit_details, "path", r->path);
+	if (r->error)
+		json_add_str(r->audit_details, "error", r->error);
 	if (r->auth_failure)
 		json_add_str(r->audit_details, "reason", r->auth_failure);
 	details = json_object_to_json_string_ext(r->audit_details, JSON_C_TO_STRING_PLAIN);

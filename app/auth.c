@@ -43,9 +43,9 @@ int auth_resolve(struct req *r, struct err *e)
 	res = db_exec(r->db, e, &code,
 		      "SELECT t.id, t.kind, t.scope, t.repository_id,"
 		      "       t.expires_at IS NOT NULL AND t.expires_at <= now(),"
-		      "       t.revoked_at IS NOT NULL, a.id, a.login, a.kind = 'agent',"
-		      "       a.site_admin, a.disabled,"
-		      "       t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute'"
+		      "       t.revoked_at IS NOT NULL,"
+		      "       t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute',"
+		      "       " ACCOUNT_COLUMNS_A
 		      "  FROM tokens t JOIN accounts a ON a.id = t.account_id"
 		      " WHERE t.hash = $1",
 		      1, hash);
@@ -58,15 +58,16 @@ int auth_resolve(struct req *r, struct err *e)
 		rc = ERR_DENIED;
 		goto out;
 	}
+	account_from_row(res, 0, 7, &r->caller.account);
 	copy(r->caller.token_id, sizeof(r->caller.token_id), db_val(res, 0, 0));
-	copy(r->caller.account_id, sizeof(r->caller.account_id), db_val(res, 0, 6));
-	copy(r->caller.login, sizeof(r->caller.login), db_val(res, 0, 7));
+	copy(r->caller.account_id, sizeof(r->caller.account_id), r->caller.account.id);
+	copy(r->caller.login, sizeof(r->caller.login), r->caller.account.login);
 	r->caller.kind = kind;
 	if (db_bool(res, 0, 4))
 		r->auth_failure = "token expired";
 	else if (db_bool(res, 0, 5))
 		r->auth_failure = "token revoked";
-	else if (db_bool(res, 0, 10))
+	else if (r->caller.account.disabled)
 		r->auth_failure = "account disabled";
 	else if (strcmp(db_val(res, 0, 1), token_kind_name(kind)))
 		r->auth_failure = "token kind does not match its prefix";
@@ -77,9 +78,9 @@ int auth_resolve(struct req *r, struct err *e)
 	r->caller.authenticated = 1;
 	r->caller.scope_write = strcmp(db_val(res, 0, 2), "write") == 0;
 	copy(r->caller.job_repo_id, sizeof(r->caller.job_repo_id), db_val(res, 0, 3));
-	r->caller.agent = db_bool(res, 0, 8);
-	r->caller.site_admin = db_bool(res, 0, 9);
-	if (db_bool(res, 0, 11))
+	r->caller.agent = strcmp(r->caller.account.kind, "agent") == 0;
+	r->caller.site_admin = r->caller.account.site_admin;
+	if (db_bool(res, 0, 6))
 		rc = db_run(r->db, e, "UPDATE tokens SET last_used_at = now() WHERE id = $1", 1,
 			    r->caller.token_id);
 out:

@@ -1,5 +1,6 @@
 /* db.c: the process's PostgreSQL connection. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include "sandboxd/db.h"
 #include "sandboxd/log.h"
@@ -12,6 +13,7 @@ void db_init(struct db *db, const char *url)
 	db->conn = NULL;
 	db->url = url;
 	db->in_tx = 0;
+	db->nprepared = 0;
 }
 
 void db_close(struct db *db)
@@ -20,6 +22,31 @@ void db_close(struct db *db)
 		PQfinish(db->conn);
 	db->conn = NULL;
 	db->in_tx = 0;
+	db->nprepared = 0;
+}
+
+/* Runs sql as a prepared statement, preparing it on first use. Falls back to a one-off
+ * PQexecParams when the cache is full. */
+static PGresult *run_prepared(struct db *db, const char *sql, int n, const char *const *params)
+{
+	char name[16];
+	int i;
+
+	for (i = 0; i < db->nprepared; i++)
+		if (db->prepared[i] == sql)
+			break;
+	if (i == db->nprepared) {
+		if (i == DB_PREPARED_MAX)
+			return PQexecParams(db->conn, sql, n, NULL, params, NULL, NULL, 0);
+		snprintf(name, sizeof(name), "s%d", i);
+		PGresult *res = PQprepare(db->conn, name, sql, n, NULL);
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			return res;
+		PQclear(res);
+		db->prepared[db->nprepared++] = sql;
+	}
+	snprintf(name, sizeof(name), "s%d", i);
+	return PQexecPrepared(db->conn, name, n, params, NULL, NULL, 0);
 }
 
 static void notice(void *arg, const char *msg)
@@ -65,7 +92,7 @@ static PGresult *vexec(struct db *db, struct err *e, int *code, const char *sql,
 		c = err_set(e, ERR_DB, "database unavailable: not connected");
 		goto fail;
 	}
-	res = PQexecParams(db->conn, sql, n, NULL, params, NULL, NULL, 0);
+	res = run_prepared(db, sql, n, params);
 	st = PQresultStatus(res);
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
 		return res;

@@ -103,6 +103,7 @@ void http_error(struct req *r, int status, const char *fmt, ...)
 	va_end(ap);
 	json_object_object_add(o, "message", json_object_new_string(msg));
 	http_json(r, status, o);
+	r->error = pool_strdup(r->pool, msg);
 }
 
 void http_empty(struct req *r, int status)

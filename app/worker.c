@@ -114,26 +114,27 @@ static void run(struct req *r, const struct route *route)
 	}
 }
 
-/* Finishes the transaction with the audit row in it. A failed request rolls its work back
- * but keeps its row; a request whose row cannot be written does not succeed. */
+/* Writes the audit row and ends the transaction. A failed request rolls its work back and
+ * its row commits on its own; a request whose row cannot be written does not succeed. */
 static void finish(struct req *r, const char *action)
 {
 	struct err e = { "" };
 	int rc;
 
-	if (r->status >= 400 || !r->db->in_tx) {
+	if (r->status >= 400) {
 		db_rollback(r->db);
 		run_abort_hooks(r);
-		if (db_begin(r->db, &e) == 0 && audit_request(r, action, &e) == 0 &&
-		    db_commit(r->db, &e) == 0)
-			return;
-		db_rollback(r->db);
+	}
+	rc = audit_request(r, action, &e);
+	if (rc == 0)
+		rc = db_commit(r->db, &e);
+	if (rc == 0)
+		return;
+	db_rollback(r->db);
+	if (r->status >= 400) {
 		log_error("audit row for a failed request lost: %s", e.msg);
 		return;
 	}
-	if ((rc = audit_request(r, action, &e)) == 0 && (rc = db_commit(r->db, &e)) == 0)
-		return;
-	db_rollback(r->db);
 	run_abort_hooks(r);
 	buf_clear(&r->headers);
 	http_fail(r, rc == ERR_DB ? ERR_DB : ERR_FAIL, &e);
@@ -165,7 +166,9 @@ static void handle(struct req *r)
 	}
 
 	status = router_match(api_routes, api_routes_count, r->method, r->path, &r->match);
-	if (db_begin(r->db, &e)) {
+	/* A GET changes nothing but its audit row, which commits on its own: two round trips
+	 * (BEGIN, COMMIT) saved on the most frequent requests, with the same guarantees. */
+	if (strcmp(r->method, "GET") == 0 ? db_ensure(r->db, &e) : db_begin(r->db, &e)) {
 		http_fail(r, ERR_DB, &e);
 		goto send;
 	}
@@ -198,6 +201,7 @@ static void reset(struct req *r)
 	r->on_abort = NULL;
 	r->status = 0;
 	r->responded = 0;
+	r->error = NULL;
 	memset(&r->caller, 0, sizeof(r->caller));
 	memset(&r->match, 0, sizeof(r->match));
 	buf_clear(&r->headers);

@@ -17,6 +17,15 @@ struct account {
 	char created_at[32];
 };
 
+/* The columns account_from_row reads, in order; prefix them with a table alias as needed. */
+#define ACCOUNT_COLUMNS \
+	"id, login, kind, site_admin, disabled, name, email, rfc3339(created_at)"
+#define ACCOUNT_COLUMNS_A \
+	"a.id, a.login, a.kind, a.site_admin, a.disabled, a.name, a.email, rfc3339(a.created_at)"
+
+/* Fills a from the ACCOUNT_COLUMNS that start at column col of row. */
+void account_from_row(const PGresult *res, int row, int col, struct account *a);
+
 /* GitHub's rule: 1 to 39 letters, digits and single hyphens, not at either end. The message
  * names field. */
 int account_valid_login(const char *login, const char *field, struct err *e);

@@ -6,10 +6,16 @@
 #include <libpq-fe.h>
 #include "sandboxd/err.h"
 
+#define DB_PREPARED_MAX 64
+
 struct db {
 	PGconn *conn;
 	const char *url;
 	int in_tx;
+	/* Statements prepared on this connection, keyed by the address of their SQL text (a
+	 * string literal, so stable): parsing and planning once per connection, not per call. */
+	const char *prepared[DB_PREPARED_MAX];
+	int nprepared;
 };
 
 void db_init(struct db *db, const char *url);

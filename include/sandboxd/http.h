@@ -7,6 +7,7 @@
 #include <time.h>
 #include <fcgiapp.h>
 #include <json-c/json.h>
+#include "sandboxd/account.h"
 #include "sandboxd/buf.h"
 #include "sandboxd/config.h"
 #include "sandboxd/db.h"
@@ -28,6 +29,7 @@ struct caller {
 	char login[48];
 	int agent;                   /* the account is an agent */
 	int site_admin;
+	struct account account;      /* the whole row, read with the token */
 	int scope_write;             /* the token has write scope (write includes read) */
 	char job_repo_id[HTTP_ID_MAX]; /* job tokens: the one repository they serve */
 };
@@ -64,6 +66,7 @@ struct req {
 	struct buf headers;          /* extra "Name: value\r\n" lines */
 	struct buf out;
 	int responded;
+	const char *error;           /* the message of an error response, for the audit row */
 
 	/* Audit: the handler names the repository and adds details as it goes. */
 	const char *audit_repo;

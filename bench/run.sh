@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# make bench: figures and ratios against raw baselines, on loopback, bounded in time.
+# Starts a throwaway stack (like the integration tests), measures, removes everything.
+#
+#   GET /api/v3/user through nginx + sandboxd, 16 clients, beside nginx answering a static
+#   `return 200` (a second nginx with the same worker count) in the same run.
+#
+# Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+SECONDS_EACH=${BENCH_SECONDS:-10}
+CLIENTS=${BENCH_CLIENTS:-16}
+VAR=$(mktemp -d /tmp/sandboxd-bench.XXXXXXXX)
+chmod 755 "$VAR"
+STATIC_PID=""
+
+cleanup() {
+	[ -n "$STATIC_PID" ] && kill "$STATIC_PID" 2>/dev/null || true
+	[ -f "$VAR/static/nginx.pid" ] && kill "$(cat "$VAR/static/nginx.pid")" 2>/dev/null || true
+	SANDBOXD_VAR=$VAR bash "$ROOT/deploy/local-stack.sh" down >/dev/null 2>&1 || true
+	rm -rf -- "$VAR"
+}
+trap cleanup EXIT INT TERM
+
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 40000))
+		ss -Htan | awk '{print $4}' | grep -qE "[:.]$p\$" || { echo "$p"; return; }
+	done
+}
+
+command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
+export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
+export SANDBOXD_WORKERS=${BENCH_WORKERS:-16} SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
+echo "bench: starting a throwaway stack in $VAR" >&2
+bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
+. "$VAR/local.env"
+
+# The baseline: the same nginx binary, same worker count, answering from memory.
+STATIC_PORT=$(free_port)
+mkdir -p "$VAR/static"
+cat >"$VAR/static/nginx.conf" <<CONF
+worker_processes 2;
+pid $VAR/static/nginx.pid;
+error_log $VAR/static/error.log;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $VAR/static; fastcgi_temp_path $VAR/static;
+	proxy_temp_path $VAR/static; uwsgi_temp_path $VAR/static; scgi_temp_path $VAR/static;
+	server {
+		listen 127.0.0.1:$STATIC_PORT;
+		location / { default_type application/json; return 200 '{"login":"admin"}\n'; }
+	}
+}
+CONF
+nginx -p "$VAR/static/" -c "$VAR/static/nginx.conf"
+
+# wrk prints "Requests/sec: N" and, with --latency, "50% Xms".
+measure() { # name url [header]
+	local out rps p50 p99
+	out=$(wrk -t2 -c"$CLIENTS" -d"${SECONDS_EACH}s" --latency ${3:+-H "$3"} "$2")
+	if grep -q 'Non-2xx' <<<"$out"; then
+		echo "bench: $1 had non-2xx answers:" >&2
+		echo "$out" >&2
+		exit 1
+	fi
+	rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+	p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
+	p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+	printf '%s %s %s %s\n' "$1" "$rps" "$p50" "$p99"
+}
+
+# Warm up the workers' connections, then measure.
+wrk -t1 -c"$CLIENTS" -d2s -H "Authorization: Bearer $SANDBOXD_TOKEN" "$SANDBOXD_URL/api/v3/user" >/dev/null
+base=$(measure "nginx return 200" "http://127.0.0.1:$STATIC_PORT/api/v3/user")
+user=$(measure "GET /api/v3/user" "$SANDBOXD_URL/api/v3/user" "Authorization: Bearer $SANDBOXD_TOKEN")
+
+to_ms() { # wrk latency (e.g. 1.23ms, 850.00us, 1.02s) to ms
+	awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /[0-9]s$/) n *= 1000; printf "%.3f", n }'
+}
+echo
+echo "GET /api/v3/user through nginx + sandboxd ($SANDBOXD_WORKERS workers), $CLIENTS clients, ${SECONDS_EACH}s each, $(nproc) cores"
+printf '%-20s %12s %10s %10s\n' "what" "req/s" "p50 ms" "p99 ms"
+for row in "$base" "$user"; do
+	read -r a b rps p50 p99 <<<"$row"
+	name="$a $b"
+	[ "$a" = nginx ] && { read -r a b c rps p50 p99 <<<"$row"; name="$a $b $c"; }
+	printf '%-20s %12.0f %10s %10s\n' "$name" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")"
+done
+read -r _ _ _ brps bp50 _ <<<"$base"
+read -r _ _ urps up50 _ <<<"$user"
+awk -v b="$brps" -v u="$urps" -v bp="$(to_ms "$bp50")" -v up="$(to_ms "$up50")" \
+	'BEGIN { printf "ratio: throughput %.3f of nginx static, median latency %.2fx\n", u / b, up / bp }'
+rows=$(psql "$SANDBOXD_DATABASE_URL" -Atc "select count(*) from audit_log where action = 'user.get'")
+echo "audit rows written for user.get: $rows (one per request)"
