@@ -92,7 +92,7 @@ out:
 const char *role_name(enum role role)
 {
 	static const char *const names[] = { "none", "read", "write", "admin" };
-	return names[role];
+	return role >= ROLE_NONE && role <= ROLE_ADMIN ? names[role] : "none";
 }
 
 enum role role_parse(const char *s)
@@ -158,7 +158,12 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
 	}
 	PQclear(res);
 	if (out->role == ROLE_NONE) {
-		http_error(r, 404, "repository not found");
+		/* A git client without credentials gets the challenge, so that it asks for them;
+		 * the same for a repository that does not exist, so nothing leaks. */
+		if (r->git && !r->caller.authenticated)
+			http_unauthorized(r, "authentication required");
+		else
+			http_error(r, 404, "repository not found");
 		return 1;
 	}
 	r->audit_repo = pool_printf(r->pool, "%s/%s", out->owner, out->name);

@@ -44,7 +44,7 @@ static int buf_grow(struct buf *b, size_t n)
 	cap = b->cap ? b->cap : 256;
 	while (cap < want)
 		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
-	if (cap > b->max + 1)
+	if (cap - 1 > b->max)
 		cap = b->max + 1;
 	p = realloc(b->data, cap);
 	if (!p)

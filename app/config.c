@@ -57,6 +57,9 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 	    (rc = set_str(c->docker_host, sizeof(c->docker_host), get, "SANDBOXD_DOCKER_HOST",
 			  "unix:///var/run/docker.sock", e)) ||
 	    (rc = set_str(c->pid_file, sizeof(c->pid_file), get, "SANDBOXD_PID_FILE", "", e)) ||
+	    (rc = set_str(c->git_bin, sizeof(c->git_bin), get, "SANDBOXD_GIT", "/usr/bin/git", e)) ||
+	    (rc = set_str(c->hooks_dir, sizeof(c->hooks_dir), get, "SANDBOXD_HOOKS_DIR",
+			  "/usr/lib/sandboxd/hooks", e)) ||
 	    (rc = set_str(level, sizeof(level), get, "SANDBOXD_LOG_LEVEL", "info", e)))
 		return rc;
 	if (c->socket_path[0] != '/')
@@ -70,6 +73,8 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 	size_t ul = strlen(c->public_url);
 	while (ul > 0 && c->public_url[ul - 1] == '/')
 		c->public_url[--ul] = 0;
+	if (!strchr(c->public_url, ':') || strlen(strchr(c->public_url, ':')) <= 3)
+		return err_set(e, ERR_INVALID, "SANDBOXD_PUBLIC_URL must name a host");
 	if (strncmp(c->docker_host, "unix://", 7) && strncmp(c->docker_host, "tcp://", 6) &&
 	    strncmp(c->docker_host, "https://", 8))
 		return err_set(e, ERR_INVALID,
@@ -80,6 +85,11 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 	if ((rc = set_num(&n, get, "SANDBOXD_WORKERS", 16, 1, 1024, e)))
 		return rc;
 	c->workers = (int)n;
+	if (c->git_bin[0] != '/' || c->hooks_dir[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_GIT and SANDBOXD_HOOKS_DIR must be absolute paths");
+	if ((rc = set_num(&n, get, "SANDBOXD_GIT_TIMEOUT", 3600, 10, 86400, e)))
+		return rc;
+	c->git_timeout = (int)n;
 	if ((rc = set_num(&n, get, "SANDBOXD_BODY_LIMIT", 1048576, 1024, 64 << 20, e)))
 		return rc;
 	c->body_limit = (size_t)n;

@@ -134,7 +134,8 @@ int http_fail(struct req *r, int code, const struct err *e)
 
 void http_unauthorized(struct req *r, const char *message)
 {
-	http_header(r, "WWW-Authenticate", "Bearer realm=\"sandboxd\"");
+	http_header(r, "WWW-Authenticate",
+		    r->git ? "Basic realm=\"sandboxd\"" : "Bearer realm=\"sandboxd\"");
 	http_error(r, 401, "%s", message);
 }
 

@@ -4,6 +4,30 @@
 #include "sandboxd/json.h"
 #include "sandboxd/banned.h"
 
+/* json-c accepts a few things JSON does not, even in strict mode: single-quoted strings
+ * and the literals NaN and Infinity. Strings aside, a quote or an N/I can only come from
+ * those, so one pass over the bytes outside strings finds them. */
+static int lenient(const char *body, size_t len, json_object *o)
+{
+	int in_string = 0;
+
+	(void)o;
+	for (size_t i = 0; i < len; i++) {
+		char c = body[i];
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = 0;
+		} else if (c == '"') {
+			in_string = 1;
+		} else if (c == '\'' || c == 'N' || c == 'I') {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int json_parse_object(const char *body, size_t len, json_object **out, struct err *e)
 {
 	struct json_tokener *tok;
@@ -12,12 +36,15 @@ int json_parse_object(const char *body, size_t len, json_object **out, struct er
 	size_t i;
 
 	*out = NULL;
-	for (i = 0; i < len && strchr(" \t\r\n", body[i]); i++)
+	for (i = 0; i < len && body[i] && strchr(" \t\r\n", body[i]); i++)
 		;
 	if (i == len) {
 		*out = json_object_new_object();
 		return *out ? 0 : ERR_NOMEM;
 	}
+	/* json-c cannot tell that a bare number at the end of input is complete. */
+	if (body[i] != '{' && body[i] != 0)
+		return err_set(e, ERR_INVALID, "body must be a JSON object");
 	if (len > (size_t)INT32_MAX)
 		return err_set(e, ERR_TOOBIG, "request body is too large");
 	if (memchr(body, 0, len))
@@ -38,12 +65,17 @@ int json_parse_object(const char *body, size_t len, json_object **out, struct er
 	}
 	/* Only whitespace may follow the value. */
 	for (i = json_tokener_get_parse_end(tok); i < len; i++)
-		if (!strchr(" \t\r\n", body[i])) {
+		if (!body[i] || !strchr(" \t\r\n", body[i])) {
 			json_object_put(o);
 			json_tokener_free(tok);
 			return err_set(e, ERR_INVALID, "body is not valid JSON: trailing characters");
 		}
 	json_tokener_free(tok);
+	if (lenient(body, len, o)) {
+		json_object_put(o);
+		return err_set(e, ERR_INVALID,
+			       "body is not valid JSON: single quotes, NaN and Infinity are not JSON");
+	}
 	if (!json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		return err_set(e, ERR_INVALID, "body must be a JSON object");
@@ -74,7 +106,7 @@ int json_field_string(json_object *o, const char *name, int required, size_t max
 	if (!json_object_is_type(v, json_type_string))
 		return err_set(e, ERR_INVALID, "field '%s' must be a string", name);
 	if ((size_t)json_object_get_string_len(v) > maxlen)
-		return err_set(e, ERR_INVALID, "field '%s' must be at most %zu characters", name,
+		return err_set(e, ERR_INVALID, "field '%s' must be at most %zu bytes", name,
 			       maxlen);
 	*out = json_object_get_string(v);
 	if (strlen(*out) != (size_t)json_object_get_string_len(v))

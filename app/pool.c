@@ -70,8 +70,13 @@ void *pool_alloc(struct pool *p, size_t n)
 		return NULL;
 	if (!c || c->size - c->off < need) {
 		size = c ? c->size * 2 : POOL_FIRST;
-		while (size < need)
+		while (size < need) {
+			if (size > SIZE_MAX / 2)
+				return NULL;
 			size *= 2;
+		}
+		if (size > SIZE_MAX - sizeof(*c))
+			return NULL;
 		c = calloc(1, sizeof(*c) + size);
 		if (!c)
 			return NULL;

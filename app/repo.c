@@ -35,7 +35,10 @@ int repo_valid_branch(const char *branch, const char *field, struct err *e)
 	char ref[300];
 	int valid = 0;
 
-	if (strlen(branch) > 255 ||
+	for (const char *p = branch; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return err_set(e, ERR_INVALID, "field '%s' must be a valid branch name", field);
+	if (strlen(branch) > 255 || branch[0] == '-' ||
 	    snprintf(ref, sizeof(ref), "refs/heads/%s", branch) >= (int)sizeof(ref) ||
 	    git_reference_name_is_valid(&valid, ref) < 0 || !valid || strcmp(branch, "HEAD") == 0)
 		return err_set(e, ERR_INVALID, "field '%s' must be a valid branch name", field);

@@ -15,9 +15,7 @@ static int hexval(char c)
 	return -1;
 }
 
-/* Decodes one segment into out. Returns 0, or -1 when it is malformed, too long, or decodes
- * to a '/' or NUL (which no name may hold). */
-static int decode(const char *s, size_t n, char *out, size_t outsz)
+int router_decode_segment(const char *s, size_t n, char *out, size_t outsz)
 {
 	size_t o = 0;
 
@@ -57,7 +55,7 @@ static int match_path(const char *pattern, const char *path, struct route_match 
 			size_t n = strcspn(s, "/");
 			if (!pe || n == 0 || np >= ROUTER_MAX_PARAMS)
 				return 0;
-			if (decode(s, n, m ? m->params[np] : scratch, ROUTER_PARAM_MAX))
+			if (router_decode_segment(s, n, m ? m->params[np] : scratch, ROUTER_PARAM_MAX))
 				return 0;
 			np++;
 			p = pe + 1;
@@ -97,6 +95,8 @@ int router_match(const struct route *table, size_t n, const char *method, const 
 					 alen ? ", " : "", table[i].method);
 			if (w > 0 && (size_t)w < sizeof(m->allow) - alen)
 				alen += (size_t)w;
+			else
+				m->allow[alen] = 0; /* whole method names only */
 		}
 	}
 	return path_found ? 405 : 404;

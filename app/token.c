@@ -167,14 +167,21 @@ int token_parse_authorization(const char *header, enum auth_scheme *scheme, char
 	/* Basic: base64 of "user:password"; the password is the token. */
 	unsigned char dec[TOKEN_MAX + 512];
 	size_t dlen;
-	if (n > (sizeof(dec) / 3) * 4 || base64_decode(v, n, dec, &dlen))
+	if (n > (sizeof(dec) / 3) * 4 || base64_decode(v, n, dec, &dlen)) {
+		OPENSSL_cleanse(dec, sizeof(dec));
+		*scheme = AUTH_NONE;
 		return ERR_INVALID;
+	}
 	unsigned char *colon = memchr(dec, ':', dlen);
-	if (!colon)
+	if (!colon) {
+		OPENSSL_cleanse(dec, dlen);
+		*scheme = AUTH_NONE;
 		return ERR_INVALID;
+	}
 	size_t plen = dlen - (size_t)(colon + 1 - dec);
 	if (plen == 0 || plen >= outsz || memchr(colon + 1, 0, plen)) {
 		OPENSSL_cleanse(dec, dlen);
+		*scheme = AUTH_NONE;
 		return ERR_INVALID;
 	}
 	memcpy(out, colon + 1, plen);

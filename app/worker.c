@@ -131,8 +131,9 @@ static void finish(struct req *r, const char *action)
 	if (rc == 0)
 		return;
 	db_rollback(r->db);
-	if (r->status >= 400) {
-		log_error("audit row for a failed request lost: %s", e.msg);
+	if (r->status >= 400 || r->streamed) {
+		/* Nothing to undo: a failure, or a git answer already on its way. */
+		log_error("audit row lost: %s", e.msg);
 		return;
 	}
 	run_abort_hooks(r);
@@ -144,6 +145,7 @@ static void handle(struct req *r)
 {
 	struct err e = { "" };
 	const char *uri, *q, *action;
+	struct git_route git;
 	int status;
 
 	clock_gettime(CLOCK_MONOTONIC, &r->started);
@@ -165,6 +167,19 @@ static void handle(struct req *r)
 		goto send;
 	}
 
+	/* Git requests can last long: they never hold a transaction; like a GET, the only row
+	 * they write is their audit row (the hook writes its own per ref). */
+	if (githttp_match(r->path, r->query, &git)) {
+		if (db_ensure(r->db, &e)) {
+			r->git = 1;
+			http_fail(r, ERR_DB, &e);
+			goto send;
+		}
+		if (api_git(r, &git) && !r->responded)
+			http_error(r, 500, "internal error");
+		finish(r, r->status == 401 ? "auth.denied" : api_git_action(&git));
+		goto send;
+	}
 	status = router_match(api_routes, api_routes_count, r->method, r->path, &r->match);
 	/* A GET changes nothing but its audit row, which commits on its own: two round trips
 	 * (BEGIN, COMMIT) saved on the most frequent requests, with the same guarantees. */
@@ -184,7 +199,8 @@ static void handle(struct req *r)
 	finish(r, action);
 send:
 	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);
-	http_send(r);
+	if (!r->streamed)
+		http_send(r);
 }
 
 static void reset(struct req *r)
@@ -201,6 +217,8 @@ static void reset(struct req *r)
 	r->on_abort = NULL;
 	r->status = 0;
 	r->responded = 0;
+	r->streamed = 0;
+	r->git = 0;
 	r->error = NULL;
 	memset(&r->caller, 0, sizeof(r->caller));
 	memset(&r->match, 0, sizeof(r->match));

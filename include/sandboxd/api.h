@@ -4,6 +4,7 @@
 #ifndef SANDBOXD_API_H
 #define SANDBOXD_API_H
 #include <stddef.h>
+#include "sandboxd/githttp.h"
 #include "sandboxd/http.h"
 
 extern const struct route api_routes[];
@@ -22,5 +23,9 @@ int api_job_tokens_create(struct req *r);
 int api_admin_accounts_create(struct req *r);
 int api_admin_accounts_update(struct req *r);
 int api_admin_tokens_create(struct req *r);
+/* Git smart HTTP: authorises, then streams through git http-backend. */
+int api_git(struct req *r, const struct git_route *g);
+/* The audit verb of a git request. */
+const char *api_git_action(const struct git_route *g);
 
 #endif

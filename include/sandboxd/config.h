@@ -14,6 +14,9 @@ struct config {
 	char public_url[256];       /* no trailing slash */
 	char docker_host[256];
 	char pid_file[256];         /* empty: none */
+	char git_bin[256];          /* the git executable that runs http-backend */
+	char hooks_dir[256];        /* holds pre-receive (sandboxd-hook) */
+	int git_timeout;            /* seconds one git request may take */
 	int workers;
 	size_t body_limit;
 	int log_level;

@@ -66,6 +66,8 @@ struct req {
 	struct buf headers;          /* extra "Name: value\r\n" lines */
 	struct buf out;
 	int responded;
+	int streamed;                /* the handler wrote the response itself (git) */
+	int git;                     /* a git client: challenges are Basic, not Bearer */
 	const char *error;           /* the message of an error response, for the audit row */
 
 	/* Audit: the handler names the repository and adds details as it goes. */

@@ -1,0 +1,42 @@
+/* githttp.h: git's smart HTTP protocol, served by `git http-backend` as a child process with
+ * an environment built from scratch. The request body is streamed to the child and its answer
+ * streamed back: no pack ever sits in a worker's memory. */
+#ifndef SANDBOXD_GITHTTP_H
+#define SANDBOXD_GITHTTP_H
+#include "sandboxd/auth.h"
+#include "sandboxd/http.h"
+
+enum git_service { GIT_NONE = 0, GIT_INFO_REFS, GIT_UPLOAD_PACK, GIT_RECEIVE_PACK };
+
+struct git_route {
+	char owner[ROUTER_PARAM_MAX];
+	char name[ROUTER_PARAM_MAX];  /* without ".git" */
+	enum git_service service;
+	int push;                     /* receive-pack, or info/refs?service=git-receive-pack */
+	const char *method;           /* the method the service needs: GET or POST */
+};
+
+/* Returns 1 when path has the shape /{owner}/{name}.git/..., with out filled (service is
+ * GIT_NONE for parts of the dumb protocol and anything else we do not serve), 0 otherwise.
+ * Segments are percent-decoded like the router's; names are not validated here. */
+int githttp_match(const char *path, const char *query, struct git_route *out);
+
+/* What the hook needs to know about the pusher, passed in the child's environment under
+ * names that never start with HTTP_ (nginx makes those from client headers). */
+struct git_pusher {
+	const char *login;
+	const char *account_id;
+	int agent;
+	const char *token_id;
+	const char *token_kind;
+	const char *namespace_;       /* "ephemeral" or NULL */
+	const char *policies;         /* JSON array or NULL */
+};
+
+/* Runs http-backend for an authorised request and streams its answer to the client. Returns
+ * the HTTP status sent (the response has been written: the dispatcher must not write
+ * another), or a negative error when nothing was sent. */
+int githttp_serve(struct req *r, const struct git_route *g, const struct repo *repo,
+		  const struct git_pusher *who, struct err *e);
+
+#endif

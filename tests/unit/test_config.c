@@ -1,0 +1,383 @@
+/* test_config.c: SANDBOXD_* settings read through a fake getenv table. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "sandboxd/config.h"
+#include "sandboxd/err.h"
+#include "sandboxd/log.h"
+#include "sandboxd/banned.h"
+
+#define MAX_VARS 16
+
+/* The fake environment: name/value pairs; a NULL value is unset. */
+static struct {
+	const char *name;
+	const char *value;
+} env[MAX_VARS];
+static int asked_other;   /* set when config asks for a name outside SANDBOXD_ */
+
+static const char *fake_getenv(const char *name)
+{
+	if (strncmp(name, "SANDBOXD_", 9))
+		asked_other = 1;
+	for (int i = 0; i < MAX_VARS; i++)
+		if (env[i].name && strcmp(env[i].name, name) == 0)
+			return env[i].value;
+	return NULL;
+}
+
+static void env_set(const char *name, const char *value)
+{
+	for (int i = 0; i < MAX_VARS; i++)
+		if (!env[i].name || strcmp(env[i].name, name) == 0) {
+			env[i].name = name;
+			env[i].value = value;
+			return;
+		}
+	fail_msg("fake environment full");
+}
+
+/* Every test starts from an environment that holds only the database URL. */
+static int setup(void **state)
+{
+	memset(env, 0, sizeof(env));
+	asked_other = 0;
+	env_set("SANDBOXD_DATABASE_URL", "postgresql:///sandboxd");
+	return 0;
+}
+
+static int load(struct config *c, struct err *e)
+{
+	memset(e, 0, sizeof(*e));
+	return config_load(c, fake_getenv, e);
+}
+
+/* name=value must be refused with exactly msg. */
+static void refused(const char *name, const char *value, const char *msg)
+{
+	struct config c;
+	struct err e;
+
+	env_set(name, value);
+	assert_int_equal(load(&c, &e), ERR_INVALID);
+	assert_string_equal(e.msg, msg);
+	/* every message names its variable */
+	assert_non_null(strstr(e.msg, name));
+}
+
+static void accepted(const char *name, const char *value, struct config *c)
+{
+	struct err e;
+
+	env_set(name, value);
+	if (load(c, &e))
+		fail_msg("%s=%s refused: %s", name, value, e.msg);
+}
+
+/* prefix padded with 'a' to n characters, in one of four static buffers. */
+static const char *long_value(const char *prefix, size_t n)
+{
+	static char buf[4][2048];
+	static int which;
+	char *b = buf[which++ % 4];
+	size_t p = strlen(prefix);
+
+	assert_true(p + n < sizeof(buf[0]));
+	memcpy(b, prefix, p);
+	memset(b + p, 'a', n - p);
+	b[n] = 0;
+	return b;
+}
+
+static void test_defaults(void **state)
+{
+	struct config c;
+	struct err e;
+
+	memset(&c, 0x5a, sizeof(c));
+	assert_int_equal(load(&c, &e), 0);
+	assert_string_equal(c.database_url, "postgresql:///sandboxd");
+	assert_string_equal(c.socket_path, "/run/sandboxd/fcgi.sock");
+	assert_string_equal(c.socket_group, "");
+	assert_string_equal(c.repos_dir, "/var/lib/sandboxd/repos");
+	assert_string_equal(c.public_url, "http://127.0.0.1");
+	assert_string_equal(c.docker_host, "unix:///var/run/docker.sock");
+	assert_string_equal(c.pid_file, "");
+	assert_int_equal(c.workers, 16);
+	assert_int_equal(c.body_limit, 1048576);
+	assert_int_equal(c.log_level, LOG_INFO);
+	assert_string_equal(c.git_bin, "/usr/bin/git");
+	assert_string_equal(c.hooks_dir, "/usr/lib/sandboxd/hooks");
+	assert_int_equal(c.git_timeout, 3600);
+	assert_int_equal(asked_other, 0);
+}
+
+static void test_empty_values_are_defaults(void **state)
+{
+	struct config c;
+	struct err e;
+
+	env_set("SANDBOXD_SOCKET", "");
+	env_set("SANDBOXD_WORKERS", "");
+	env_set("SANDBOXD_BODY_LIMIT", "");
+	env_set("SANDBOXD_LOG_LEVEL", "");
+	env_set("SANDBOXD_PUBLIC_URL", "");
+	assert_int_equal(load(&c, &e), 0);
+	assert_string_equal(c.socket_path, "/run/sandboxd/fcgi.sock");
+	assert_string_equal(c.public_url, "http://127.0.0.1");
+	assert_int_equal(c.workers, 16);
+	assert_int_equal(c.body_limit, 1048576);
+	assert_int_equal(c.log_level, LOG_INFO);
+}
+
+static void test_all_set(void **state)
+{
+	struct config c;
+	struct err e;
+
+	env_set("SANDBOXD_DATABASE_URL", "host=/tmp dbname=x");
+	env_set("SANDBOXD_SOCKET", "/tmp/s.sock");
+	env_set("SANDBOXD_SOCKET_GROUP", "www-data");
+	env_set("SANDBOXD_REPOS_DIR", "/srv/repos");
+	env_set("SANDBOXD_PUBLIC_URL", "https://git.example.com");
+	env_set("SANDBOXD_DOCKER_HOST", "tcp://127.0.0.1:2375");
+	env_set("SANDBOXD_PID_FILE", "/run/sandboxd.pid");
+	env_set("SANDBOXD_WORKERS", "4");
+	env_set("SANDBOXD_BODY_LIMIT", "65536");
+	env_set("SANDBOXD_LOG_LEVEL", "debug");
+	assert_int_equal(load(&c, &e), 0);
+	assert_string_equal(c.database_url, "host=/tmp dbname=x");
+	assert_string_equal(c.socket_path, "/tmp/s.sock");
+	assert_string_equal(c.socket_group, "www-data");
+	assert_string_equal(c.repos_dir, "/srv/repos");
+	assert_string_equal(c.public_url, "https://git.example.com");
+	assert_string_equal(c.docker_host, "tcp://127.0.0.1:2375");
+	assert_string_equal(c.pid_file, "/run/sandboxd.pid");
+	assert_int_equal(c.workers, 4);
+	assert_int_equal(c.body_limit, 65536);
+	assert_int_equal(c.log_level, LOG_DEBUG);
+}
+
+static void test_database_url_required(void **state)
+{
+	struct config c;
+	struct err e;
+
+	memset(env, 0, sizeof(env));
+	assert_int_equal(load(&c, &e), ERR_INVALID);
+	assert_string_equal(e.msg, "SANDBOXD_DATABASE_URL is required");
+	refused("SANDBOXD_DATABASE_URL", "", "SANDBOXD_DATABASE_URL is required");
+}
+
+static void test_public_url(void **state)
+{
+	struct config c;
+
+	accepted("SANDBOXD_PUBLIC_URL", "https://git.example.com/", &c);
+	assert_string_equal(c.public_url, "https://git.example.com");
+	accepted("SANDBOXD_PUBLIC_URL", "http://h:8080///", &c);
+	assert_string_equal(c.public_url, "http://h:8080");
+	accepted("SANDBOXD_PUBLIC_URL", "http://h/base/", &c);
+	assert_string_equal(c.public_url, "http://h/base");
+	accepted("SANDBOXD_PUBLIC_URL", "http://h", &c);
+	assert_string_equal(c.public_url, "http://h");
+	const char *msg = "SANDBOXD_PUBLIC_URL must start with http:// or https://";
+	refused("SANDBOXD_PUBLIC_URL", "ftp://h", msg);
+	refused("SANDBOXD_PUBLIC_URL", "git.example.com", msg);
+	refused("SANDBOXD_PUBLIC_URL", "http:/h", msg);
+	refused("SANDBOXD_PUBLIC_URL", "/", msg);
+}
+
+static void test_public_url_needs_a_host(void **state)
+{
+	/* with the trailing slashes dropped, these leave "http:" or "https:" */
+	static const char *values[] = { "http://", "https://", "http:///", "https:////" };
+
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		struct config c;
+		struct err e;
+
+		env_set("SANDBOXD_PUBLIC_URL", values[i]);
+		if (load(&c, &e) != ERR_INVALID)
+			fail_msg("SANDBOXD_PUBLIC_URL=%s accepted as '%s'", values[i], c.public_url);
+		assert_non_null(strstr(e.msg, "SANDBOXD_PUBLIC_URL"));
+	}
+}
+
+static void test_socket(void **state)
+{
+	struct config c;
+
+	refused("SANDBOXD_SOCKET", "run/s.sock", "SANDBOXD_SOCKET must be an absolute path");
+	refused("SANDBOXD_SOCKET", "s", "SANDBOXD_SOCKET must be an absolute path");
+	/* sun_path holds 107 characters and the NUL */
+	accepted("SANDBOXD_SOCKET", long_value("/", 107), &c);
+	assert_int_equal(strlen(c.socket_path), 107);
+	refused("SANDBOXD_SOCKET", long_value("/", 108),
+		"SANDBOXD_SOCKET is longer than 107 characters");
+	refused("SANDBOXD_SOCKET", long_value("/", 256),
+		"SANDBOXD_SOCKET is longer than 255 characters");
+}
+
+static void test_repos_dir(void **state)
+{
+	struct config c;
+
+	refused("SANDBOXD_REPOS_DIR", "repos", "SANDBOXD_REPOS_DIR must be an absolute path");
+	refused("SANDBOXD_REPOS_DIR", "./repos", "SANDBOXD_REPOS_DIR must be an absolute path");
+	accepted("SANDBOXD_REPOS_DIR", long_value("/", 511), &c);
+	assert_int_equal(strlen(c.repos_dir), 511);
+	refused("SANDBOXD_REPOS_DIR", long_value("/", 512),
+		"SANDBOXD_REPOS_DIR is longer than 511 characters");
+}
+
+static void test_docker_host(void **state)
+{
+	struct config c;
+	const char *msg = "SANDBOXD_DOCKER_HOST must start with unix://, tcp:// or https://";
+
+	accepted("SANDBOXD_DOCKER_HOST", "unix:///tmp/d.sock", &c);
+	assert_string_equal(c.docker_host, "unix:///tmp/d.sock");
+	accepted("SANDBOXD_DOCKER_HOST", "https://docker:2376", &c);
+	assert_string_equal(c.docker_host, "https://docker:2376");
+	refused("SANDBOXD_DOCKER_HOST", "/var/run/docker.sock", msg);
+	refused("SANDBOXD_DOCKER_HOST", "http://docker:2375", msg);
+	refused("SANDBOXD_DOCKER_HOST", "npipe:////./pipe/docker_engine", msg);
+}
+
+static void test_log_level(void **state)
+{
+	struct config c;
+	const char *msg = "SANDBOXD_LOG_LEVEL must be debug, info, warn or error";
+
+	accepted("SANDBOXD_LOG_LEVEL", "debug", &c);
+	assert_int_equal(c.log_level, LOG_DEBUG);
+	accepted("SANDBOXD_LOG_LEVEL", "info", &c);
+	assert_int_equal(c.log_level, LOG_INFO);
+	accepted("SANDBOXD_LOG_LEVEL", "warn", &c);
+	assert_int_equal(c.log_level, LOG_WARN);
+	accepted("SANDBOXD_LOG_LEVEL", "error", &c);
+	assert_int_equal(c.log_level, LOG_ERROR);
+	refused("SANDBOXD_LOG_LEVEL", "verbose", msg);
+	refused("SANDBOXD_LOG_LEVEL", "INFO", msg);
+	refused("SANDBOXD_LOG_LEVEL", "warning", msg);
+	refused("SANDBOXD_LOG_LEVEL", "1", msg);
+	refused("SANDBOXD_LOG_LEVEL", long_value("x", 16),
+		"SANDBOXD_LOG_LEVEL is longer than 15 characters");
+}
+
+static void test_workers(void **state)
+{
+	static const char *bad[] = {
+		"0", "1025", "16x", "x16", "-1", "-0", "+16", " 16", "16 ", "0x10", "1e2", "1.5",
+		"99999999999999999999", "18446744073709551617", "9223372036854775808",
+	};
+	struct config c;
+
+	accepted("SANDBOXD_WORKERS", "1", &c);
+	assert_int_equal(c.workers, 1);
+	accepted("SANDBOXD_WORKERS", "1024", &c);
+	assert_int_equal(c.workers, 1024);
+	accepted("SANDBOXD_WORKERS", "0016", &c);
+	assert_int_equal(c.workers, 16);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		refused("SANDBOXD_WORKERS", bad[i],
+			"SANDBOXD_WORKERS must be an integer between 1 and 1024");
+}
+
+static void test_body_limit(void **state)
+{
+	static const char *bad[] = { "1023", "67108865", "1M", "-1024", "99999999999999999999" };
+	struct config c;
+
+	accepted("SANDBOXD_BODY_LIMIT", "1024", &c);
+	assert_int_equal(c.body_limit, 1024);
+	accepted("SANDBOXD_BODY_LIMIT", "67108864", &c);
+	assert_int_equal(c.body_limit, 64 << 20);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		refused("SANDBOXD_BODY_LIMIT", bad[i],
+			"SANDBOXD_BODY_LIMIT must be an integer between 1024 and 67108864");
+}
+
+static void test_git(void **state)
+{
+	struct config c;
+	const char *msg = "SANDBOXD_GIT and SANDBOXD_HOOKS_DIR must be absolute paths";
+
+	accepted("SANDBOXD_GIT", "/opt/git/bin/git", &c);
+	assert_string_equal(c.git_bin, "/opt/git/bin/git");
+	accepted("SANDBOXD_HOOKS_DIR", "/srv/hooks", &c);
+	assert_string_equal(c.hooks_dir, "/srv/hooks");
+	refused("SANDBOXD_GIT", "git", msg);
+	setup(NULL);
+	refused("SANDBOXD_HOOKS_DIR", "hooks", msg);
+}
+
+static void test_git_timeout(void **state)
+{
+	static const char *bad[] = { "9", "86401", "0", "-1", "1h", "99999999999999999999" };
+	struct config c;
+
+	accepted("SANDBOXD_GIT_TIMEOUT", "10", &c);
+	assert_int_equal(c.git_timeout, 10);
+	accepted("SANDBOXD_GIT_TIMEOUT", "86400", &c);
+	assert_int_equal(c.git_timeout, 86400);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		refused("SANDBOXD_GIT_TIMEOUT", bad[i],
+			"SANDBOXD_GIT_TIMEOUT must be an integer between 10 and 86400");
+}
+
+static void test_string_bounds(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *prefix;
+		size_t max;
+	} v[] = {
+		{ "SANDBOXD_DATABASE_URL", "postgresql://", 1023 },
+		{ "SANDBOXD_SOCKET_GROUP", "g", 63 },
+		{ "SANDBOXD_PUBLIC_URL", "https://", 255 },
+		{ "SANDBOXD_DOCKER_HOST", "unix:///", 255 },
+		{ "SANDBOXD_PID_FILE", "/", 255 },
+		{ "SANDBOXD_GIT", "/", 255 },
+		{ "SANDBOXD_HOOKS_DIR", "/", 255 },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		struct config c;
+		char msg[128];
+
+		setup(NULL);
+		accepted(v[i].name, long_value(v[i].prefix, v[i].max), &c);
+		snprintf(msg, sizeof(msg), "%s is longer than %zu characters", v[i].name,
+			 v[i].max);
+		refused(v[i].name, long_value(v[i].prefix, v[i].max + 1), msg);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_defaults, setup),
+		cmocka_unit_test_setup(test_empty_values_are_defaults, setup),
+		cmocka_unit_test_setup(test_all_set, setup),
+		cmocka_unit_test_setup(test_database_url_required, setup),
+		cmocka_unit_test_setup(test_public_url, setup),
+		cmocka_unit_test_setup(test_socket, setup),
+		cmocka_unit_test_setup(test_repos_dir, setup),
+		cmocka_unit_test_setup(test_docker_host, setup),
+		cmocka_unit_test_setup(test_log_level, setup),
+		cmocka_unit_test_setup(test_workers, setup),
+		cmocka_unit_test_setup(test_body_limit, setup),
+		cmocka_unit_test_setup(test_git, setup),
+		cmocka_unit_test_setup(test_git_timeout, setup),
+		cmocka_unit_test_setup(test_string_bounds, setup),
+		cmocka_unit_test_setup(test_public_url_needs_a_host, setup),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}
