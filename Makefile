@@ -19,7 +19,7 @@ endif
 
 LIB_SRC := $(filter-out app/bin/%,$(wildcard app/*.c))
 LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/migrations.o
-BINS    := $(B)/sandboxd $(B)/sandboxctl
+BINS    := $(B)/sandboxd $(B)/sandboxctl $(B)/sandboxd-hook $(B)/hooks/pre-receive
 UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
 
 all: $(BINS)
@@ -38,6 +38,11 @@ $(B)/libsandboxd.a: $(LIB_OBJ)
 
 $(B)/%: app/bin/%.c $(B)/libsandboxd.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libsandboxd.a $(LDLIBS)
+
+# git finds the hook through core.hooksPath, by its name: pre-receive.
+$(B)/hooks/pre-receive: $(B)/sandboxd-hook
+	mkdir -p $(B)/hooks
+	cp $< $@
 
 $(B)/unit/%: tests/unit/%.c $(B)/libsandboxd.a | $(B)/unit
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libsandboxd.a $(LDLIBS) -lcmocka

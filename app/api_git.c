@@ -1,6 +1,7 @@
 /* api_git.c: who may clone, fetch and push, in front of git http-backend. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include "sandboxd/api.h"
 #include "sandboxd/auth.h"
 #include "sandboxd/githttp.h"
@@ -42,6 +43,13 @@ int api_git(struct req *r, const struct git_route *g)
 	}
 	if (rc)
 		return http_fail(r, rc, &e);
+	/* A git URL names its one repository: elsewhere it is no credential at all. */
+	if (r->caller.kind == TOKEN_JWT &&
+	    strcasecmp(r->caller.jwt_repo, pool_printf(r->pool, "%s/%s", g->owner, g->name))) {
+		r->auth_failure = "git URL token for another repository";
+		http_unauthorized(r, "bad credentials");
+		return 0;
+	}
 	rc = auth_repo(r, g->owner, g->name, g->push ? ROLE_WRITE : ROLE_READ, g->push, &repo);
 	if (rc)
 		return rc > 0 ? 0 : rc;
@@ -51,6 +59,8 @@ int api_git(struct req *r, const struct git_route *g)
 		who.agent = r->caller.agent;
 		who.token_id = r->caller.token_id;
 		who.token_kind = token_kind_name(r->caller.kind);
+		who.namespace_ = r->caller.jwt_ephemeral ? "ephemeral" : NULL;
+		who.policies = r->caller.jwt_policies;
 	}
 	json_add_str(r->audit_details, "service", api_git_action(g));
 	/* The response is streamed from here on: the dispatcher writes nothing more. */

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <openssl/crypto.h>
 #include "sandboxd/auth.h"
+#include "sandboxd/giturl.h"
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
 
@@ -34,9 +35,11 @@ int auth_resolve(struct req *r, struct err *e)
 		goto out;
 	}
 	if (kind == TOKEN_JWT) {
-		/* Git URL tokens are for git only and are verified by the git routes. */
-		r->auth_failure = "git URL tokens are for git only";
-		rc = ERR_DENIED;
+		/* Git URL tokens are for git only. */
+		if (r->git)
+			rc = giturl_resolve(r, cred, strlen(cred), e);
+		else
+			r->auth_failure = "git URL tokens are for git only", rc = ERR_DENIED;
 		goto out;
 	}
 	token_hash(cred, strlen(cred), hash);
@@ -118,7 +121,7 @@ static enum role effective_role(const struct caller *c, const struct repo *repo,
 	/* A job token serves one repository; elsewhere it is no more than anonymous. */
 	if (c->kind == TOKEN_JOB && strcmp(c->job_repo_id, repo->id))
 		role = ROLE_NONE;
-	else if (c->kind == TOKEN_JOB && role > ROLE_WRITE)
+	else if ((c->kind == TOKEN_JOB || c->kind == TOKEN_JWT) && role > ROLE_WRITE)
 		role = ROLE_WRITE;
 	if (c->authenticated && !c->scope_write && role > ROLE_READ)
 		role = ROLE_READ;

@@ -17,6 +17,8 @@ const struct route api_routes[] = {
 	  ROUTE_JSON },
 	{ "DELETE", REPO "/collaborators/{login}", api_collaborator_remove, "collaborator.remove",
 	  0 },
+	{ "POST", REPO "/git-urls", api_git_urls_create, "git_url.create", ROUTE_JSON },
+	{ "POST", "/api/v3/user/keys", api_user_keys_create, "key.create", ROUTE_JSON },
 	{ "POST", REPO "/job-tokens", api_job_tokens_create, "job_token.create", ROUTE_JSON },
 	{ "POST", "/api/v3/admin/accounts", api_admin_accounts_create, "account.create",
 	  ROUTE_JSON | ROUTE_SITE_ADMIN },

@@ -47,6 +47,15 @@ static void request_id(struct req *r)
 		snprintf(r->request_id + 2 * i, 3, "%02x", rnd[i]);
 }
 
+/* 401s: a credential that failed is a denial; none at all is only a challenge (git asks
+ * without credentials first, every time). */
+static const char *auth_action(const struct req *r)
+{
+	if (r->status != 401)
+		return "route.unknown";
+	return r->auth_failure ? "auth.denied" : "auth.required";
+}
+
 static void run_abort_hooks(struct req *r)
 {
 	for (struct req_cleanup *c = r->on_abort; c; c = c->next)
@@ -177,7 +186,7 @@ static void handle(struct req *r)
 		}
 		if (api_git(r, &git) && !r->responded)
 			http_error(r, 500, "internal error");
-		finish(r, r->status == 401 ? "auth.denied" : api_git_action(&git));
+		finish(r, r->status == 401 ? auth_action(r) : api_git_action(&git));
 		goto send;
 	}
 	status = router_match(api_routes, api_routes_count, r->method, r->path, &r->match);
@@ -194,8 +203,7 @@ static void handle(struct req *r)
 			http_header(r, "Allow", r->match.allow);
 		http_error(r, status, status == 404 ? "not found" : "method not allowed");
 	}
-	action = r->match.route ? r->match.route->action
-		 : r->status == 401 ? "auth.denied" : "route.unknown";
+	action = r->match.route ? r->match.route->action : auth_action(r);
 	finish(r, action);
 send:
 	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);

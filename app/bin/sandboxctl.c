@@ -6,7 +6,12 @@
 #include <string.h>
 #include <openssl/crypto.h>
 #include <git2.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
 #include "sandboxd/account.h"
+#include "sandboxd/giturl.h"
+#include "sandboxd/jwt.h"
 #include "sandboxd/auth.h"
 #include "sandboxd/migrations.h"
 #include "sandboxd/num.h"
@@ -24,7 +29,12 @@ static const char usage_text[] =
 	"  token revoke ID\n"
 	"  repo create OWNER/NAME [--visibility public|private] [--default-branch BRANCH]\n"
 	"  collaborator set OWNER/NAME LOGIN read|write|admin|none\n"
-	"Settings: SANDBOXD_DATABASE_URL (required), SANDBOXD_REPOS_DIR (repo create).\n"
+	"  key generate --out PRIVATE.pem            a P-256 key pair; prints the public key\n"
+	"  git-url --key PRIVATE.pem --repo OWNER/NAME [--scope git:read|git:write]...\n"
+	"          [--ttl SECONDS] [--kind normal|ephemeral] [--policy PATTERN=OP[,OP]]...\n"
+	"          [--url BASE] [--issued-at UNIX]  sign a git URL locally (no server)\n"
+	"Settings: SANDBOXD_DATABASE_URL (required but for key and git-url),\n"
+	"  SANDBOXD_REPOS_DIR (repo create), SANDBOXD_PUBLIC_URL (git-url's default --url).\n"
 	"Exit codes: 0 done, 1 failure, 2 usage, 3 not found, 4 already exists.\n"
 	"Each command takes --help.\n";
 
@@ -383,6 +393,164 @@ static int cmd_collaborator(int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int cmd_key(int argc, char **argv)
+{
+	const char *path = NULL;
+	EVP_PKEY *key = NULL;
+	char *priv = NULL, *pub = NULL, kid[JWT_KID_MAX + 1];
+	struct err e;
+	int fd, rc;
+
+	if (wants_help(argc, argv))
+		return help("key");
+	if (argc != 4 || strcmp(argv[1], "generate") || strcmp(argv[2], "--out"))
+		return usage("key generate --out PRIVATE.pem");
+	path = argv[3];
+	if ((rc = jwt_key_generate(&key, &e)) || (rc = jwt_kid(key, kid, &e)) ||
+	    (rc = jwt_key_pem(key, JWT_KEY_PRIVATE, &priv, &e)) ||
+	    (rc = jwt_key_pem(key, JWT_KEY_PUBLIC, &pub, &e)))
+		goto out;
+	/* The private key is born 0600 and never overwrites anything. */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0 || write(fd, priv, strlen(priv)) != (ssize_t)strlen(priv) || close(fd)) {
+		rc = err_set(&e, ERR_FAIL, "cannot write %s (it must not exist yet)", path);
+		goto out;
+	}
+	printf("%s", pub);
+	fprintf(stderr, "private key in %s, kid %s; register the public key with POST "
+		"/api/v3/user/keys\n", path, kid);
+out:
+	if (priv) {
+		OPENSSL_cleanse(priv, strlen(priv));
+		free(priv);
+	}
+	free(pub);
+	EVP_PKEY_free(key);
+	return rc ? fail(rc, &e) : EXIT_OK;
+}
+
+/* "PATTERN=no-push,no-force-push" into p. */
+static int parse_policy(const char *arg, struct jwt_ref_policy *p)
+{
+	const char *eq = strrchr(arg, '=');
+	char ops[64];
+
+	if (!eq || eq == arg || (size_t)(eq - arg) > JWT_PATTERN_MAX || strlen(eq + 1) >= sizeof(ops))
+		return -1;
+	snprintf(p->pattern, sizeof(p->pattern), "%.*s", (int)(eq - arg), arg);
+	snprintf(ops, sizeof(ops), "%s", eq + 1);
+	p->ops = 0;
+	for (char *s = ops, *comma; s; s = comma ? comma + 1 : NULL) {
+		if ((comma = strchr(s, ',')))
+			*comma = 0;
+		if (strcmp(s, "no-push") == 0)
+			p->ops |= JWT_OP_NO_PUSH;
+		else if (strcmp(s, "no-force-push") == 0)
+			p->ops |= JWT_OP_NO_FORCE_PUSH;
+		else
+			return -1;
+	}
+	return 0;
+}
+
+static int cmd_git_url(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "key", required_argument, NULL, 'k' },
+		{ "repo", required_argument, NULL, 'r' },
+		{ "scope", required_argument, NULL, 's' },
+		{ "ttl", required_argument, NULL, 't' },
+		{ "kind", required_argument, NULL, 'K' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "url", required_argument, NULL, 'u' },
+		{ "issued-at", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct jwt_claims c;
+	const char *keyfile = NULL, *repo = NULL, *base = getenv("SANDBOXD_PUBLIC_URL");
+	char owner[48], name[104], kid[JWT_KID_MAX + 1], *tok = NULL, pem[JWT_PEM_MAX + 1];
+	int64_t ttl = JWT_DEFAULT_TTL, iat = (int64_t)time(NULL);
+	EVP_PKEY *key = NULL;
+	struct err e;
+	FILE *f;
+	size_t n;
+	int ch, rc;
+
+	if (wants_help(argc, argv))
+		return help("git-url");
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'k': keyfile = optarg; break;
+		case 'r': repo = optarg; break;
+		case 's':
+			if (strcmp(optarg, "git:read") == 0)
+				c.scopes |= JWT_SCOPE_READ;
+			else if (strcmp(optarg, "git:write") == 0)
+				c.scopes |= JWT_SCOPE_WRITE;
+			else
+				return usage("--scope must be git:read or git:write");
+			break;
+		case 't':
+			if (num_parse(optarg, 1, JWT_MAX_TTL, &ttl))
+				return usage("--ttl must be 1 to 3600 seconds");
+			break;
+		case 'K':
+			if (strcmp(optarg, "normal") && strcmp(optarg, "ephemeral"))
+				return usage("--kind must be normal or ephemeral");
+			c.ephemeral = strcmp(optarg, "ephemeral") == 0;
+			break;
+		case 'p':
+			if (c.n_ref_policies == JWT_MAX_REF_POLICIES ||
+			    parse_policy(optarg, &c.ref_policies[c.n_ref_policies++]))
+				return usage("--policy must be PATTERN=no-push|no-force-push[,…]");
+			break;
+		case 'u': base = optarg; break;
+		case 'i':
+			if (num_parse(optarg, 0, JWT_TIME_MAX - JWT_MAX_TTL, &iat))
+				return usage("--issued-at must be a Unix time");
+			break;
+		default: return usage(NULL);
+		}
+	}
+	if (optind != argc || !keyfile || !repo)
+		return usage("git-url needs --key and --repo");
+	if (!base || (strncmp(base, "http://", 7) && strncmp(base, "https://", 8)))
+		return usage("--url (or SANDBOXD_PUBLIC_URL) must be the service's http(s) URL");
+	if (!c.scopes)
+		c.scopes = JWT_SCOPE_READ;
+	if ((rc = split_repo(repo, owner, sizeof(owner), name, sizeof(name), &e)))
+		return fail(rc, &e);
+	if (!(f = fopen(keyfile, "r")))
+		return fail(err_set(&e, ERR_NOTFOUND, "cannot read %s", keyfile), &e);
+	n = fread(pem, 1, sizeof(pem) - 1, f);
+	fclose(f);
+	pem[n] = 0;
+	rc = jwt_key_load_pem(pem, n, JWT_KEY_PRIVATE, &key, &e);
+	OPENSSL_cleanse(pem, sizeof(pem));
+	if (rc || (rc = jwt_kid(key, kid, &e)))
+		goto out;
+	/* An owner's key signs as the owner: iss is the owner, the audience the service's. */
+	snprintf(c.iss, sizeof(c.iss), "%s", owner);
+	snprintf(c.aud, sizeof(c.aud), "%s", GITURL_AUDIENCE);
+	snprintf(c.owner, sizeof(c.owner), "%.39s", owner);
+	snprintf(c.name, sizeof(c.name), "%.100s", name);
+	c.iat = iat;
+	c.exp = iat + ttl;
+	if ((rc = jwt_sign(key, kid, &c, &tok, &e)))
+		goto out;
+	const char *proto = strncmp(base, "https://", 8) == 0 ? "https://" : "http://";
+	size_t bl = strlen(base);
+	while (bl > 0 && base[bl - 1] == '/')
+		bl--;
+	printf("%sx-token:%s@%.*s/%s/%s.git\n", proto, tok, (int)(bl - strlen(proto)),
+	       base + strlen(proto), owner, name);
+out:
+	free(tok);
+	EVP_PKEY_free(key);
+	return rc ? fail(rc, &e) : EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
@@ -404,6 +572,10 @@ int main(int argc, char **argv)
 		rc = cmd_repo(argc - 1, argv + 1);
 	else if (strcmp(argv[1], "collaborator") == 0)
 		rc = cmd_collaborator(argc - 1, argv + 1);
+	else if (strcmp(argv[1], "key") == 0)
+		rc = cmd_key(argc - 1, argv + 1);
+	else if (strcmp(argv[1], "git-url") == 0)
+		rc = cmd_git_url(argc - 1, argv + 1);
 	else
 		rc = usage("unknown command");
 	db_close(&db);

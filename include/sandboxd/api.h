@@ -23,6 +23,8 @@ int api_job_tokens_create(struct req *r);
 int api_admin_accounts_create(struct req *r);
 int api_admin_accounts_update(struct req *r);
 int api_admin_tokens_create(struct req *r);
+int api_git_urls_create(struct req *r);
+int api_user_keys_create(struct req *r);
 /* Git smart HTTP: authorises, then streams through git http-backend. */
 int api_git(struct req *r, const struct git_route *g);
 /* The audit verb of a git request. */

@@ -32,6 +32,10 @@ struct caller {
 	struct account account;      /* the whole row, read with the token */
 	int scope_write;             /* the token has write scope (write includes read) */
 	char job_repo_id[HTTP_ID_MAX]; /* job tokens: the one repository they serve */
+	/* git URL tokens (kind TOKEN_JWT): their repository, kind and ref policies. */
+	char jwt_repo[160];
+	int jwt_ephemeral;
+	const char *jwt_policies;    /* JSON array in the request's pool, or NULL */
 };
 
 struct req_cleanup {

@@ -1,0 +1,151 @@
+/* api_giturls.c: minting git URLs, and owners registering the keys that sign their own. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include "sandboxd/api.h"
+#include "sandboxd/auth.h"
+#include "sandboxd/giturl.h"
+#include "sandboxd/json.h"
+#include "sandboxd/policy.h"
+#include "sandboxd/banned.h"
+
+static const char *const kinds[] = { "normal", "ephemeral", NULL };
+
+/* Reads {scopes, ttl?, kind?, ref_policies?} into c. */
+static int parse_request(struct req *r, struct jwt_claims *c, struct err *e)
+{
+	json_object *scopes, *pol = NULL;
+	const char *kind = "normal";
+	int64_t ttl = JWT_DEFAULT_TTL;
+	struct policy_list list;
+	int rc;
+
+	if (!json_object_object_get_ex(r->json, "scopes", &scopes))
+		return err_set(e, ERR_INVALID, "field 'scopes' is required");
+	if (!json_object_is_type(scopes, json_type_array) || json_object_array_length(scopes) == 0)
+		return err_set(e, ERR_INVALID,
+			       "field 'scopes' must be a non-empty array of 'git:read' and 'git:write'");
+	for (size_t i = 0; i < json_object_array_length(scopes); i++) {
+		const char *s = json_object_get_string(json_object_array_get_idx(scopes, i));
+		if (!json_object_is_type(json_object_array_get_idx(scopes, i), json_type_string) ||
+		    (strcmp(s, "git:read") && strcmp(s, "git:write")))
+			return err_set(e, ERR_INVALID,
+				       "field 'scopes[%zu]' must be 'git:read' or 'git:write'", i);
+		c->scopes |= strcmp(s, "git:read") ? JWT_SCOPE_WRITE : JWT_SCOPE_READ;
+	}
+	if ((rc = json_field_int(r->json, "ttl", 0, 1, JWT_MAX_TTL, &ttl, e)) < 0 ||
+	    (rc = json_field_enum(r->json, "kind", 0, kinds, &kind, e)) < 0)
+		return rc;
+	json_object_object_get_ex(r->json, "ref_policies", &pol);
+	if ((rc = policy_parse(pol, "ref_policies", &list, e)))
+		return rc;
+	c->n_ref_policies = list.n;
+	for (size_t i = 0; i < list.n; i++) {
+		snprintf(c->ref_policies[i].pattern, sizeof(c->ref_policies[i].pattern), "%s",
+			 list.v[i].pattern);
+		c->ref_policies[i].ops = (list.v[i].ops & POLICY_NO_PUSH ? JWT_OP_NO_PUSH : 0) |
+					 (list.v[i].ops & POLICY_NO_FORCE_PUSH ? JWT_OP_NO_FORCE_PUSH : 0);
+	}
+	c->ephemeral = strcmp(kind, "ephemeral") == 0;
+	c->iat = (int64_t)time(NULL);
+	c->exp = c->iat + ttl;
+	return 0;
+}
+
+int api_git_urls_create(struct req *r)
+{
+	struct jwt_claims *c = pool_alloc(r->pool, sizeof(*c));
+	unsigned char rnd[16];
+	char kid[JWT_KID_MAX + 1], exp[32], *tok = NULL;
+	const char *proto, *rest;
+	EVP_PKEY *key = NULL;
+	struct repo repo;
+	struct tm tm;
+	time_t t;
+	struct err e;
+	int rc;
+
+	if (!c)
+		return ERR_NOMEM;
+	if ((rc = parse_request(r, c, &e)))
+		return http_fail(r, rc, &e);
+	/* The caller must hold every scope asked for, now. */
+	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1),
+		       c->scopes & JWT_SCOPE_WRITE ? ROLE_WRITE : ROLE_READ,
+		       (c->scopes & JWT_SCOPE_WRITE) != 0, &repo);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	snprintf(c->iss, sizeof(c->iss), "%s", repo.owner);
+	snprintf(c->sub, sizeof(c->sub), "%s", r->caller.login);
+	snprintf(c->aud, sizeof(c->aud), "%s", GITURL_AUDIENCE);
+	snprintf(c->owner, sizeof(c->owner), "%.39s", repo.owner);
+	snprintf(c->name, sizeof(c->name), "%.100s", repo.name);
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		return err_set(&e, ERR_FAIL, "RNG failed"), http_fail(r, ERR_FAIL, &e);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(c->jti + 2 * i, 3, "%02x", rnd[i]);
+	if ((rc = giturl_signing_key(r->db, &key, kid, &e)) ||
+	    (rc = jwt_sign(key, kid, c, &tok, &e))) {
+		EVP_PKEY_free(key);
+		return http_fail(r, rc, &e);
+	}
+	EVP_PKEY_free(key);
+	t = (time_t)c->exp;
+	gmtime_r(&t, &tm);
+	strftime(exp, sizeof(exp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	/* The token rides as the Basic password, which git sends on every request. */
+	proto = strncmp(r->cfg->public_url, "https://", 8) == 0 ? "https://" : "http://";
+	rest = r->cfg->public_url + strlen(proto);
+	json_object *o = json_object_new_object();
+	json_add_str(o, "url", pool_printf(r->pool, "%sx-token:%s@%s/%s/%s.git", proto, tok, rest,
+					   repo.owner, repo.name));
+	json_add_str(o, "expires_at", exp);
+	json_add_str(r->audit_details, "jti", c->jti);
+	json_add_str(r->audit_details, "kind", c->ephemeral ? "ephemeral" : "normal");
+	json_add_int(r->audit_details, "ttl", c->exp - c->iat);
+	json_add_str(r->audit_details, "scopes", c->scopes == (JWT_SCOPE_READ | JWT_SCOPE_WRITE)
+			? "git:read git:write" : c->scopes & JWT_SCOPE_WRITE ? "git:write" : "git:read");
+	OPENSSL_cleanse(tok, strlen(tok));
+	free(tok);
+	http_json(r, 201, o);
+	return 0;
+}
+
+int api_user_keys_create(struct req *r)
+{
+	const char *pem;
+	char kid[JWT_KID_MAX + 1];
+	EVP_PKEY *key = NULL;
+	struct err e;
+	int rc;
+
+	if (auth_need_user_write(r))
+		return 0;
+	if ((rc = json_field_string(r->json, "public_key", 1, JWT_PEM_MAX, &pem, &e)) < 0)
+		return http_fail(r, rc, &e);
+	if (jwt_key_load_pem(pem, strlen(pem), JWT_KEY_PUBLIC, &key, &e)) {
+		http_error(r, 400, "field 'public_key' must be a P-256 public key in PEM: %s", e.msg);
+		return 0;
+	}
+	rc = jwt_kid(key, kid, &e);
+	EVP_PKEY_free(key);
+	if (rc)
+		return http_fail(r, rc, &e);
+	json_add_str(r->audit_details, "kid", kid);
+	rc = db_run(r->db, &e,
+		    "INSERT INTO account_keys (kid, account_id, public_pem) VALUES ($1, $2, $3)", 3,
+		    kid, r->caller.account_id, pem);
+	if (rc == ERR_EXISTS) {
+		http_error(r, 409, "key %s is already registered", kid);
+		return 0;
+	}
+	if (rc)
+		return http_fail(r, rc, &e);
+	json_object *o = json_object_new_object();
+	json_add_str(o, "kid", kid);
+	http_json(r, 201, o);
+	return 0;
+}

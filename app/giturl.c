@@ -1,0 +1,149 @@
+/* giturl.c: keys for git URL tokens, and their verification on git requests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <openssl/evp.h>
+#include "sandboxd/giturl.h"
+#include "sandboxd/json.h"
+#include "sandboxd/log.h"
+#include "sandboxd/banned.h"
+
+int giturl_signing_key(struct db *db, EVP_PKEY **key, char kid[JWT_KID_MAX + 1],
+		       struct err *e)
+{
+	PGresult *res;
+	char *pem = NULL;
+	int rc, code = 0;
+
+	*key = NULL;
+	res = db_exec(db, e, &code,
+		      "SELECT kid, private_pem FROM signing_keys WHERE retired_at IS NULL"
+		      " ORDER BY created_at DESC LIMIT 1", 0);
+	if (!res)
+		return code;
+	if (PQntuples(res) == 1) {
+		snprintf(kid, JWT_KID_MAX + 1, "%s", db_val(res, 0, 0));
+		rc = jwt_key_load_pem(db_val(res, 0, 1), strlen(db_val(res, 0, 1)),
+				      JWT_KEY_PRIVATE, key, e);
+		PQclear(res);
+		return rc;
+	}
+	PQclear(res);
+	/* First use: make one. Two workers racing both succeed; both keys verify. */
+	if ((rc = jwt_key_generate(key, e)) || (rc = jwt_kid(*key, kid, e)) ||
+	    (rc = jwt_key_pem(*key, JWT_KEY_PRIVATE, &pem, e)))
+		goto out;
+	rc = db_run(db, e, "INSERT INTO signing_keys (kid, private_pem) VALUES ($1, $2)", 2, kid,
+		    pem);
+	if (!rc)
+		log_info("created signing key %s", kid);
+out:
+	if (pem) {
+		OPENSSL_cleanse(pem, strlen(pem));
+		free(pem);
+	}
+	if (rc) {
+		EVP_PKEY_free(*key);
+		*key = NULL;
+	}
+	return rc;
+}
+
+/* The key named kid: the service's (owner_id empty) or an owner's registered one. */
+static int key_for(struct db *db, const char *kid, EVP_PKEY **key, char owner_id[HTTP_ID_MAX],
+		   struct err *e)
+{
+	PGresult *res;
+	int rc, code = 0;
+
+	res = db_exec(db, e, &code,
+		      "SELECT private_pem, NULL, 'private' FROM signing_keys WHERE kid = $1"
+		      " UNION ALL"
+		      " SELECT public_pem, account_id::text, 'public' FROM account_keys"
+		      "  WHERE kid = $1 AND revoked_at IS NULL",
+		      1, kid);
+	if (!res)
+		return code;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_DENIED, "unknown key id");
+	}
+	const char *pem = db_val(res, 0, 0);
+	snprintf(owner_id, HTTP_ID_MAX, "%s", db_val(res, 0, 1) ? db_val(res, 0, 1) : "");
+	rc = jwt_key_load_pem(pem, strlen(pem),
+			      strcmp(db_val(res, 0, 2), "private") ? JWT_KEY_PUBLIC : JWT_KEY_PRIVATE,
+			      key, e);
+	PQclear(res);
+	return rc ? ERR_DENIED : 0;
+}
+
+int giturl_resolve(struct req *r, const char *tok, size_t n, struct err *e)
+{
+	struct jwt_unverified un;
+	struct jwt_claims *c = NULL;
+	struct account a;
+	EVP_PKEY *key = NULL;
+	char owner_id[HTTP_ID_MAX];
+	int rc;
+
+	if (jwt_peek(tok, n, &un, e)) {
+		r->auth_failure = "malformed git URL token";
+		return ERR_DENIED;
+	}
+	if ((rc = key_for(r->db, un.kid, &key, owner_id, e))) {
+		r->auth_failure = rc == ERR_DENIED ? "git URL token: unknown key" : NULL;
+		return rc == ERR_DB ? ERR_DB : ERR_DENIED;
+	}
+	if (!(c = pool_alloc(r->pool, sizeof(*c)))) {
+		EVP_PKEY_free(key);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	rc = jwt_verify(tok, n, key, GITURL_AUDIENCE, (int64_t)time(NULL), c, e);
+	EVP_PKEY_free(key);
+	if (rc) {
+		r->auth_failure = pool_printf(r->pool, "git URL token: %s", e->msg);
+		return ERR_DENIED;
+	}
+	/* Who the token acts as: the minting account for ours, the key's owner for theirs. */
+	if (owner_id[0]) {
+		rc = account_load_id(r->db, owner_id, &a, e);
+		if (!rc && (strcasecmp(a.login, c->owner) || strcasecmp(a.login, c->iss))) {
+			r->auth_failure = "git URL token: an owner's key signs only for its own "
+					  "repositories";
+			return ERR_DENIED;
+		}
+	} else {
+		rc = account_load(r->db, c->sub, &a, e);
+	}
+	if (rc == ERR_DB)
+		return rc;
+	if (rc) {
+		r->auth_failure = "git URL token: unknown account";
+		return ERR_DENIED;
+	}
+	if (a.disabled) {
+		r->auth_failure = "account disabled";
+		return ERR_DENIED;
+	}
+	r->caller.authenticated = 1;
+	r->caller.kind = TOKEN_JWT;
+	r->caller.account = a;
+	snprintf(r->caller.account_id, sizeof(r->caller.account_id), "%s", a.id);
+	snprintf(r->caller.login, sizeof(r->caller.login), "%s", a.login);
+	r->caller.agent = strcmp(a.kind, "agent") == 0;
+	r->caller.site_admin = a.site_admin;
+	r->caller.scope_write = (c->scopes & JWT_SCOPE_WRITE) != 0;
+	snprintf(r->caller.jwt_repo, sizeof(r->caller.jwt_repo), "%s/%s", c->owner, c->name);
+	r->caller.jwt_ephemeral = c->ephemeral;
+	json_object *pol = jwt_ref_policies_json(c);
+	if (!pol)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	r->caller.jwt_policies = pool_strdup(r->pool, json_object_to_json_string_ext(
+							       pol, JSON_C_TO_STRING_PLAIN));
+	json_object_put(pol);
+	json_add_str(r->audit_details, "jti", c->jti[0] ? c->jti : NULL);
+	json_add_str(r->audit_details, "kid", c->kid);
+	return 0;
+}
