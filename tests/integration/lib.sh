@@ -1,0 +1,340 @@
+# shellcheck shell=bash disable=SC2034
+# lib.sh: helpers sourced by every tests/integration/t_*.sh.
+#
+# The tests talk to the real stack that run.sh started (nginx + sandboxd +
+# PostgreSQL on loopback); run.sh exports local.env before running them.
+# Each check prints one line, "ok   <file>: <name>" or "FAIL <file>: <name>",
+# and appends its outcome to $IT_RESULTS, which run.sh counts. A failing check
+# also prints the last request, its status and body.
+#
+#   api METHOD PATH [BODY] [TOKEN]
+#       one request through nginx; sets STATUS, BODY, HEADERS and REQ_ID.
+#       Extra request headers: API_HEADERS=('Name: value' …).
+#       BODY is JSON text, or @FILE to send a file; "" sends no body.
+#       TOKEN defaults to $SANDBOXD_TOKEN; "-" sends no Authorization header;
+#       "raw:<value>" sends "Authorization: <value>" as given.
+#   expect_status CODE [NAME]
+#   expect_json FILTER VALUE [NAME]     jq -r FILTER on BODY equals VALUE
+#   expect_message TEXT [NAME]          .message equals TEXT
+#   expect_keys FILTER 'k1,k2,…' [NAME] the object's keys are exactly these
+#   expect_header NAME VALUE [LABEL]    header value equals VALUE
+#   expect_header_match NAME REGEX [LABEL]
+#   check NAME CMD…  /  check_eq NAME EXPECTED ACTUAL
+#   sql 'query'                         psql -Atq as the database owner
+#   mk_account LOGIN [flags]            sandboxctl account create
+#   mk_token LOGIN [scope] [flags]      prints the token; last_token_id gives its id
+#   wait_until SECONDS CMD…             poll CMD every 0.1 s
+#   ok NAME / fail NAME DETAIL / finish
+
+set -u
+
+IT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$IT_DIR/../.." && pwd)
+SANDBOXCTL="$ROOT/build/sandboxctl"
+LOCAL_STACK="$ROOT/deploy/local-stack.sh"
+TEST_NAME=$(basename "$0" .sh)
+
+: "${SANDBOXD_URL:?run the tests through tests/integration/run.sh (or source local.env first)}"
+: "${SANDBOXD_TOKEN:?SANDBOXD_TOKEN is not set}"
+: "${SANDBOXD_VAR:?SANDBOXD_VAR is not set}"
+export SANDBOXD_REPOS_DIR=${SANDBOXD_REPOS_DIR:-$SANDBOXD_VAR/repos}
+REPOS_DIR=$SANDBOXD_REPOS_DIR
+SANDBOXD_URL=${SANDBOXD_URL%/}
+
+# scratch space; run.sh points IT_TMP into its var dir, so nothing outlives a run
+_T=$(mktemp -d "${IT_TMP:-${TMPDIR:-/tmp}}/sandboxd-it-$TEST_NAME.XXXXXX")
+: "${IT_RESULTS:=$_T/results}"
+: >>"$IT_RESULTS"
+AT_EXIT=()
+_lib_exit() {
+	local f
+	for f in "${AT_EXIT[@]+"${AT_EXIT[@]}"}"; do eval "$f" || true; done
+	rm -rf "$_T"
+}
+trap _lib_exit EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A suffix that makes this file's logins and repository names unique per run.
+SFX=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+
+STATUS='' BODY='' HEADERS='' REQ_ID='' LAST_REQ='(no request yet)'
+RFC3339_UTC='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$'
+
+_mask() { # show a token's first characters only
+	local t=$1
+	if ((${#t} > 10)); then printf '%s…' "${t:0:10}"; else printf '%s' "$t"; fi
+}
+
+api() {
+	local method=$1 path=$2 body=${3-} token=${4-$SANDBOXD_TOKEN}
+	local -a args=(-sS -X "$method" -o "$_T/body" -D "$_T/headers"
+		-w '%{http_code}' --max-time "${API_TIMEOUT:-30}" -H 'Expect:')
+	local auth_desc
+	case $token in
+	-) auth_desc='no auth' ;;
+	raw:*)
+		args+=(-H "Authorization: ${token#raw:}")
+		auth_desc="Authorization: $(_mask "${token#raw:}")"
+		;;
+	*)
+		args+=(-H "Authorization: Bearer $token")
+		auth_desc="Bearer $(_mask "$token")"
+		;;
+	esac
+	local h
+	for h in "${API_HEADERS[@]+"${API_HEADERS[@]}"}"; do args+=(-H "$h"); done
+	local body_desc=''
+	if [[ -n $body ]]; then
+		args+=(-H 'Content-Type: application/json' --data-binary "$body")
+		if [[ $body == @* ]]; then
+			body_desc=" [body: file ${body#@}, $(stat -c %s "${body#@}") bytes]"
+		else
+			body_desc=" $body"
+			((${#body_desc} > 300)) && body_desc="${body_desc:0:300}…"
+		fi
+	fi
+	LAST_REQ="$method $path ($auth_desc)$body_desc"
+	: >"$_T/body"
+	: >"$_T/headers"
+	STATUS=$(curl "${args[@]}" "$SANDBOXD_URL$path" 2>"$_T/curl.err") || STATUS=000
+	BODY=$(cat "$_T/body")
+	HEADERS=$(tr -d '\r' <"$_T/headers")
+	REQ_ID=$(header X-Request-Id || true)
+	return 0
+}
+
+# header NAME: the value of the last response's header NAME (case-insensitive).
+header() {
+	local want=${1,,} line v
+	while IFS= read -r line; do
+		if [[ ${line,,} == "$want:"* ]]; then
+			v=${line#*:}
+			v="${v#"${v%%[![:space:]]*}"}"
+			v="${v%"${v##*[![:space:]]}"}"
+			printf '%s\n' "$v"
+			return 0
+		fi
+	done <<<"$HEADERS"
+	return 1
+}
+
+_record() { printf '%s\t%s\t%s\n' "$1" "$TEST_NAME" "$2" >>"$IT_RESULTS"; }
+
+ok() {
+	printf 'ok   %s: %s\n' "$TEST_NAME" "$1"
+	_record ok "$1"
+}
+
+fail() {
+	local name=$1 detail=${2-}
+	printf 'FAIL %s: %s\n' "$TEST_NAME" "$name"
+	[[ -n $detail ]] && printf '       %s\n' "$detail"
+	printf '       request: %s\n' "$LAST_REQ"
+	printf '       status:  %s\n' "$STATUS"
+	local b=$BODY
+	((${#b} > 600)) && b="${b:0:600}…"
+	printf '       body:    %s\n' "$b"
+	[[ -s $_T/curl.err ]] && printf '       curl:    %s\n' "$(head -c 300 "$_T/curl.err")"
+	_record fail "$name"
+	return 0
+}
+
+check_eq() { # NAME EXPECTED ACTUAL
+	if [[ "$2" == "$3" ]]; then ok "$1"; else fail "$1" "expected '$2', got '$3'"; fi
+}
+
+# check_cond NAME 'shell condition': ok when the condition (eval'd) holds
+check_cond() {
+	if eval "$2"; then ok "$1"; else fail "$1" "condition failed: $2"; fi
+}
+
+check() { # NAME CMD…
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else fail "$name" "command failed: $*"; fi
+}
+
+expect_status() {
+	local want=$1 name=${2:-"$LAST_REQ -> $1"}
+	if [[ $STATUS == "$want" ]]; then ok "$name"; else fail "$name" "expected status $want, got $STATUS"; fi
+}
+
+_json() { jq -r "$1" <<<"$BODY" 2>/dev/null; }
+
+expect_json() {
+	local filter=$1 want=$2 name=${3:-"$1 == $2"} got
+	if ! got=$(_json "$filter"); then
+		fail "$name" "body is not JSON (wanted $filter == $want)"
+		return 0
+	fi
+	if [[ $got == "$want" ]]; then ok "$name"; else fail "$name" "$filter: expected '$want', got '$got'"; fi
+}
+
+expect_json_match() { # FILTER REGEX [NAME]
+	local filter=$1 re=$2 name=${3:-"$1 ~ /$2/"} got
+	if ! got=$(_json "$filter"); then
+		fail "$name" "body is not JSON"
+		return 0
+	fi
+	if [[ $got =~ $re ]]; then ok "$name"; else fail "$name" "$filter: '$got' does not match /$re/"; fi
+}
+
+expect_message() {
+	expect_json .message "$1" "${2:-"$LAST_REQ -> message '$1'"}"
+}
+
+expect_keys() { # FILTER 'a,b,c' [NAME]
+	local filter=$1 want name=${3:-"keys of $1 are $2"} got
+	want=$(tr ',' '\n' <<<"$2" | sort | paste -sd, -)
+	if ! got=$(jq -r "$filter | keys | sort | join(\",\")" <<<"$BODY" 2>/dev/null); then
+		fail "$name" "body is not a JSON object at $filter"
+		return 0
+	fi
+	if [[ $got == "$want" ]]; then ok "$name"; else fail "$name" "expected keys [$want], got [$got]"; fi
+}
+
+# The body is exactly this JSON document (key order and spacing aside).
+expect_body() {
+	local want name=${2:-"$LAST_REQ -> body $1"} got
+	want=$(jq -S -c . <<<"$1")
+	if ! got=$(jq -S -c . <<<"$BODY" 2>/dev/null) || [[ -z $BODY ]]; then
+		fail "$name" "body is not JSON"
+		return 0
+	fi
+	if [[ $got == "$want" ]]; then ok "$name"; else fail "$name" "expected body $want"; fi
+}
+
+expect_empty_body() {
+	local name=${1:-"$LAST_REQ -> empty body"}
+	if [[ -z $BODY ]]; then ok "$name"; else fail "$name" "expected an empty body"; fi
+}
+
+expect_header() {
+	local h=$1 want=$2 name=${3:-"header $1: $2"} got
+	if ! got=$(header "$h"); then
+		fail "$name" "no $h header; headers were: $(tr '\n' '|' <<<"$HEADERS")"
+		return 0
+	fi
+	if [[ $got == "$want" ]]; then ok "$name"; else fail "$name" "$h: expected '$want', got '$got'"; fi
+}
+
+expect_header_match() {
+	local h=$1 re=$2 name=${3:-"header $1 ~ /$2/"} got
+	if ! got=$(header "$h"); then
+		fail "$name" "no $h header; headers were: $(tr '\n' '|' <<<"$HEADERS")"
+		return 0
+	fi
+	if [[ $got =~ $re ]]; then ok "$name"; else fail "$name" "$h: '$got' does not match /$re/"; fi
+}
+
+# The standard error body: exact status, exact message, nothing else in it.
+expect_error() { # STATUS MESSAGE [NAME]
+	local name=${3:-"$LAST_REQ -> $1 '$2'"}
+	if [[ $STATUS != "$1" ]]; then
+		fail "$name" "expected status $1 with message '$2', got $STATUS"
+		return 0
+	fi
+	local got
+	if ! got=$(jq -c . <<<"$BODY" 2>/dev/null) || [[ -z $BODY ]]; then
+		fail "$name" "body is not JSON"
+		return 0
+	fi
+	if [[ $(jq -r '.message' <<<"$BODY") == "$2" && $(jq -r 'keys|join(",")' <<<"$BODY") == message ]]; then
+		ok "$name"
+	else
+		fail "$name" "expected body {\"message\":\"$2\"}"
+	fi
+}
+
+# A 400 whose message names FIELD in quotes ('field' or `field`).
+expect_names_field() { # STATUS FIELD [NAME]
+	local name=${3:-"$LAST_REQ -> $1 naming '$2'"} msg
+	msg=$(_json .message) || msg=''
+	if [[ $STATUS == "$1" && ( $msg == *"'$2'"* || $msg == *"\`$2\`"* ) ]]; then
+		ok "$name"
+	else
+		fail "$name" "expected $1 with a message naming '$2'"
+	fi
+}
+
+sql() {
+	psql -X -Atq -v ON_ERROR_STOP=1 -c "$1" 2>"$_T/sql.err"
+	local rc=$?
+	if ((rc != 0)); then
+		printf '       sql error: %s\n' "$(head -c 400 "$_T/sql.err")" >&2
+	fi
+	return $rc
+}
+
+ctl() { # sandboxctl with the stack's settings; output in CTL_OUT/CTL_ERR, code in CTL_RC
+	"$SANDBOXCTL" "$@" >"$_T/ctl.out" 2>"$_T/ctl.err"
+	CTL_RC=$?
+	CTL_OUT=$(cat "$_T/ctl.out")
+	CTL_ERR=$(cat "$_T/ctl.err")
+	return $CTL_RC
+}
+
+mk_account() { # LOGIN [flags…]
+	if ! ctl account create "$@"; then
+		LAST_REQ="sandboxctl account create $*"
+		STATUS="exit $CTL_RC"
+		BODY="$CTL_OUT $CTL_ERR"
+		fail "sandboxctl account create $1" "exit $CTL_RC"
+		return 1
+	fi
+}
+
+# mk_token LOGIN [SCOPE] [flags…]: prints the token; its id is kept for last_token_id.
+mk_token() {
+	local login=$1 scope=${2:-write}
+	shift
+	(($# > 0)) && shift
+	if ! ctl token create "$login" --scope "$scope" "$@"; then
+		LAST_REQ="sandboxctl token create $login --scope $scope $*"
+		STATUS="exit $CTL_RC"
+		BODY="$CTL_OUT $CTL_ERR"
+		fail "sandboxctl token create $login" "exit $CTL_RC" >&2
+		return 1
+	fi
+	# stderr names the id, e.g. "token id 17 for bob, …"; take the number after "id"
+	sed -n 's/.*\<id[^0-9]*\([0-9][0-9]*\).*/\1/p' <<<"$CTL_ERR" | head -n 1 >"$_T/last_token_id"
+	printf '%s\n' "$CTL_OUT"
+}
+
+last_token_id() { cat "$_T/last_token_id" 2>/dev/null; }
+
+# A user account with a write token: sets TOKEN_<var> … use as: user_with_token LOGIN; tok=$LAST_TOKEN
+mk_user() { # LOGIN [account flags…] -> LAST_TOKEN (write scope)
+	local login=$1
+	shift
+	mk_account "$login" "$@" || return 1
+	LAST_TOKEN=$(mk_token "$login" write) || return 1
+	LAST_TOKEN_ID=$(last_token_id)
+}
+
+wait_until() { # SECONDS CMD…: true once CMD succeeds, false after SECONDS
+	local secs=$1 i n
+	shift
+	n=$((${secs%.*} * 10))
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
+epoch() { date -u -d "$1" +%s 2>/dev/null; }
+
+basic() { # the Authorization value for HTTP Basic with the token as password
+	printf 'raw:Basic %s' "$(printf '%s:%s' "${2:-x}" "$1" | base64 -w0)"
+}
+
+finish() {
+	local p f
+	p=$(grep -c "^ok	$TEST_NAME	" "$IT_RESULTS" || true)
+	f=$(grep -c "^fail	$TEST_NAME	" "$IT_RESULTS" || true)
+	printf '# %s: %s passed, %s failed\n' "$TEST_NAME" "$p" "$f"
+	((f == 0 && p > 0))
+	exit $?
+}

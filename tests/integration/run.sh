@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# run.sh: start a throwaway local stack, run the integration tests against it,
+# stop and remove everything it started, and print "N passed, N failed".
+#
+#   bash tests/integration/run.sh              # every tests/integration/t_*.sh
+#   bash tests/integration/run.sh t_auth t_repos.sh
+#
+# Settings: SANDBOXD_SKIP_DEPS (default 1: do not apt-get), IT_WORKERS (default 4),
+# IT_KEEP=1 keeps the var dir for inspection (processes are still stopped).
+
+set -u
+
+IT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$IT_DIR/../.." && pwd)
+cd "$ROOT" || exit 2
+
+VAR=''
+RESULTS=/dev/null   # set once the var dir exists: $VAR/it-results
+CLEANED=0
+
+log() { printf '# %s\n' "$*"; }
+
+pg_ctl_bin() {
+	if command -v pg_ctl >/dev/null 2>&1; then
+		command -v pg_ctl
+	else
+		ls /usr/lib/postgresql/*/bin/pg_ctl 2>/dev/null | sort -V | tail -n 1
+	fi
+}
+
+# pids of processes whose command line names our (unique, mktemp-made) var dir
+var_pids() {
+	[[ -n $VAR ]] || return 0
+	local p
+	for p in $(pgrep -f -- "$VAR" 2>/dev/null); do
+		[[ $p == "$$" || $p == "$BASHPID" ]] && continue
+		printf '%s\n' "$p"
+	done
+}
+
+cleanup() {
+	((CLEANED)) && return 0
+	CLEANED=1
+	trap - EXIT INT TERM
+	[[ -n $VAR && -d $VAR ]] || return 0
+	log "stopping the stack"
+	SANDBOXD_VAR=$VAR timeout -k 5 60 bash "$ROOT/deploy/local-stack.sh" down >>"$VAR/stack-down.log" 2>&1 </dev/null ||
+		log "local-stack.sh down failed (exit $?); see below"
+	# Whatever is left: the master from the pid file, PostgreSQL, anything naming $VAR.
+	local pidf=${SANDBOXD_PID_FILE:-$VAR/run/sandboxd.pid} p i
+	if [[ -f $pidf ]]; then
+		p=$(cat "$pidf" 2>/dev/null)
+		if [[ $p =~ ^[0-9]+$ ]] && kill -0 "$p" 2>/dev/null && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]]; then
+			log "sandboxd master $p still running: SIGTERM"
+			kill -TERM "$p"
+			for ((i = 0; i < 100; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+			if kill -0 "$p" 2>/dev/null; then
+				log "sandboxd master $p did not stop: SIGKILL to its process group"
+				pkill -KILL -P "$p" 2>/dev/null
+				kill -KILL "$p" 2>/dev/null
+			fi
+		fi
+	fi
+	if [[ -f $VAR/pg/postmaster.pid ]]; then
+		p=$(head -n 1 "$VAR/pg/postmaster.pid")
+		if [[ $p =~ ^[0-9]+$ ]] && kill -0 "$p" 2>/dev/null; then
+			log "PostgreSQL $p still running: pg_ctl stop"
+			su postgres -s /bin/sh -c "$(pg_ctl_bin) -D '$VAR/pg' stop -m immediate -w -t 20" >/dev/null 2>&1 </dev/null ||
+				kill -QUIT "$p" 2>/dev/null
+		fi
+	fi
+	local left i
+	for ((i = 0; i < 50; i++)); do
+		left=$(var_pids)
+		[[ -z $left ]] && break
+		((i == 0)) && log "left over after down: $(tr '\n' ' ' <<<"$left")"
+		# shellcheck disable=SC2086
+		kill -TERM $left 2>/dev/null
+		sleep 0.1
+	done
+	left=$(var_pids)
+	if [[ -n $left ]]; then
+		log "killing with SIGKILL: $(tr '\n' ' ' <<<"$left")"
+		# shellcheck disable=SC2086
+		kill -KILL $left 2>/dev/null
+	fi
+	if [[ ${IT_KEEP:-0} == 1 ]]; then
+		log "keeping $VAR"
+	elif [[ $VAR == */sandboxd-it.* ]]; then
+		rm -rf -- "$VAR"
+	fi
+}
+
+# Children run in the background and are waited for, so that a signal to run.sh
+# is handled at once (bash runs traps only between foreground commands).
+CUR_PID=''
+run_child() { # CMD…: run in the background, wait, return its status
+	"$@" &
+	CUR_PID=$!
+	wait "$CUR_PID"
+	local rc=$?
+	CUR_PID=''
+	return $rc
+}
+
+on_signal() {
+	log "interrupted"
+	if [[ -n $CUR_PID ]] && kill -0 "$CUR_PID" 2>/dev/null; then
+		kill -TERM "$CUR_PID" 2>/dev/null
+		wait "$CUR_PID" 2>/dev/null
+	fi
+	cleanup
+	exit 130
+}
+trap cleanup EXIT
+trap on_signal INT TERM
+
+port_free() {
+	! ss -Htan 2>/dev/null | awk '{print $4}' | grep -q -E "[:.]$1\$"
+}
+
+PICKED=' '
+pick_port() { # VAR: a free loopback TCP port not picked before, into VAR
+	local p i
+	for ((i = 0; i < 200; i++)); do
+		p=$((20000 + (SRANDOM % 40000)))
+		[[ $PICKED == *" $p "* ]] && continue
+		if port_free "$p"; then
+			PICKED+="$p "
+			printf -v "$1" '%s' "$p"
+			return 0
+		fi
+	done
+	echo "no free port found" >&2
+	return 1
+}
+
+count() { # ok|fail: how many checks had that outcome
+	grep -c "^$1	" "$RESULTS" 2>/dev/null || true
+}
+
+# The whole run is one function, parsed before it starts: editing this file while a
+# run is going cannot break that run.
+main() {
+	# ---- which tests ------------------------------------------------------------
+
+	VAR=$(mktemp -d "${TMPDIR:-/tmp}/sandboxd-it.XXXXXXXX")
+	chmod 755 "$VAR"
+	RESULTS=$VAR/it-results
+	: >"$RESULTS"
+
+	tests=()
+	if (($# > 0)); then
+		for a in "$@"; do
+			a=${a##*/}
+			a=${a%.sh}
+			[[ $a == t_* ]] || a="t_$a"
+			if [[ ! -f $IT_DIR/$a.sh ]]; then
+				echo "no such test: $IT_DIR/$a.sh" >&2
+				printf 'fail\trun\tno such test %s\n' "$a" >>"$RESULTS"
+				continue
+			fi
+			tests+=("$IT_DIR/$a.sh")
+		done
+	else
+		# The tests that disturb the stack (database restart, signals to the
+		# master) run last, so a failure there cannot spoil the others.
+		for t in "$IT_DIR"/t_*.sh; do
+			case ${t##*/} in t_database.sh | t_workers.sh) continue ;; esac
+			tests+=("$t")
+		done
+		for t in "$IT_DIR"/t_database.sh "$IT_DIR"/t_workers.sh; do
+			[[ -f $t ]] && tests+=("$t")
+		done
+	fi
+
+	# ---- the stack --------------------------------------------------------------
+
+	export SANDBOXD_VAR=$VAR
+	if [[ -n ${IT_HTTP_PORT:-} ]]; then SANDBOXD_HTTP_PORT=$IT_HTTP_PORT; else pick_port SANDBOXD_HTTP_PORT; fi
+	if [[ -n ${IT_PG_PORT:-} ]]; then SANDBOXD_PG_PORT=$IT_PG_PORT; else pick_port SANDBOXD_PG_PORT; fi
+	export SANDBOXD_HTTP_PORT SANDBOXD_PG_PORT
+	export SANDBOXD_WORKERS=${IT_WORKERS:-4}
+	export SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
+	export IT_RESULTS=$RESULTS
+	export IT_TMP=$VAR/it-tmp
+	mkdir -p "$IT_TMP"
+
+	if ((${#tests[@]} > 0)); then
+		log "var dir $VAR, http port $SANDBOXD_HTTP_PORT, pg port $SANDBOXD_PG_PORT, $SANDBOXD_WORKERS workers"
+		log "starting the stack: deploy/local-stack.sh up (log: $VAR/stack-up.log)"
+		run_child timeout -k 10 900 bash "$ROOT/deploy/local-stack.sh" up >"$VAR/stack-up.log" 2>&1 </dev/null
+		rc=$?
+		if ((rc != 0)); then
+			log "local-stack.sh up failed (exit $rc); last lines of its output:"
+			tail -n 40 "$VAR/stack-up.log" | sed 's/^/#   /'
+			printf 'fail\trun\tlocal-stack.sh up\n' >>"$RESULTS"
+			tests=()
+		elif [[ ! -f $VAR/local.env ]]; then
+			log "local-stack.sh up wrote no $VAR/local.env"
+			printf 'fail\trun\tlocal.env\n' >>"$RESULTS"
+			tests=()
+		else
+			set -a
+			# shellcheck disable=SC1091
+			. "$VAR/local.env"
+			set +a
+			export SANDBOXD_VAR=$VAR
+			export SANDBOXD_REPOS_DIR=${SANDBOXD_REPOS_DIR:-$VAR/repos}
+			# The tests run as root and read repositories that the service may own.
+			export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
+		fi
+	fi
+
+	for t in "${tests[@]+"${tests[@]}"}"; do
+		name=${t##*/}
+		name=${name%.sh}
+		log "---- $name"
+		before=$(grep -c "	$name	" "$RESULTS" || true)
+		run_child timeout -k 10 "${IT_TEST_TIMEOUT:-600}" bash "$t" </dev/null
+		rc=$?
+		after=$(grep -c "	$name	" "$RESULTS" || true)
+		if ((rc == 124 || rc == 137)); then
+			printf 'FAIL %s: timed out\n' "$name"
+			printf 'fail\t%s\ttimed out\n' "$name" >>"$RESULTS"
+		elif ((rc != 0 && rc != 1)); then
+			printf 'FAIL %s: exited with status %s\n' "$name" "$rc"
+			printf 'fail\t%s\texit %s\n' "$name" "$rc" >>"$RESULTS"
+		elif ((after == before)); then
+			printf 'FAIL %s: no checks ran\n' "$name"
+			printf 'fail\t%s\tno checks\n' "$name" >>"$RESULTS"
+		elif ((rc == 1)) && ! grep -q "^fail	$name	" "$RESULTS"; then
+			printf 'FAIL %s: exited with status 1\n' "$name"
+			printf 'fail\t%s\texit 1\n' "$name" >>"$RESULTS"
+		fi
+		# Env may have changed if a test restarted sandboxd (a new admin token, say).
+		if [[ -f $VAR/local.env ]]; then
+			set -a
+			# shellcheck disable=SC1091
+			. "$VAR/local.env"
+			set +a
+		fi
+	done
+
+	# Crashes show in the logs even when every check passed: point at them.
+	if [[ -n $VAR && -d $VAR ]]; then
+		for f in "$VAR"/log/*.log; do
+			[[ -f $f ]] || continue
+			pat='AddressSanitizer|UndefinedBehaviorSanitizer|runtime error:|SIGSEGV|SIGABRT|signal (6|7|11)\b|core dumped|assertion'
+			if grep -qE "$pat" "$f"; then
+				log "crash signs in ${f#"$VAR"/} (last 10):"
+				grep -E "$pat" "$f" | tail -n 10 | cut -c1-300 | sed 's/^/#   /'
+				printf 'FAIL run: no crash signs in %s\n' "${f#"$VAR"/}"
+				printf 'fail\trun\tcrash signs in %s\n' "${f#"$VAR"/}" >>"$RESULTS"
+			fi
+		done
+	fi
+	passed=$(count ok)
+	failed=$(count fail)
+	cleanup
+	# the one result line, last
+	echo "$passed passed, $failed failed"
+	((failed == 0 && passed > 0))
+}
+
+main "$@"
+exit $?

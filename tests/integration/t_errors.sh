@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# t_errors.sh: 404 unknown route, 405 with Allow, 400 bodies that are not JSON
+# objects, 413 over the body limit, X-Request-Id on every response, /healthz.
+. "$(dirname "$0")/lib.sh"
+
+LIMIT=${SANDBOXD_BODY_LIMIT:-1048576}
+U="err$SFX"
+mk_user "$U" || exit 1
+UT=$LAST_TOKEN
+api POST /api/v3/user/repos "{\"name\":\"r$SFX\"}" "$UT"
+expect_status 201 'a repository for the route tests'
+RB="/api/v3/repos/$U/r$SFX"
+
+IDS=()
+request_id_ok() { # every response carries X-Request-Id
+	local id
+	if id=$(header X-Request-Id) && [[ -n $id ]]; then
+		IDS+=("$id")
+		ok "$1: X-Request-Id present"
+	else
+		fail "$1: X-Request-Id present" "headers were: $(tr '\n' '|' <<<"$HEADERS")"
+	fi
+}
+
+json_ct() { expect_header_match Content-Type '^application/json' "$1: Content-Type application/json"; }
+
+# --- 404 -----------------------------------------------------------------------------
+for p in /api/v3/nope /api/v3/user/nope "$RB/nope" /api/v3/repos/onlyowner /api/v3 "/api/v3/repos/$U/r$SFX/collaborators"; do
+	api GET "$p" "" "$UT"
+	expect_error 404 'not found' "GET $p: 404 not found"
+	request_id_ok "404 $p"
+done
+json_ct '404'
+
+# --- 405 with Allow ---------------------------------------------------------------------
+allow_is() { # expected methods (space separated), label
+	local got want g
+	if ! got=$(header Allow); then
+		fail "$2: Allow header" "no Allow header"
+		return
+	fi
+	want=$(tr ' ' '\n' <<<"$1" | sort | paste -sd' ' -)
+	g=$(tr ',' '\n' <<<"$got" | tr -d ' ' | grep -v '^HEAD$' | sort | paste -sd' ' -)
+	check_eq "$2: Allow lists $1" "$want" "$g"
+}
+api DELETE /api/v3/user "" "$UT"
+expect_error 405 'method not allowed' 'DELETE /api/v3/user: 405 method not allowed'
+allow_is GET 'DELETE /api/v3/user'
+request_id_ok '405'
+json_ct '405'
+api PUT "$RB" '{"archived":true}' "$UT"
+expect_error 405 'method not allowed' 'PUT /repos/{owner}/{repo}: 405'
+expect_header Allow 'GET, PATCH' 'PUT /repos/{owner}/{repo}: Allow: GET, PATCH'
+api GET /api/v3/user/repos "" "$UT"
+expect_error 405 'method not allowed' 'GET /user/repos: 405'
+allow_is POST 'GET /user/repos'
+api GET "$RB/collaborators/$U" "" "$UT"
+expect_error 405 'method not allowed' 'GET …/collaborators/{login}: 405'
+allow_is 'PUT DELETE' 'GET …/collaborators/{login}'
+api POST /api/v3/user "" "$UT"
+expect_error 405 'method not allowed' 'POST /api/v3/user: 405'
+api GET /api/v3/admin/accounts "" "$UT"
+expect_error 405 'method not allowed' 'GET /admin/accounts: 405'
+allow_is POST 'GET /admin/accounts'
+api GET /api/v3/user/tokens/1 "" "$UT"
+expect_error 405 'method not allowed' 'GET /user/tokens/{id}: 405'
+allow_is DELETE 'GET /user/tokens/{id}'
+api DELETE "$RB" "" "$UT"
+expect_error 405 'method not allowed' 'DELETE /repos/{owner}/{repo}: 405'
+check 'the DELETE did not remove the repository' test -d "$REPOS_DIR/$U/r$SFX.git"
+
+# --- encoded path tricks are refused, never served from elsewhere ------------------------------
+for p in '/api/v3/repos/%2e%2e/%2e%2e' "/api/v3/repos/$U/r$SFX%2Fx" "/api/v3/repos/$U%2Fr$SFX" \
+	'/api/v3/repos/..%2F..%2Fetc/passwd' '/api/v3/user%00'; do
+	api GET "$p" "" "$UT"
+	check_cond "GET $p: 400 or 404 with a JSON message" '[[ ($STATUS == 400 || $STATUS == 404) && -n $(_json .message) ]]'
+done
+
+# --- query strings do not change routing ----------------------------------------------------
+api GET '/api/v3/user?page=2&x=%2F' "" "$UT"
+expect_status 200 'GET /api/v3/user?query: 200'
+expect_json .login "$U" 'GET /api/v3/user?query: the account'
+
+# --- 400: bodies that are not a JSON object ---------------------------------------------------
+not_json() {
+	api POST /api/v3/user/repos "$1" "$UT"
+	expect_json_match .message '^body is not valid JSON: .+' "$2: 400 body is not valid JSON: …"
+	expect_status 400 "$2: status 400"
+}
+not_json '{"name":' 'truncated JSON'
+not_json 'name=x' 'form-encoded body'
+not_json "{'name':'x'}" 'single-quoted JSON'
+not_json "{\"name\":\"t$SFX\"} trailing" 'JSON followed by garbage'
+api POST /api/v3/user/repos $'{"name":"u\xff\xfe"}' "$UT"
+expect_status 400 'invalid UTF-8 in the body: 400'
+check 'the JSON followed by garbage created nothing' test ! -e "$REPOS_DIR/$U/t$SFX.git"
+request_id_ok '400'
+json_ct '400'
+for b in '[1,2]' '"name"' '42' 'null' 'true'; do
+	api POST /api/v3/user/repos "$b" "$UT"
+	expect_error 400 'body must be a JSON object' "body $b: 400 body must be a JSON object"
+done
+api POST /api/v3/user/repos '' "$UT"
+check_cond 'no body at all: 400' '[[ $STATUS == 400 && -n $(_json .message) ]]'
+
+# a deeply nested body is refused, not a crash
+deep=$(printf '[%.0s' {1..20000})
+printf '{"name":"deep%s","x":%s' "$SFX" "$deep" >"$_T/deep.json"
+api POST /api/v3/user/repos "@$_T/deep.json" "$UT"
+expect_status 400 'JSON nested 20000 deep: 400'
+deep=$(printf '{"a":%.0s' {1..5000})
+printf '{"name":"deep%s","x":%s1%s}' "$SFX" "$deep" "$(printf '}%.0s' {1..5000})" >"$_T/deep2.json"
+api POST /api/v3/user/repos "@$_T/deep2.json" "$UT"
+check_cond 'objects nested 5000 deep: 400 (or ignored as an unknown field: 201)' '[[ $STATUS == 400 || $STATUS == 201 ]]'
+api GET /api/v3/user "" "$UT"
+expect_status 200 'the service still answers after the deep bodies'
+
+# missing field / wrong type name the field (per route; more in the route tests)
+api POST /api/v3/user/repos '{"visibility":"public"}' "$UT"
+expect_error 400 "field 'name' is required" 'missing field: 400 names it'
+api POST /api/v3/user/repos '{"name":["x"]}' "$UT"
+expect_error 400 "field 'name' must be a string" 'wrong type: 400 names it'
+api PATCH "$RB" '{"archived":1}' "$UT"
+expect_error 400 "field 'archived' must be a boolean" 'archived 1: must be a boolean'
+
+# --- 413 over the body limit --------------------------------------------------------------------
+body_of_size() { # SIZE FILE: a JSON object of exactly SIZE bytes
+	local pre="{\"name\":\"$3\",\"pad\":\"" post='"}'
+	local n=$(($1 - ${#pre} - ${#post}))
+	{
+		printf '%s' "$pre"
+		head -c "$n" /dev/zero | tr '\0' a
+		printf '%s' "$post"
+	} >"$2"
+}
+body_of_size $((LIMIT + 1)) "$_T/big.json" "big$SFX"
+api POST /api/v3/user/repos "@$_T/big.json" "$UT"
+expect_error 413 "request body is larger than $LIMIT bytes" "a body of $((LIMIT + 1)) bytes: 413"
+request_id_ok '413'
+json_ct '413'
+check 'the 413 created nothing' test ! -e "$REPOS_DIR/$U/big$SFX.git"
+head -c $((8 * 1024 * 1024)) /dev/zero | tr '\0' ' ' >"$_T/huge.json"
+api PATCH "$RB" "@$_T/huge.json" "$UT"
+expect_error 413 "request body is larger than $LIMIT bytes" 'a body of 8 MiB: 413'
+API_HEADERS=('Transfer-Encoding: chunked')
+api POST /api/v3/user/repos "@$_T/big.json" "$UT"
+expect_error 413 "request body is larger than $LIMIT bytes" "a chunked body of $((LIMIT + 1)) bytes: 413"
+api POST /api/v3/user/repos "{\"name\":\"chunked$SFX\"}" "$UT"
+expect_status 201 'a small chunked body: 201'
+API_HEADERS=()
+body_of_size "$LIMIT" "$_T/exact.json" "exact$SFX"
+api POST /api/v3/user/repos "@$_T/exact.json" "$UT"
+expect_status 201 "a body of exactly $LIMIT bytes is accepted"
+api GET /api/v3/user "" "$UT"
+expect_status 200 'the service answers after the big bodies'
+
+# --- X-Request-Id: present and unique -------------------------------------------------------------
+api GET /api/v3/user "" "$UT"
+request_id_ok '200'
+api GET /api/v3/user "" -
+request_id_ok '401'
+uniq=$(printf '%s\n' "${IDS[@]}" | sort -u | wc -l)
+check_eq 'request ids are unique per request' "${#IDS[@]}" "$uniq"
+
+# --- /healthz ------------------------------------------------------------------------------------
+api GET /healthz "" -
+expect_status 200 'GET /healthz without a token: 200'
+expect_body '{"status":"ok","database":"ok","docker":"ok"}' 'GET /healthz body'
+request_id_ok 'healthz'
+json_ct 'healthz'
+api GET /healthz "" "$UT"
+expect_status 200 'GET /healthz with a token: 200'
+
+finish
