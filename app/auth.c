@@ -118,10 +118,9 @@ static enum role effective_role(const struct caller *c, const struct repo *repo,
 		else
 			role = role_parse(collab_role);
 	}
-	/* A job token serves one repository; elsewhere it is no more than anonymous. */
-	if (c->kind == TOKEN_JOB && strcmp(c->job_repo_id, repo->id))
-		role = ROLE_NONE;
-	else if ((c->kind == TOKEN_JOB || c->kind == TOKEN_JWT) && role > ROLE_WRITE)
+	/* Job tokens and git URLs serve one repository (checked by the caller) and never
+	 * administer it. */
+	if ((c->kind == TOKEN_JOB || c->kind == TOKEN_JWT) && role > ROLE_WRITE)
 		role = ROLE_WRITE;
 	if (c->authenticated && !c->scope_write && role > ROLE_READ)
 		role = ROLE_READ;
@@ -148,6 +147,12 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
 		      3, owner, name, r->caller.authenticated ? r->caller.account_id : NULL);
 	if (!res)
 		return http_fail(r, code, &e) + 1;
+	if (PQntuples(res) == 1 && r->caller.kind == TOKEN_JOB &&
+	    strcmp(r->caller.job_repo_id, db_val(res, 0, 0))) {
+		PQclear(res);
+		http_error(r, 403, "job tokens can only be used on their repository");
+		return 1;
+	}
 	if (PQntuples(res) == 1) {
 		copy(out->id, sizeof(out->id), db_val(res, 0, 0));
 		copy(out->owner_id, sizeof(out->owner_id), db_val(res, 0, 1));

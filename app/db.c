@@ -14,6 +14,7 @@ void db_init(struct db *db, const char *url)
 	db->url = url;
 	db->in_tx = 0;
 	db->nprepared = 0;
+	db->retry_ok = 0;
 }
 
 void db_close(struct db *db)
@@ -74,6 +75,11 @@ int db_ensure(struct db *db, struct err *e)
 	return 0;
 }
 
+void db_request_start(struct db *db)
+{
+	db->retry_ok = 1;
+}
+
 static PGresult *vexec(struct db *db, struct err *e, int *code, const char *sql, int n,
 		       va_list ap)
 {
@@ -94,6 +100,20 @@ static PGresult *vexec(struct db *db, struct err *e, int *code, const char *sql,
 	}
 	res = run_prepared(db, sql, n, params);
 	st = PQresultStatus(res);
+	if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK && db->retry_ok && !db->in_tx &&
+	    PQstatus(db->conn) != CONNECTION_OK) {
+		/* The server went away between requests (a restart): reconnect once. */
+		PQclear(res);
+		log_warn("database connection lost, reconnecting");
+		db_close(db);
+		if (db_ensure(db, e)) {
+			c = ERR_DB;
+			goto fail;
+		}
+		res = run_prepared(db, sql, n, params);
+		st = PQresultStatus(res);
+	}
+	db->retry_ok = 0;
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
 		return res;
 	if (PQstatus(db->conn) != CONNECTION_OK) {

@@ -1,5 +1,6 @@
 /* json.c: typed access to request bodies, with messages that name the field. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sandboxd/json.h"
 #include "sandboxd/banned.h"
@@ -42,9 +43,22 @@ int json_parse_object(const char *body, size_t len, json_object **out, struct er
 		*out = json_object_new_object();
 		return *out ? 0 : ERR_NOMEM;
 	}
-	/* json-c cannot tell that a bare number at the end of input is complete. */
-	if (body[i] != '{' && body[i] != 0)
-		return err_set(e, ERR_INVALID, "body must be a JSON object");
+	/* Anything but an object: say whether it was JSON at all. json-c cannot tell that a
+	 * bare number at the end of input is complete, so that case parses as a string. */
+	if (body[i] != '{' && body[i] != 0) {
+		char *copy = strndup(body, len);
+		enum json_tokener_error verr = json_tokener_error_parse_unexpected;
+		json_object *v = copy && !memchr(body, 0, len) ? json_tokener_parse_verbose(copy, &verr)
+							       : NULL;
+		int is_json = verr == json_tokener_success; /* "null" parses to NULL */
+		json_object_put(v);
+		free(copy);
+		if (is_json && !lenient(body, len, NULL))
+			return err_set(e, ERR_INVALID, "body must be a JSON object");
+		return err_set(e, ERR_INVALID, "body is not valid JSON: %s",
+			       body[i] == '[' || body[i] == '"' ? "unexpected end of data"
+								 : "unexpected character");
+	}
 	if (len > (size_t)INT32_MAX)
 		return err_set(e, ERR_TOOBIG, "request body is too large");
 	if (memchr(body, 0, len))

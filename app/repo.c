@@ -1,6 +1,7 @@
 /* repo.c: repositories in the database and on disk. */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 int repo_valid_name(const char *name, const char *field, struct err *e)
 {
 	size_t n = strlen(name);
-	int ok = n >= 1 && n <= 100 && name[0] != '.' && name[0] != '-' &&
+	int ok = n >= 1 && n <= 100 && name[0] != '.' && name[0] != '-' && !strstr(name, "..") &&
 		 !(n >= 4 && strcasecmp(name + n - 4, ".git") == 0);
 
 	for (size_t i = 0; ok && i < n; i++) {
@@ -26,7 +27,7 @@ int repo_valid_name(const char *name, const char *field, struct err *e)
 	if (!ok)
 		return err_set(e, ERR_INVALID,
 			       "field '%s' must be 1 to 100 letters, digits, '.', '-' or '_', not "
-			       "starting with '.' or '-' and not ending in '.git'", field);
+			       "starting with '.' or '-', without '..' and not ending in '.git'", field);
 	return 0;
 }
 
@@ -111,6 +112,16 @@ int repo_create(struct db *db, const char *repos_dir, const char *owner_id, cons
 	PQclear(res);
 	if (!(*path = repo_path(repos_dir, owner, out->name)))
 		return err_set(e, ERR_NOMEM, "out of memory");
+	/* Something already at the path was not made by us: never adopt or remove it. */
+	struct stat st;
+	if (lstat(*path, &st) == 0) {
+		log_error("%s exists on disk but has no row; refusing to create %s/%s", *path, owner,
+			  name);
+		err_set(e, ERR_EXISTS, "repository %s/%s already exists on disk", owner, name);
+		free(*path);
+		*path = NULL;
+		return ERR_EXISTS;
+	}
 	opts.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_NO_REINIT |
 		     GIT_REPOSITORY_INIT_MKPATH;
 	opts.initial_head = branch;

@@ -98,7 +98,6 @@ static void run(struct req *r, const struct route *route)
 
 	rc = auth_resolve(r, &e);
 	if (rc == ERR_DENIED) {
-		r->match.route = NULL; /* audited as auth.denied */
 		http_unauthorized(r, "bad credentials");
 		return;
 	}
@@ -158,6 +157,7 @@ static void handle(struct req *r)
 	int status;
 
 	clock_gettime(CLOCK_MONOTONIC, &r->started);
+	db_request_start(r->db);
 	request_id(r);
 	log_set_request(r->request_id);
 	r->method = http_param(r, "REQUEST_METHOD");
@@ -203,7 +203,7 @@ static void handle(struct req *r)
 			http_header(r, "Allow", r->match.allow);
 		http_error(r, status, status == 404 ? "not found" : "method not allowed");
 	}
-	action = r->match.route ? r->match.route->action : auth_action(r);
+	action = r->status == 401 || !r->match.route ? auth_action(r) : r->match.route->action;
 	finish(r, action);
 send:
 	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);

@@ -2,8 +2,11 @@
 # make bench: figures and ratios against raw baselines, on loopback, bounded in time.
 # Starts a throwaway stack (like the integration tests), measures, removes everything.
 #
-#   GET /api/v3/user through nginx + sandboxd, 16 clients, beside nginx answering a static
-#   `return 200` (a second nginx with the same worker count) in the same run.
+#   1. GET /api/v3/user through nginx + sandboxd, 16 clients, beside nginx answering a
+#      static `return 200` (a second nginx with the same worker count) in the same run.
+#   2. Full and shallow clones of a repository of BENCH_REPO_MB (default 60) MB through
+#      sandboxd, beside plain `git http-backend` behind nginx + fcgiwrap, medians of
+#      BENCH_CLONES (default 5) runs each.
 #
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
@@ -17,9 +20,10 @@ STATIC_PID=""
 
 cleanup() {
 	[ -n "$STATIC_PID" ] && kill "$STATIC_PID" 2>/dev/null || true
+	pkill -f "$VAR/plain/fcgiwrap.sock" 2>/dev/null || true
 	[ -f "$VAR/static/nginx.pid" ] && kill "$(cat "$VAR/static/nginx.pid")" 2>/dev/null || true
 	SANDBOXD_VAR=$VAR bash "$ROOT/deploy/local-stack.sh" down >/dev/null 2>&1 || true
-	rm -rf -- "$VAR"
+	[ "${BENCH_KEEP:-0}" = 1 ] && echo "bench: kept $VAR" >&2 || rm -rf -- "$VAR"
 }
 trap cleanup EXIT INT TERM
 
@@ -42,6 +46,7 @@ bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up
 STATIC_PORT=$(free_port)
 mkdir -p "$VAR/static"
 cat >"$VAR/static/nginx.conf" <<CONF
+user www-data;
 worker_processes 2;
 pid $VAR/static/nginx.pid;
 error_log $VAR/static/error.log;
@@ -53,6 +58,38 @@ http {
 	server {
 		listen 127.0.0.1:$STATIC_PORT;
 		location / { default_type application/json; return 200 '{"login":"admin"}\n'; }
+	}
+}
+CONF
+mkdir -p "$VAR/plain"
+chown www-data "$VAR/plain"
+command -v fcgiwrap >/dev/null || { echo "bench: fcgiwrap is missing (apt-get install fcgiwrap)" >&2; exit 1; }
+# fcgiwrap's children run as www-data, like nginx's workers: the socket and repos must allow it.
+runuser -u www-data -- fcgiwrap -c 2 -s "unix:$VAR/plain/fcgiwrap.sock" 2>>"$VAR/fcgiwrap.log" &
+echo $! >"$VAR/fcgiwrap.pid"
+for _ in $(seq 50); do [ -S "$VAR/plain/fcgiwrap.sock" ] && break; sleep 0.1; done
+sed -i "s|^}$||" "$VAR/static/nginx.conf"
+cat >>"$VAR/static/nginx.conf" <<CONF
+	server {
+		listen 127.0.0.1:$((STATIC_PORT + 1));
+		location / {
+			client_max_body_size 0;
+			fastcgi_request_buffering off;
+			fastcgi_buffering off;
+			fastcgi_param SCRIPT_FILENAME /usr/lib/git-core/git-http-backend;
+			fastcgi_param GIT_PROJECT_ROOT $VAR/repos;
+			fastcgi_param GIT_HTTP_EXPORT_ALL 1;
+			fastcgi_param GIT_CONFIG_COUNT 1;
+			fastcgi_param GIT_CONFIG_KEY_0 safe.directory;
+			fastcgi_param GIT_CONFIG_VALUE_0 *;
+			fastcgi_param PATH_INFO \$uri;
+			fastcgi_param QUERY_STRING \$query_string;
+			fastcgi_param REQUEST_METHOD \$request_method;
+			fastcgi_param CONTENT_TYPE \$content_type;
+			fastcgi_param CONTENT_LENGTH \$content_length;
+			fastcgi_param HTTP_GIT_PROTOCOL \$http_git_protocol;
+			fastcgi_pass unix:$VAR/plain/fcgiwrap.sock;
+		}
 	}
 }
 CONF
@@ -96,3 +133,46 @@ awk -v b="$brps" -v u="$urps" -v bp="$(to_ms "$bp50")" -v up="$(to_ms "$up50")" 
 	'BEGIN { printf "ratio: throughput %.3f of nginx static, median latency %.2fx\n", u / b, up / bp }'
 rows=$(psql "$SANDBOXD_DATABASE_URL" -Atc "select count(*) from audit_log where action = 'user.get'")
 echo "audit rows written for user.get: $rows (one per request)"
+
+# --- 2. clones ----------------------------------------------------------------------
+MB=${BENCH_REPO_MB:-60}
+RUNS=${BENCH_CLONES:-5}
+echo
+echo "bench: making a ${MB} MB repository (incompressible files over 3 commits)" >&2
+"$ROOT/build/sandboxctl" repo create admin/big --visibility public >/dev/null
+SRC=$VAR/src
+git init -q -b main "$SRC"
+for c in 1 2 3; do
+	for i in $(seq $((MB / 3))); do head -c 1048576 /dev/urandom >"$SRC/f$c-$i"; done
+	git -C "$SRC" add -A && git -C "$SRC" -c user.name=b -c user.email=b@b commit -qm "c$c"
+done
+git -C "$SRC" push -q "http://t:$SANDBOXD_TOKEN@${SANDBOXD_URL#http://}/admin/big.git" main
+SIZE=$(du -sm "$VAR/repos/admin/big.git" | cut -f1)
+# Both servers read the same bare repository; www-data (fcgiwrap) needs to read it.
+chmod -R a+rX "$VAR/repos"
+
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+clone_ms() { # URL [git clone flags…]: one clone's wall time in ms
+	local url=$1 t0 t1
+	shift
+	rm -rf "$VAR/clone"
+	t0=$(date +%s%N)
+	git clone -q --bare "$@" "$url" "$VAR/clone"
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+PLAIN="http://127.0.0.1:$((STATIC_PORT + 1))/admin/big.git"
+OURS="$SANDBOXD_URL/admin/big.git"
+clone_ms "$PLAIN" >/dev/null; clone_ms "$OURS" >/dev/null   # warm the page cache
+echo "git clone of a ${SIZE} MB bare repository (median of $RUNS, ms; alternating runs)"
+printf '%-22s %14s %14s %8s\n' "what" "http-backend" "sandboxd" "ratio"
+for kind in full shallow; do
+	flags=(); [ "$kind" = shallow ] && flags=(--depth 1 --single-branch)
+	: >"$VAR/p.txt"; : >"$VAR/o.txt"
+	for _ in $(seq "$RUNS"); do
+		clone_ms "$PLAIN" "${flags[@]}" >>"$VAR/p.txt"
+		clone_ms "$OURS" "${flags[@]}" >>"$VAR/o.txt"
+	done
+	p=$(median <"$VAR/p.txt"); o=$(median <"$VAR/o.txt")
+	printf '%-22s %14s %14s %8s\n' "$kind clone" "$p" "$o" "$(awk -v a="$o" -v b="$p" 'BEGIN {printf "%.3f", a / b}')"
+done

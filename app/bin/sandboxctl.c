@@ -107,11 +107,19 @@ static int cmd_migrate(int argc, char **argv)
 	if ((rc = connect_db(&e)))
 		return fail(rc, &e);
 	/* One migrator at a time, across hosts: an advisory lock on a fixed key. */
-	if ((rc = db_run(&db, &e, "SELECT pg_advisory_lock(7370001)", 0)) ||
-	    (rc = db_run(&db, &e,
-			 "CREATE TABLE IF NOT EXISTS schema_migrations ("
-			 " version integer PRIMARY KEY, name text NOT NULL,"
-			 " applied_at timestamptz NOT NULL DEFAULT now())", 0)))
+	if ((rc = db_run(&db, &e, "SELECT pg_advisory_lock(7370001)", 0)))
+		return fail(rc, &e);
+	/* Only create the table when it is missing, so that a role that may not create
+	 * anything can still ask whether the schema is up to date. */
+	PGresult *have = db_exec(&db, &e, &rc, "SELECT to_regclass('schema_migrations') IS NOT NULL", 0);
+	if (!have)
+		return fail(rc, &e);
+	int exists = db_bool(have, 0, 0);
+	PQclear(have);
+	if (!exists && (rc = db_run(&db, &e,
+				    "CREATE TABLE schema_migrations ("
+				    " version integer PRIMARY KEY, name text NOT NULL,"
+				    " applied_at timestamptz NOT NULL DEFAULT now())", 0)))
 		return fail(rc, &e);
 	for (int i = 0; i < migrations_count; i++) {
 		const struct migration *m = &migrations[i];

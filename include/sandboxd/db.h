@@ -12,6 +12,9 @@ struct db {
 	PGconn *conn;
 	const char *url;
 	int in_tx;
+	/* Set by db_request_start: until a statement succeeds, a connection found dead is
+	 * reopened and the statement retried once (nothing has happened yet to lose). */
+	int retry_ok;
 	/* Statements prepared on this connection, keyed by the address of their SQL text (a
 	 * string literal, so stable): parsing and planning once per connection, not per call. */
 	const char *prepared[DB_PREPARED_MAX];
@@ -20,6 +23,8 @@ struct db {
 
 void db_init(struct db *db, const char *url);
 void db_close(struct db *db);
+/* Marks the start of a request (see retry_ok). */
+void db_request_start(struct db *db);
 /* Connects if there is no healthy connection. 0 or ERR_DB. */
 int db_ensure(struct db *db, struct err *e);
 /* Runs sql with n text parameters (each a const char *, NULL for SQL NULL). Returns a result

@@ -11,7 +11,7 @@
 #define TOKEN_LEN (4 + TOKEN_RANDOM_LEN + TOKEN_CHECK_LEN)
 #define TOKEN_HASH_LEN 64
 /* The longest credential we look at (a JWT is longer than an opaque token). */
-#define TOKEN_MAX 4096
+#define TOKEN_MAX 8192
 
 enum token_kind { TOKEN_INVALID = 0, TOKEN_PERSONAL, TOKEN_JOB, TOKEN_SANDBOX, TOKEN_JWT };
 

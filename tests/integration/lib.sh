@@ -20,7 +20,8 @@
 #   expect_header NAME VALUE [LABEL]    header value equals VALUE
 #   expect_header_match NAME REGEX [LABEL]
 #   check NAME CMD…  /  check_eq NAME EXPECTED ACTUAL
-#   sql 'query'                         psql -Atq as the database owner
+#   sql 'query'                         psql -Atq with the PG* settings (the database owner)
+#   sql_super 'query'                   the same as the cluster's superuser
 #   mk_account LOGIN [flags]            sandboxctl account create
 #   mk_token LOGIN [scope] [flags]      prints the token; last_token_id gives its id
 #   wait_until SECONDS CMD…             poll CMD every 0.1 s
@@ -265,6 +266,16 @@ sql() {
 		printf '       sql error: %s\n' "$(head -c 400 "$_T/sql.err")" >&2
 	fi
 	return $rc
+}
+
+# sql_super 'query': as the cluster's superuser (sees every session in pg_stat_activity);
+# falls back to sql when there is none to use.
+sql_super() {
+	if psql -X -Atq -U "${IT_PG_SUPERUSER:-postgres}" -d "${PGDATABASE:-postgres}" -c 'select 1' >/dev/null 2>&1; then
+		psql -X -Atq -v ON_ERROR_STOP=1 -U "${IT_PG_SUPERUSER:-postgres}" -d "${PGDATABASE:-postgres}" -c "$1"
+	else
+		sql "$1"
+	fi
 }
 
 ctl() { # sandboxctl with the stack's settings; output in CTL_OUT/CTL_ERR, code in CTL_RC

@@ -107,6 +107,15 @@ on_signal() {
 	log "interrupted"
 	if [[ -n $CUR_PID ]] && kill -0 "$CUR_PID" 2>/dev/null; then
 		kill -TERM "$CUR_PID" 2>/dev/null
+		local i
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$CUR_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		# timeout(1) leads its own process group: end the test and all it started
+		if kill -0 "$CUR_PID" 2>/dev/null && [[ $(ps -o pgid= -p "$CUR_PID" | tr -d ' ') == "$CUR_PID" ]]; then
+			kill -KILL -- "-$CUR_PID" 2>/dev/null
+		fi
 		wait "$CUR_PID" 2>/dev/null
 	fi
 	cleanup

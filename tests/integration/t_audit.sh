@@ -47,7 +47,7 @@ check_cond 'the audit row has a duration' "[[ \$(col '$ID_GET' 'duration_ms::tex
 check_cond 'the audit row has a recent time' "[[ \$(col '$ID_GET' \"(at > now() - interval '5 minutes')::text\") == true ]]"
 
 api GET /api/v3/user "" -
-audit auth.denied 401 '' 'no Authorization header'
+audit auth.required 401 '' 'no Authorization header'
 BAD="dfy_${UT:4:30}AAAAAAAAAAAA"
 api GET /api/v3/user "" "$BAD"
 audit auth.denied 401 '' 'bad token'

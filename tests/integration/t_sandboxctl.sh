@@ -30,9 +30,10 @@ exit_is 2 'unknown command' frobnicate
 exit_is 2 'unknown subcommand' account frobnicate
 exit_is 2 'unknown option' account create "opt$SFX" --no-such-option
 
-# --- migrate is idempotent ----------------------------------------------------------------
-exit_is 0 'migrate (again, on a migrated database)' migrate
-exit_is 0 'migrate a third time' migrate
+# --- migrate is idempotent (run as the schema owner when the stack has one) -------------------
+OWNER_URL=${SANDBOXD_OWNER_DATABASE_URL:-$SANDBOXD_DATABASE_URL}
+SANDBOXD_DATABASE_URL=$OWNER_URL exit_is 0 'migrate (again, on a migrated database)' migrate
+SANDBOXD_DATABASE_URL=$OWNER_URL exit_is 0 'migrate a third time' migrate
 api GET /api/v3/user
 expect_status 200 'the service works after the extra migrations'
 

@@ -67,11 +67,11 @@ check "after SIGHUP $((2 * N0)) requests in a row succeed" all_ok $((2 * N0))
 # Hold an exclusive lock on accounts, so that a GET /api/v3/user blocks inside the
 # worker; SIGTERM the master while it waits; the request must still finish.
 lock_held() {
-	[[ $(sql "select count(*) from pg_locks l join pg_class c on c.oid = l.relation
+	[[ $(sql_super "select count(*) from pg_locks l join pg_class c on c.oid = l.relation
 	  where c.relname = 'accounts' and l.mode = 'AccessExclusiveLock' and l.granted") -ge 1 ]]
 }
 request_waits() {
-	[[ $(sql "select count(*) from pg_stat_activity where wait_event_type = 'Lock'
+	[[ $(sql_super "select count(*) from pg_stat_activity where wait_event_type = 'Lock'
 	  and pid <> pg_backend_pid() and query not ilike '%pg_sleep%'") -ge 1 ]]
 }
 psql -X -Atq -c "begin; lock table accounts in access exclusive mode; select pg_sleep(5); commit;" >/dev/null 2>&1 &

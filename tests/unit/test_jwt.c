@@ -12,6 +12,7 @@
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/ec.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/pem.h>
@@ -47,6 +48,10 @@ static const char p256_pub[] =
 static const char p256_pub_der_b64[] =
 	"MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEoXL3O1oYpFdEcTo4ZVbtldgNYT6V"
 	"u3Yxsw0DhwmM4uOL0x5wckD3HvqkThZfIyQRLg8QkxsswyyFx+uxYUE5EQ==";
+static const char p256_sec1_der_b64[] =
+	"MHcCAQEEIKs+4QXcr3M0lQBOHiF4HIilP2hvkPt/mvbnp/obUVNroAoGCCqGSM49"
+	"AwEHoUQDQgAEoXL3O1oYpFdEcTo4ZVbtldgNYT6Vu3Yxsw0DhwmM4uOL0x5wckD3"
+	"HvqkThZfIyQRLg8QkxsswyyFx+uxYUE5EQ==";
 static const char p256_pub_compressed[] =
 	"-----BEGIN PUBLIC KEY-----\n"
 	"MDkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDIgADoXL3O1oYpFdEcTo4ZVbtldgNYT6V\n"
@@ -112,6 +117,9 @@ static const char rfc9449_pub[] =
 	"MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEl8tFrhx+34tV3hRICRDY9zCkDlpB\n"
 	"hF42UQUfWVAWBFv1UTiN/86T+jrjNtNOVy40lqMea3q/1MNWtTQJ28ZEMA==\n"
 	"-----END PUBLIC KEY-----\n";
+static const char rfc9449_pub_der_b64[] =
+	"MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEl8tFrhx+34tV3hRICRDY9zCkDlpB"
+	"hF42UQUfWVAWBFv1UTiN/86T+jrjNtNOVy40lqMea3q/1MNWtTQJ28ZEMA==";
 static const char rfc9449_kid[] = "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I";
 static const char rfc9449_proof[] =
 	"eyJ0eXAiOiJkcG9wK2p3dCIsImFsZyI6IkVTMjU2IiwiandrIjp7Imt0eSI6IkVDIiwieCI6Imw4dEZyaHgt"
@@ -163,6 +171,33 @@ static char *b64u(const void *in, size_t n)
 		}
 	}
 	return s;
+}
+
+/* der as PEM with 64-character lines. The caller frees. */
+static char *pem_wrap(const char *label, const unsigned char *der, size_t n)
+{
+	char *b64 = malloc(base64_encoded_size(n)), *pem = malloc(2 * base64_encoded_size(n) + 128);
+	size_t len, o = 0;
+
+	assert_non_null(b64);
+	assert_non_null(pem);
+	base64_encode(der, n, b64);
+	len = strlen(b64);
+	o += (size_t)snprintf(pem + o, 128, "-----BEGIN %s-----\n", label);
+	for (size_t i = 0; i < len; i += 64)
+		o += (size_t)snprintf(pem + o, 80, "%.64s\n", b64 + i);
+	snprintf(pem + o, 128, "-----END %s-----\n", label);
+	free(b64);
+	return pem;
+}
+
+/* The DER inside a one-line base64 fixture. */
+static size_t unbase64(const char *b64, unsigned char *der)
+{
+	size_t n = 0;
+
+	assert_int_equal(base64_decode(b64, strlen(b64), der, &n), 0);
+	return n;
 }
 
 /* A few short-lived formatted strings (rotating buffers: fine in a test). */
@@ -338,6 +373,7 @@ static void refused_by(const char *tok, size_t n, EVP_PKEY *k, int64_t now, cons
 		assert_string_equal(e.msg, msg);
 	}
 	assert_memory_equal(&c, &zero, sizeof(c));
+	assert_int_equal(ERR_peek_error(), 0); /* nothing left for the next request */
 }
 
 static void refused(const char *tok, const char *msg)
@@ -445,6 +481,7 @@ static void load_refused(const char *pem, size_t n, enum jwt_key_kind kind, cons
 	assert_int_equal(jwt_key_load_pem(pem, n, kind, &k, &e), ERR_INVALID);
 	assert_null(k);
 	assert_string_equal(e.msg, msg);
+	assert_int_equal(ERR_peek_error(), 0);
 }
 
 static void check_kid(EVP_PKEY *k, const char *want)
@@ -467,6 +504,23 @@ static void test_kid_known_vectors(void **state)
 	k = load(p256_pub, JWT_KEY_PUBLIC);
 	check_kid(k, p256_kid);
 	EVP_PKEY_free(k);
+	/* CRLF line ends and text around the block */
+	{
+		static const char crlf[] =
+			"my key:\r\n-----BEGIN PUBLIC KEY-----\r\n"
+			"MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEoXL3O1oYpFdEcTo4ZVbtldgNYT6V\r\n"
+			"u3Yxsw0DhwmM4uOL0x5wckD3HvqkThZfIyQRLg8QkxsswyyFx+uxYUE5EQ==\r\n"
+			"-----END PUBLIC KEY-----\r\nthanks\r\n";
+		char *pem = NULL;
+
+		k = load(crlf, JWT_KEY_PUBLIC);
+		check_kid(k, p256_kid);
+		/* written back in the canonical form */
+		assert_int_equal(jwt_key_pem(k, JWT_KEY_PUBLIC, &pem, NULL), 0);
+		assert_string_equal(pem, p256_pub);
+		free(pem);
+		EVP_PKEY_free(k);
+	}
 	/* compressed point: the thumbprint uses the coordinates, not the encoding */
 	k = load(p256_pub_compressed, JWT_KEY_PUBLIC);
 	check_kid(k, p256_kid);
@@ -563,9 +617,9 @@ static void test_key_garbage_refused(void **state)
 	static const char short_pub[] = "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n";
 	static const char short_priv[] =
 		"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
-	unsigned char der[128];
+	unsigned char der[160], other[160];
 	size_t n;
-	char b64[200], pem[400], *big;
+	char *pem, *big;
 	const char *cut;
 
 	load_refused("", 0, JWT_KEY_PUBLIC, "key is empty");
@@ -585,18 +639,31 @@ static void test_key_garbage_refused(void **state)
 	load_refused(big, JWT_PEM_MAX + 1, JWT_KEY_PUBLIC, "key is longer than 16384 bytes");
 	free(big);
 
-	assert_int_equal(base64_decode(p256_pub_der_b64, strlen(p256_pub_der_b64), der, &n), 0);
+	n = unbase64(p256_pub_der_b64, der);
 	assert_int_equal(n, 91);
 	der[n - 1] ^= 1;
-	base64_encode(der, n, b64);
-	snprintf(pem, sizeof(pem), "-----BEGIN PUBLIC KEY-----\n%.64s\n%s\n-----END PUBLIC KEY-----\n",
-		 b64, b64 + 64);
+	pem = pem_wrap("PUBLIC KEY", der, n);
 	load_refused(pem, strlen(pem), JWT_KEY_PUBLIC, notpub);
+	free(pem);
 	der[n - 1] ^= 1;
-	base64_encode(der, n, b64);
-	snprintf(pem, sizeof(pem), "-----BEGIN PUBLIC KEY-----\n%.64s\n%s\n-----END PUBLIC KEY-----\n",
-		 b64, b64 + 64);
+	pem = pem_wrap("PUBLIC KEY", der, n);
+	assert_string_equal(pem, p256_pub);
 	EVP_PKEY_free(load(pem, JWT_KEY_PUBLIC));
+	free(pem);
+	/* another curve's OID in front of a P-256 point */
+	der[20] ^= 1;
+	pem = pem_wrap("PUBLIC KEY", der, n);
+	load_refused(pem, strlen(pem), JWT_KEY_PUBLIC, notpub);
+	free(pem);
+
+	/* a private key whose embedded public key is another key's */
+	n = unbase64(p256_sec1_der_b64, der);
+	assert_int_equal(n, 121);
+	assert_int_equal(unbase64(rfc9449_pub_der_b64, other), 91);
+	memcpy(der + n - 64, other + 91 - 64, 64);
+	pem = pem_wrap("EC PRIVATE KEY", der, n);
+	load_refused(pem, strlen(pem), JWT_KEY_PRIVATE, "private key does not match its public key");
+	free(pem);
 }
 
 /* --- signing and verifying --------------------------------------------------------------- */
@@ -1013,7 +1080,7 @@ static void test_ref_policies(void **state)
 				      i ? "," : "", i);
 	payload_refused(payload_extra(fmt(",\"ref_policies\":[%s]", list)),
 			"claim 'ref_policies' has more than 32 policies");
-	*strrchr(list, ',') = 0;
+	strrchr(list, '{')[-1] = 0; /* drop the 33rd */
 	tok = craft(key1, hdr(kid1), payload_extra(fmt(",\"ref_policies\":[%s]", list)));
 	accepted_at(tok, key1, NOW, &c);
 	assert_int_equal(c.n_ref_policies, 32);
@@ -1119,12 +1186,15 @@ static void test_header_checks(void **state)
 	header_refused("[]", "header is not a JSON object");
 	header_refused("\"ES256\"", "header is not a JSON object");
 	header_refused("{\"alg\":\"ES256\"", "header is not a JSON object");
-	header_refused(fmt("{\"alg\":\"ES256\",\"kid\":\"%s\"} ", kid1), "header is not a JSON object");
 	header_refused(fmt("{\"alg\":\"ES256\",\"kid\":\"%s\"}{}", kid1), "header is not a JSON object");
 	header_refused("{'alg':'ES256'}", "header is not a JSON object");
 	header_refused("{\"alg\":\"ES256\",\"kid\":\"\xff\"}", "header is not a JSON object");
 
-	/* typ may be absent; a jwk in the header is ignored: the key is the caller's */
+	/* whitespace around the object is JSON; typ may be absent; a jwk in the header is
+	 * ignored: the key is the caller's */
+	tok = craft(key1, fmt(" {\"alg\":\"ES256\",\"kid\":\"%s\"}\n", kid1), payload_extra(""));
+	accepted(tok);
+	free(tok);
 	tok = craft(key1, fmt("{\"kid\":\"%s\",\"alg\":\"ES256\"}", kid1), payload_extra(""));
 	accepted_at(tok, key1, NOW, &c);
 	assert_string_equal(c.kid, kid1);
@@ -1149,7 +1219,7 @@ static void test_payload_not_an_object(void **state)
 
 static void test_tampering(void **state)
 {
-	char *a, *b, *spliced, *mid;
+	char *a, *b, *spliced, *mid, was;
 	struct jwt_claims c;
 	size_t alen;
 
@@ -1167,9 +1237,10 @@ static void test_tampering(void **state)
 
 	/* one character of the payload changed */
 	mid = strchr(a, '.') + 10;
-	*mid = *mid == 'A' ? 'B' : 'A';
+	was = *mid;
+	*mid = was == 'A' ? 'B' : 'A';
 	refused(a, "signature does not verify");
-	*mid = *mid == 'A' ? 'B' : 'A';
+	*mid = was;
 	/* another well-formed header over the same payload and signature */
 	{
 		char *h = b64u(fmt("{\"alg\":\"ES256\",\"kid\":\"%s\"}", kid1),
@@ -1181,9 +1252,10 @@ static void test_tampering(void **state)
 		free(h);
 	}
 	/* one character of the signature (not the last, whose low bits must be zero) */
-	a[alen - 20] = a[alen - 20] == 'A' ? 'B' : 'A';
+	was = a[alen - 20];
+	a[alen - 20] = was == 'A' ? 'B' : 'A';
 	refused(a, "signature does not verify");
-	a[alen - 20] = a[alen - 20] == 'A' ? 'B' : 'A';
+	a[alen - 20] = was;
 	accepted(a);
 	free(a);
 	free(b);

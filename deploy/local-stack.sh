@@ -1,0 +1,610 @@
+#!/usr/bin/env bash
+# The local loopback stack behind `make run` / `make stop`:
+#   PostgreSQL 15 (private cluster) + sandboxd (prefork FastCGI) + nginx, all on 127.0.0.1,
+#   plus the host's Docker engine (started if none answers; never stopped here).
+#
+#   usage: deploy/local-stack.sh up|down|status
+#
+# Settings (environment):
+#   SANDBOXD_VAR          state, logs, sockets, pids   (default: <repo>/var)
+#   SANDBOXD_HTTP_PORT    nginx port on 127.0.0.1       (default: 8080)
+#   SANDBOXD_PG_PORT      PostgreSQL port (unix socket in $SANDBOXD_VAR/pgsock only) (54329)
+#   SANDBOXD_WORKERS      sandboxd workers              (default: 4)
+#   SANDBOXD_SKIP_DEPS=1  do not run deploy/install-deps.sh
+#   SANDBOXD_SKIP_BUILD=1 do not run make
+#   SANDBOXD_STOP_TIMEOUT seconds `down` lets sandboxd drain before SIGKILL (default: 60)
+# Other SANDBOXD_* settings in the environment (SANDBOXD_LOG_LEVEL, SANDBOXD_BODY_LIMIT, …)
+# reach sandboxd as they are.
+#
+# `up` is idempotent: what runs with the same settings is reused, what does not is started;
+# sandboxd is restarted when its binary or its settings changed, nginx reloaded when its
+# configuration changed. It ends by writing $SANDBOXD_VAR/local.env (URL, an admin token,
+# database URL, PG* variables) and printing a curl command that works as printed.
+# `down` stops nginx, sandboxd and PostgreSQL and keeps the data.
+set -Eeuo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+VAR=$(realpath -m "${SANDBOXD_VAR:-$REPO/var}")
+HTTP_PORT=${SANDBOXD_HTTP_PORT:-8080}
+PG_PORT=${SANDBOXD_PG_PORT:-54329}
+WORKERS=${SANDBOXD_WORKERS:-4}
+STOP_TIMEOUT=${SANDBOXD_STOP_TIMEOUT:-60}
+PGBIN=${SANDBOXD_PGBIN:-/usr/lib/postgresql/15/bin}
+
+PGDATA=$VAR/pg
+PGSOCK=$VAR/pgsock
+LOGDIR=$VAR/log
+RUNDIR=$VAR/run
+NGXDIR=$VAR/nginx
+REPOS=$VAR/repos
+ENVFILE=$VAR/local.env
+PIDFILE=$RUNDIR/sandboxd.pid
+FCGI_SOCK=$RUNDIR/fcgi.sock
+SETTINGS_FILE=$RUNDIR/sandboxd.settings
+NGX_PID=$RUNDIR/nginx.pid
+NGX_CONF=$NGXDIR/nginx.conf
+NGX_TEMPLATE=$REPO/nginx/local.conf
+SANDBOXD_BIN=$REPO/build/sandboxd
+SANDBOXCTL_BIN=$REPO/build/sandboxctl
+URL=http://127.0.0.1:$HTTP_PORT
+# Two roles, as in production: sandboxd_owner owns the schema and runs the migrations;
+# sandboxd (the service, SANDBOXD_DATABASE_URL) only gets the privileges granted after each
+# migration, and the audit log is append-only for it (SPEC.md §7).
+DB_URL="postgresql:///sandboxd?host=$PGSOCK&port=$PG_PORT&user=sandboxd"
+OWNER_DB_URL="postgresql:///sandboxd?host=$PGSOCK&port=$PG_PORT&user=sandboxd_owner"
+
+if [ "$(id -u)" -eq 0 ]; then
+    IS_ROOT=1
+    PG_OWNER=postgres
+    SOCKET_GROUP=www-data
+    NGX_USER_LINE='user www-data www-data;'
+else
+    # Best effort without root: everything runs as the caller, so no group is needed.
+    IS_ROOT=0
+    PG_OWNER=$(id -un)
+    SOCKET_GROUP=
+    NGX_USER_LINE='# not started as root: workers run as the invoking user'
+fi
+
+say() { printf 'local-stack: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+# show_log FILE [LINES]: the tail of a log, for error messages.
+show_log() {
+    if [ -s "$1" ]; then
+        printf -- '--- last lines of %s ---\n' "$1" >&2
+        tail -n "${2:-25}" "$1" >&2
+        printf -- '---\n' >&2
+    fi
+}
+
+# as_pg CMD…: run a PostgreSQL server tool (they refuse root) as the cluster's owner.
+as_pg() {
+    if [ "$IS_ROOT" = 1 ]; then
+        (cd / && runuser -u postgres -- "$@" 9>&-)
+    else
+        (cd / && "$@" 9>&-)
+    fi
+}
+
+# pid_of PIDFILE COMM: prints the pid when that process runs and is COMM (a pid file
+# left by a crash may name a pid that now belongs to something else).
+pid_of() {
+    local pid
+    pid=$(head -n 1 "$1" 2>/dev/null | tr -cd '0-9') || true
+    [ -n "$pid" ] || return 1
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ] || return 1
+    echo "$pid"
+}
+
+# wait_gone PID SECONDS: 0 when the process has ended within the time.
+wait_gone() {
+    local i
+    for ((i = 0; i < $2 * 10; i++)); do
+        kill -0 "$1" 2>/dev/null || return 0
+        sleep 0.1
+    done
+    ! kill -0 "$1" 2>/dev/null
+}
+
+check_settings() {
+    [[ $VAR =~ ^/[A-Za-z0-9._/-]+$ ]] ||
+        die "SANDBOXD_VAR=$VAR: use a path of letters, digits and . _ - / only"
+    local name value
+    for name in HTTP_PORT PG_PORT; do
+        value=${!name}
+        if ! [[ $value =~ ^[0-9]+$ ]] || [ "$value" -lt 1 ] || [ "$value" -gt 65535 ]; then
+            die "SANDBOXD_$name=$value is not a port number"
+        fi
+    done
+    if ! [[ $WORKERS =~ ^[0-9]+$ ]] || [ "$WORKERS" -lt 1 ]; then
+        die "SANDBOXD_WORKERS=$WORKERS is not a positive number"
+    fi
+    [[ $STOP_TIMEOUT =~ ^[0-9]+$ ]] || die "SANDBOXD_STOP_TIMEOUT=$STOP_TIMEOUT is not a number of seconds"
+    # sun_path holds 108 bytes; PostgreSQL's socket has the longest name.
+    [ ${#PGSOCK} -le 88 ] || die "SANDBOXD_VAR=$VAR is too long for unix socket paths (keep it under 80 characters)"
+}
+
+# postgres and nginx's workers (www-data) must reach into $VAR: every parent directory
+# needs the search (x) bit for others. Only that bit is added, and only where missing.
+make_traversable() {
+    [ "$IS_ROOT" = 1 ] || return 0
+    local d=$1
+    while [ "$d" != / ]; do
+        if [ -z "$(find "$d" -maxdepth 0 -perm -o=x 2>/dev/null)" ]; then
+            say "adding o+x to $d so that postgres and www-data can reach $VAR"
+            chmod o+x "$d"
+        fi
+        d=$(dirname "$d")
+    done
+}
+
+# --- PostgreSQL -------------------------------------------------------------------------
+
+pg_running() { [ -f "$PGDATA/PG_VERSION" ] && as_pg "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; }
+
+# psql as the cluster's superuser; psql_admin in database postgres.
+psql_su() {
+    "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGSOCK" -p "$PG_PORT" -U postgres "$@"
+}
+psql_admin() { psql_su -d postgres "$@"; }
+
+pg_up() {
+    if [ ! -f "$PGDATA/PG_VERSION" ]; then
+        if [ -d "$PGDATA" ] && [ -n "$(ls -A "$PGDATA")" ]; then
+            die "$PGDATA is not empty but holds no PostgreSQL cluster; move it away"
+        fi
+        say "creating a PostgreSQL cluster in $PGDATA"
+        install -d -m 0700 -o "$PG_OWNER" "$PGDATA"
+        # Trust for local socket connections only: this cluster listens on no TCP port and
+        # its socket directory is private to this stack.
+        if ! as_pg "$PGBIN/initdb" -D "$PGDATA" -U postgres -E UTF8 --no-locale \
+            --auth-local=trust --auth-host=reject >"$LOGDIR/initdb.log" 2>&1; then
+            show_log "$LOGDIR/initdb.log"
+            die "initdb failed"
+        fi
+    fi
+    chown "$PG_OWNER" "$PGDATA"
+    chmod 0700 "$PGDATA"
+    install -d -m 0755 -o "$PG_OWNER" "$PGSOCK"
+    touch "$LOGDIR/postgres.log"
+    chown "$PG_OWNER" "$LOGDIR/postgres.log"
+
+    if pg_running; then
+        # postmaster.pid: line 4 is the port, line 5 the socket directory.
+        local port sockdir
+        port=$(sed -n 4p "$PGDATA/postmaster.pid")
+        sockdir=$(sed -n 5p "$PGDATA/postmaster.pid")
+        if [ "$port" = "$PG_PORT" ] && [ "$sockdir" = "$PGSOCK" ]; then
+            say "PostgreSQL is running (port $PG_PORT)"
+            return 0
+        fi
+        say "PostgreSQL runs with port $port, socket dir $sockdir: restarting it with port $PG_PORT"
+        as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -m fast -w -t 60 stop >/dev/null
+    fi
+
+    say "starting PostgreSQL (port $PG_PORT, socket dir $PGSOCK)"
+    if ! as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$LOGDIR/postgres.log" -w -t 60 \
+        -o "-c port=$PG_PORT -c listen_addresses='' -c unix_socket_directories='$PGSOCK'" \
+        start >/dev/null 2>"$LOGDIR/pg_ctl.err"; then
+        cat "$LOGDIR/pg_ctl.err" >&2
+        show_log "$LOGDIR/postgres.log"
+        die "PostgreSQL did not start (see above)"
+    fi
+}
+
+db_setup() {
+    local role
+    for role in sandboxd_owner sandboxd; do
+        if [ "$(psql_admin -tAc "SELECT 1 FROM pg_roles WHERE rolname = '$role'")" != 1 ]; then
+            say "creating role $role"
+            psql_admin -c "CREATE ROLE $role LOGIN"
+        fi
+    done
+    # The owner doubles as the local DBA: let it see every session in pg_stat_activity.
+    if [ "$(psql_admin -tAc "SELECT pg_has_role('sandboxd_owner', 'pg_read_all_stats', 'MEMBER')")" != t ]; then
+        psql_admin -c "GRANT pg_read_all_stats TO sandboxd_owner"
+    fi
+    if [ "$(psql_admin -tAc "SELECT 1 FROM pg_database WHERE datname = 'sandboxd'")" != 1 ]; then
+        say "creating database sandboxd"
+        psql_admin -c "CREATE DATABASE sandboxd OWNER sandboxd_owner"
+    elif [ "$(psql_admin -tAc "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'sandboxd'")" != sandboxd_owner ]; then
+        # A var dir made when the service role owned everything: hand it all to the owner.
+        say "moving the ownership of database sandboxd to sandboxd_owner"
+        psql_admin -c "ALTER DATABASE sandboxd OWNER TO sandboxd_owner"
+        psql_su -d sandboxd -c "REASSIGN OWNED BY sandboxd TO sandboxd_owner"
+    fi
+}
+
+# The service's privileges, re-applied after every migration (idempotent): read and write
+# every table and sequence, but never change or remove audit rows.
+# Keep in step with the production roles in deploy/sandboxd.env.example.
+db_grants() {
+    "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d "$OWNER_DB_URL" <<'SQL'
+GRANT USAGE ON SCHEMA public TO sandboxd;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO sandboxd;
+GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO sandboxd;
+REVOKE UPDATE, DELETE, TRUNCATE ON audit_log FROM sandboxd;
+SQL
+}
+
+pg_down() {
+    if pg_running; then
+        say "stopping PostgreSQL"
+        as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -m fast -w -t 60 stop >/dev/null
+    else
+        say "PostgreSQL is not running"
+    fi
+}
+
+# --- sandboxd ---------------------------------------------------------------------------
+
+ctl() {
+    SANDBOXD_DATABASE_URL=$DB_URL SANDBOXD_REPOS_DIR=$REPOS "$SANDBOXCTL_BIN" "$@"
+}
+
+# What the running sandboxd was started with; a change means a restart.
+sandboxd_settings() {
+    printf 'bin=%s\n' "$(stat -c '%d:%i:%Y:%s' "$SANDBOXD_BIN")"
+    printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
+        "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
+    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_HOST|SANDBOX_[A-Z_]*)=' | sort || true
+}
+
+sandboxd_up() {
+    local pid
+    if pid=$(pid_of "$PIDFILE" sandboxd) && [ -S "$FCGI_SOCK" ]; then
+        if [ "$(sandboxd_settings)" = "$(cat "$SETTINGS_FILE" 2>/dev/null)" ]; then
+            say "sandboxd is running (pid $pid)"
+            return 0
+        fi
+        say "sandboxd's binary or settings changed: restarting it"
+        sandboxd_down
+    elif pid=$(pid_of "$PIDFILE" sandboxd); then
+        say "sandboxd (pid $pid) has no socket at $FCGI_SOCK: restarting it"
+        sandboxd_down
+    fi
+
+    rm -f "$PIDFILE" "$FCGI_SOCK"
+    say "starting sandboxd ($WORKERS workers, log $LOGDIR/sandboxd.log)"
+    local group_env=(-u SANDBOXD_SOCKET_GROUP)
+    [ -z "$SOCKET_GROUP" ] || group_env=("SANDBOXD_SOCKET_GROUP=$SOCKET_GROUP")
+    (
+        cd "$VAR"
+        exec env "${group_env[@]}" \
+            SANDBOXD_DATABASE_URL="$DB_URL" \
+            SANDBOXD_SOCKET="$FCGI_SOCK" \
+            SANDBOXD_WORKERS="$WORKERS" \
+            SANDBOXD_REPOS_DIR="$REPOS" \
+            SANDBOXD_PUBLIC_URL="$URL" \
+            SANDBOXD_HOOKS_DIR="$REPO/build/hooks" \
+            SANDBOXD_PID_FILE="$PIDFILE" \
+            setsid nohup "$SANDBOXD_BIN" </dev/null >>"$LOGDIR/sandboxd.log" 2>&1 9>&-
+    ) &
+    local launched=$! i
+    for ((i = 0; i < 300; i++)); do
+        if [ -S "$FCGI_SOCK" ] && pid_of "$PIDFILE" sandboxd >/dev/null; then
+            sandboxd_settings >"$SETTINGS_FILE"
+            return 0
+        fi
+        if ! kill -0 "$launched" 2>/dev/null && ! pid_of "$PIDFILE" sandboxd >/dev/null; then
+            show_log "$LOGDIR/sandboxd.log"
+            die "sandboxd exited during start-up"
+        fi
+        sleep 0.1
+    done
+    show_log "$LOGDIR/sandboxd.log"
+    die "sandboxd did not create $FCGI_SOCK and $PIDFILE within 30 s"
+}
+
+sandboxd_down() {
+    local pid
+    if ! pid=$(pid_of "$PIDFILE" sandboxd); then
+        say "sandboxd is not running"
+        rm -f "$PIDFILE" "$FCGI_SOCK" "$SETTINGS_FILE"
+        return 0
+    fi
+    say "stopping sandboxd (pid $pid; draining up to ${STOP_TIMEOUT}s)"
+    kill -TERM "$pid" 2>/dev/null || true
+    if ! wait_gone "$pid" "$STOP_TIMEOUT"; then
+        say "sandboxd did not drain within ${STOP_TIMEOUT}s: killing it and its workers"
+        # started with setsid: the master leads its own process group
+        if [ "$(ps -o pgid= -p "$pid" | tr -d ' ')" = "$pid" ]; then
+            kill -KILL -- "-$pid" 2>/dev/null || true
+        else
+            pkill -KILL -P "$pid" 2>/dev/null || true
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait_gone "$pid" 5 || die "sandboxd (pid $pid) survived SIGKILL"
+    fi
+    rm -f "$PIDFILE" "$FCGI_SOCK" "$SETTINGS_FILE"
+}
+
+# --- nginx ------------------------------------------------------------------------------
+
+NGINX=${SANDBOXD_NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
+
+# fd 9 holds the stack's lock: daemons must not inherit it.
+nginx_cmd() { "$NGINX" -p "$NGXDIR/" -c "$NGX_CONF" -e "$LOGDIR/nginx-error.log" "$@" 9>&-; }
+
+render_nginx() {
+    sed -e "s|@VAR@|$VAR|g" \
+        -e "s|@HTTP_PORT@|$HTTP_PORT|g" \
+        -e "s|@SOCKET@|$FCGI_SOCK|g" \
+        -e "s|@USER@|$NGX_USER_LINE|g" \
+        "$NGX_TEMPLATE"
+}
+
+# port_taken_by_others PORT [NGINX_MASTER_PID]: prints the listener and succeeds when
+# something other than this stack's nginx listens on TCP PORT. Without this check a
+# health probe could be answered by another stack (or anything else) on that port.
+port_taken_by_others() {
+    local lines p ppid
+    lines=$(ss -Hltnp "sport = :$1" 2>/dev/null) || true
+    [ -n "$lines" ] || return 1
+    [ -n "${2:-}" ] || { echo "$lines"; return 0; }
+    while read -r p; do
+        ppid=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ') || true
+        if [ "$p" != "$2" ] && [ "$ppid" != "$2" ]; then
+            echo "$lines"
+            return 0
+        fi
+    done < <(grep -o 'pid=[0-9]*' <<<"$lines" | cut -d= -f2 | sort -u)
+    return 1
+}
+
+nginx_check_conf() {
+    if ! nginx_cmd -t -q 2>"$LOGDIR/nginx-test.err"; then
+        cat "$LOGDIR/nginx-test.err" >&2
+        die "the rendered nginx configuration $NGX_CONF is not valid"
+    fi
+}
+
+nginx_up() {
+    install -d -m 0755 "$NGXDIR" "$NGXDIR/tmp"
+    local new=$NGXDIR/nginx.conf.new pid taken i
+    render_nginx >"$new"
+    if pid=$(pid_of "$NGX_PID" nginx); then
+        if cmp -s "$new" "$NGX_CONF"; then
+            rm -f "$new"
+            if taken=$(port_taken_by_others "$HTTP_PORT" "$pid"); then
+                die "port $HTTP_PORT is also held by another process: $taken"
+            fi
+            say "nginx is running (pid $pid, port $HTTP_PORT)"
+            return 0
+        fi
+        if taken=$(port_taken_by_others "$HTTP_PORT" "$pid"); then
+            rm -f "$new"
+            die "port $HTTP_PORT is in use (set SANDBOXD_HTTP_PORT): $taken"
+        fi
+        mv "$new" "$NGX_CONF"
+        nginx_check_conf
+        say "nginx configuration changed: reloading nginx (pid $pid)"
+        nginx_cmd -s reload
+        # A reload that cannot bind keeps the old configuration and only logs it.
+        for ((i = 0; i < 50; i++)); do
+            ss -Hltn "sport = :$HTTP_PORT" 2>/dev/null | grep -q . && return 0
+            sleep 0.1
+        done
+        show_log "$LOGDIR/nginx-error.log" 10
+        die "nginx did not take port $HTTP_PORT after a reload"
+    fi
+    if taken=$(port_taken_by_others "$HTTP_PORT"); then
+        rm -f "$new"
+        die "port $HTTP_PORT is in use (set SANDBOXD_HTTP_PORT): $taken"
+    fi
+    mv "$new" "$NGX_CONF"
+    nginx_check_conf
+    say "starting nginx on 127.0.0.1:$HTTP_PORT"
+    if ! nginx_cmd 2>"$LOGDIR/nginx-start.err"; then
+        cat "$LOGDIR/nginx-start.err" >&2
+        show_log "$LOGDIR/nginx-error.log" 10
+        die "nginx did not start"
+    fi
+}
+
+nginx_down() {
+    local pid
+    if ! pid=$(pid_of "$NGX_PID" nginx); then
+        say "nginx is not running"
+        return 0
+    fi
+    say "stopping nginx (pid $pid)"
+    kill -QUIT "$pid" 2>/dev/null || true          # graceful: open requests finish
+    if ! wait_gone "$pid" 10; then
+        kill -TERM "$pid" 2>/dev/null || true      # fast
+        wait_gone "$pid" 10 || die "nginx (pid $pid) did not stop"
+    fi
+}
+
+# --- up / down / status -----------------------------------------------------------------
+
+wait_healthy() {
+    local code=000 body=$RUNDIR/healthz.out deadline=$((SECONDS + 60))
+    rm -f "$body"
+    while [ "$SECONDS" -lt "$deadline" ]; do
+        code=$(curl -s -o "$body" -w '%{http_code}' -m 5 "$URL/healthz" 2>/dev/null) || code=000
+        [ "$code" = 200 ] && return 0
+        sleep 1
+    done
+    say "GET $URL/healthz answered $code: $(head -c 500 "$body" 2>/dev/null || true)"
+    show_log "$LOGDIR/sandboxd.log"
+    show_log "$LOGDIR/nginx-error.log" 10
+    die "the stack did not become healthy within 60 s"
+}
+
+http_code_with_token() {
+    curl -s -o /dev/null -w '%{http_code}' -m 10 -H "Authorization: Bearer $1" "$URL/api/v3/user" || echo 000
+}
+
+ensure_admin_token() {
+    local out rc=0
+    out=$(ctl account create admin --kind user --site-admin --name "Local admin" 2>&1) || rc=$?
+    case $rc in
+        0) say "created site admin account 'admin'" ;;
+        4) ;; # already there
+        *) printf '%s\n' "$out" >&2; die "sandboxctl account create admin failed (exit $rc)" ;;
+    esac
+
+    TOKEN=
+    if [ -f "$ENVFILE" ]; then
+        TOKEN=$(sed -n 's/^SANDBOXD_TOKEN=//p' "$ENVFILE" | tail -n 1)
+        if [ -n "$TOKEN" ] && [ "$(http_code_with_token "$TOKEN")" = 200 ]; then
+            say "reusing the admin token from $ENVFILE"
+            return 0
+        fi
+    fi
+    local err=$RUNDIR/token.err
+    rc=0
+    TOKEN=$(ctl token create admin --scope write --note "local stack (deploy/local-stack.sh)" 2>"$err") || rc=$?
+    if [ "$rc" -ne 0 ] || [ -z "$TOKEN" ]; then
+        cat "$err" >&2
+        die "sandboxctl token create admin failed (exit $rc)"
+    fi
+    local code
+    code=$(http_code_with_token "$TOKEN")
+    [ "$code" = 200 ] || die "a new token for 'admin' gets $code from GET /api/v3/user (disabled account?)"
+    say "minted a new write token for 'admin'"
+}
+
+write_envfile() {
+    local tmp=$ENVFILE.tmp
+    (
+        umask 077
+        cat >"$tmp" <<EOF
+# Written by deploy/local-stack.sh up. Load with:  . $ENVFILE
+# SANDBOXD_DATABASE_URL is the service's role (sandboxd); psql via PG* and
+# SANDBOXD_OWNER_DATABASE_URL act as the schema owner (migrations:
+#   SANDBOXD_DATABASE_URL=\$SANDBOXD_OWNER_DATABASE_URL sandboxctl migrate).
+SANDBOXD_VAR=$VAR
+SANDBOXD_URL=$URL
+SANDBOXD_TOKEN=$TOKEN
+SANDBOXD_DATABASE_URL='$DB_URL'
+SANDBOXD_OWNER_DATABASE_URL='$OWNER_DB_URL'
+SANDBOXD_REPOS_DIR=$REPOS
+SANDBOXD_PID_FILE=$PIDFILE
+PGHOST=$PGSOCK
+PGPORT=$PG_PORT
+PGDATABASE=sandboxd
+PGUSER=sandboxd_owner
+export SANDBOXD_VAR SANDBOXD_URL SANDBOXD_TOKEN SANDBOXD_DATABASE_URL SANDBOXD_OWNER_DATABASE_URL SANDBOXD_REPOS_DIR SANDBOXD_PID_FILE PGHOST PGPORT PGDATABASE PGUSER
+EOF
+    )
+    chmod 0600 "$tmp"
+    mv "$tmp" "$ENVFILE"
+}
+
+cmd_up() {
+    local bin
+    check_settings
+    [ -f "$NGX_TEMPLATE" ] || die "missing $NGX_TEMPLATE"
+    if [ "${SANDBOXD_SKIP_DEPS:-0}" != 1 ]; then
+        bash "$REPO/deploy/install-deps.sh"
+    fi
+    [ -x "$PGBIN/initdb" ] || die "PostgreSQL 15 is not installed ($PGBIN/initdb missing)"
+    if [ "${SANDBOXD_SKIP_BUILD:-0}" != 1 ]; then
+        make -C "$REPO" >&2 || die "the build failed (make -C $REPO)"
+    fi
+    for bin in "$SANDBOXD_BIN" "$SANDBOXCTL_BIN"; do
+        [ -x "$bin" ] || die "$bin is missing after the build"
+    done
+
+    install -d -m 0755 "$VAR" "$LOGDIR" "$RUNDIR" "$REPOS"
+    make_traversable "$VAR"
+    exec 9>"$RUNDIR/lock"
+    flock -w 300 9 || die "another local-stack.sh holds $RUNDIR/lock"
+
+    local ngx_pid taken
+    ngx_pid=$(pid_of "$NGX_PID" nginx) || ngx_pid=
+    if taken=$(port_taken_by_others "$HTTP_PORT" "$ngx_pid"); then
+        die "port $HTTP_PORT is in use (set SANDBOXD_HTTP_PORT): $taken"
+    fi
+
+    pg_up
+    db_setup
+    say "migrating the database"
+    SANDBOXD_DATABASE_URL=$OWNER_DB_URL SANDBOXD_REPOS_DIR=$REPOS "$SANDBOXCTL_BIN" migrate >&2 ||
+        die "sandboxctl migrate failed"
+    db_grants || die "granting the service role its privileges failed"
+    bash "$REPO/deploy/ensure-docker.sh" 9>&-
+    sandboxd_up
+    nginx_up
+    wait_healthy
+    ensure_admin_token
+    write_envfile
+
+    local stop_cmd="make stop"
+    [ "$VAR" = "$REPO/var" ] || stop_cmd="SANDBOXD_VAR=$VAR bash $REPO/deploy/local-stack.sh down"
+    cat <<EOF
+sandboxd is up at $URL ($WORKERS workers, state in $VAR)
+  try:       curl -H "Authorization: Bearer $TOKEN" $URL/api/v3/user
+  env:       . $ENVFILE      (SANDBOXD_URL, SANDBOXD_TOKEN, SANDBOXD_DATABASE_URL, PG* for psql)
+  database:  psql '$DB_URL'   (the service's role; PG* in the env file: the owner)
+  logs:      $LOGDIR/sandboxd.log, nginx-access.log, nginx-error.log, postgres.log
+  stop:      $stop_cmd
+EOF
+}
+
+cmd_down() {
+    check_settings
+    if [ ! -d "$VAR" ]; then
+        say "nothing to stop: $VAR does not exist"
+        return 0
+    fi
+    if [ -d "$RUNDIR" ]; then
+        exec 9>"$RUNDIR/lock"
+        flock -w 300 9 || die "another local-stack.sh holds $RUNDIR/lock"
+    fi
+    nginx_down
+    sandboxd_down
+    pg_down
+    say "stopped (data kept in $VAR; dockerd left running)"
+}
+
+cmd_status() {
+    check_settings
+    local ok=1 pid url=$URL
+    if [ -f "$ENVFILE" ]; then
+        url=$(sed -n 's/^SANDBOXD_URL=//p' "$ENVFILE" | tail -n 1)
+    fi
+    echo "var dir:     $VAR"
+    if pg_running; then
+        echo "postgresql:  running (pid $(head -n 1 "$PGDATA/postmaster.pid"), port $(sed -n 4p "$PGDATA/postmaster.pid"), socket dir $(sed -n 5p "$PGDATA/postmaster.pid"))"
+    else
+        echo "postgresql:  stopped"; ok=0
+    fi
+    if pid=$(pid_of "$PIDFILE" sandboxd); then
+        echo "sandboxd:    running (pid $pid, $(pgrep -c -P "$pid" || true) workers, socket $FCGI_SOCK)"
+    else
+        echo "sandboxd:    stopped"; ok=0
+    fi
+    if pid=$(pid_of "$NGX_PID" nginx); then
+        echo "nginx:       running (pid $pid, $url)"
+    else
+        echo "nginx:       stopped"; ok=0
+    fi
+    if [ "$(curl -s -m 3 --unix-socket /var/run/docker.sock http://d/_ping 2>/dev/null)" = OK ]; then
+        echo "docker:      answering on /var/run/docker.sock"
+    else
+        echo "docker:      not answering"; ok=0
+    fi
+    if [ "$ok" = 1 ]; then
+        local out
+        out=$(curl -s -m 5 -w '\n (HTTP %{http_code})' "$url/healthz" 2>/dev/null) || out='no answer'
+        echo "healthz:     $(tr -d '\n' <<<"$out")"
+        return 0
+    fi
+    return 3
+}
+
+trap 'say "failed: line $LINENO: $BASH_COMMAND"' ERR
+
+case ${1:-} in
+    up) cmd_up ;;
+    down) cmd_down ;;
+    status) cmd_status || exit $? ;;
+    *)
+        echo "usage: $0 up|down|status" >&2
+        exit 2
+        ;;
+esac
