@@ -14,7 +14,7 @@
 
 static const char *msg_name =
 	"field 'name' must be 1 to 100 letters, digits, '.', '-' or '_', not starting with '.' or "
-	"'-' and not ending in '.git'";
+	"'-', without '..' and not ending in '.git'";
 
 static void name_ok(const char *name)
 {
@@ -97,11 +97,20 @@ static void test_name_valid(void **state)
 {
 	static const char *v[] = {
 		"a", "Z", "7", "hello", "hello-world", "hello_world", "hello.world", "_x", "x.",
-		"x..y", "x-", "x_", "git", "xgit", "x.gitx", "x.gi", "x-git", "x.git.y", "v1.0.0",
+		"x-", "x_", "git", "xgit", "x.gitx", "x.gi", "x-git", "x.git.y", "v1.0.0",
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		name_ok(v[i]);
+}
+
+/* ".." anywhere is refused, not only as the whole name: no path tricks, no confusion. */
+static void test_name_double_dot(void **state)
+{
+	name_bad("x..y");
+	name_bad("a..");
+	name_bad("..a");
+	name_ok("a.b.c");
 }
 
 static void test_name_length(void **state)
@@ -150,7 +159,7 @@ static void test_name_message_names_field(void **state)
 	assert_int_equal(repo_valid_name("x.git", "repo", &e), ERR_INVALID);
 	assert_string_equal(e.msg,
 			    "field 'repo' must be 1 to 100 letters, digits, '.', '-' or '_', not "
-			    "starting with '.' or '-' and not ending in '.git'");
+			    "starting with '.' or '-', without '..' and not ending in '.git'");
 	assert_int_equal(repo_valid_name("x.git", "repo", NULL), ERR_INVALID);
 }
 
@@ -208,6 +217,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_name_valid),
+		cmocka_unit_test(test_name_double_dot),
 		cmocka_unit_test(test_name_length),
 		cmocka_unit_test(test_name_dots_and_suffix),
 		cmocka_unit_test(test_name_characters),
