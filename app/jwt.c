@@ -19,91 +19,6 @@
 #define PART_MAX (JWT_MAX_LEN / 4 * 3 + 2)
 #define SIG_LEN 64
 
-/* --- base64url --------------------------------------------------------------------- */
-
-static const char b64url[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-size_t jwt_b64url_encoded_size(size_t n)
-{
-	return n / 3 * 4 + (n % 3 ? n % 3 + 1 : 0) + 1;
-}
-
-void jwt_b64url_encode(const unsigned char *in, size_t n, char *out)
-{
-	size_t i = 0;
-
-	for (; i + 2 < n; i += 3) {
-		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		*out++ = b64url[v >> 18 & 63];
-		*out++ = b64url[v >> 12 & 63];
-		*out++ = b64url[v >> 6 & 63];
-		*out++ = b64url[v & 63];
-	}
-	if (i < n) {
-		uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0);
-		*out++ = b64url[v >> 18 & 63];
-		*out++ = b64url[v >> 12 & 63];
-		if (i + 1 < n)
-			*out++ = b64url[v >> 6 & 63];
-	}
-	*out = 0;
-}
-
-static int b64url_value(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
-}
-
-int jwt_b64url_decode(const char *in, size_t n, unsigned char *out, size_t cap,
-		      size_t *outlen)
-{
-	size_t rem = n % 4, o = 0;
-	uint32_t acc = 0;
-
-	*outlen = 0;
-	if (rem == 1)
-		return ERR_INVALID;
-	if (n / 4 * 3 + (rem ? rem - 1 : 0) > cap)
-		return ERR_INVALID;
-	for (size_t i = 0; i < n; i++) {
-		int v = b64url_value((unsigned char)in[i]);
-
-		if (v < 0)
-			return ERR_INVALID;
-		acc = acc << 6 | (uint32_t)v;
-		if (i % 4 == 3) {
-			out[o++] = (unsigned char)(acc >> 16);
-			out[o++] = (unsigned char)(acc >> 8);
-			out[o++] = (unsigned char)acc;
-			acc = 0;
-		}
-	}
-	/* The bits past the last whole byte must be zero: one encoding per value. */
-	if (rem == 2) {
-		if (acc & 0xf)
-			return ERR_INVALID;
-		out[o++] = (unsigned char)(acc >> 4);
-	} else if (rem == 3) {
-		if (acc & 0x3)
-			return ERR_INVALID;
-		out[o++] = (unsigned char)(acc >> 10);
-		out[o++] = (unsigned char)(acc >> 2);
-	}
-	*outlen = o;
-	return 0;
-}
-
 /* --- character classes --------------------------------------------------------------- */
 
 static int is_printable(int c)
@@ -401,8 +316,8 @@ int jwt_kid(EVP_PKEY *k, char out[JWT_KID_MAX + 1], struct err *e)
 		rc = err_set(e, ERR_FAIL, "cannot read the public key");
 		goto out;
 	}
-	jwt_b64url_encode(xb, 32, xs);
-	jwt_b64url_encode(yb, 32, ys);
+	base64url_encode(xb, 32, xs);
+	base64url_encode(yb, 32, ys);
 	/* RFC 7638 §3.2: the required members only, in lexicographic order, no whitespace. */
 	len = snprintf(jwk, sizeof(jwk), "{\"crv\":\"P-256\",\"kty\":\"EC\",\"x\":\"%s\",\"y\":\"%s\"}",
 		       xs, ys);
@@ -411,7 +326,7 @@ int jwt_kid(EVP_PKEY *k, char out[JWT_KID_MAX + 1], struct err *e)
 		rc = err_set(e, ERR_FAIL, "cannot hash the public key");
 		goto out;
 	}
-	jwt_b64url_encode(md, sizeof(md), out);
+	base64url_encode(md, sizeof(md), out);
 out:
 	ERR_clear_error();
 	BN_free(x);
@@ -566,7 +481,7 @@ static int decode_object(const char *s, size_t n, const char *what, json_object 
 	size_t len;
 
 	*out = NULL;
-	if (jwt_b64url_decode(s, n, buf, sizeof(buf), &len))
+	if (base64url_decode(s, n, buf, sizeof(buf), &len))
 		return err_set(e, ERR_INVALID, "%s is not base64url without padding", what);
 	if (len == 0 || memchr(buf, 0, len))
 		return err_set(e, ERR_INVALID, "%s is not a JSON object", what);
@@ -1071,9 +986,9 @@ int jwt_sign(EVP_PKEY *k, const char *kid, const struct jwt_claims *c, char **ou
 	pn = strlen(payload);
 	hn = (size_t)snprintf(header, sizeof(header), "{\"alg\":\"ES256\",\"typ\":\"JWT\",\"kid\":\"%s\"}",
 			      kid);
-	eh = jwt_b64url_encoded_size(hn) - 1;
-	ep = jwt_b64url_encoded_size(pn) - 1;
-	es = jwt_b64url_encoded_size(SIG_LEN) - 1;
+	eh = base64url_encoded_size(hn) - 1;
+	ep = base64url_encoded_size(pn) - 1;
+	es = base64url_encoded_size(SIG_LEN) - 1;
 	total = eh + 1 + ep + 1 + es;
 	if (pn > JWT_MAX_LEN || total > JWT_MAX_LEN) {
 		rc = err_set(e, ERR_INVALID, "token would be longer than %d bytes", JWT_MAX_LEN);
@@ -1084,14 +999,14 @@ int jwt_sign(EVP_PKEY *k, const char *kid, const struct jwt_claims *c, char **ou
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	jwt_b64url_encode((const unsigned char *)header, hn, tok);
+	base64url_encode((const unsigned char *)header, hn, tok);
 	tok[eh] = '.';
-	jwt_b64url_encode((const unsigned char *)payload, pn, tok + eh + 1);
+	base64url_encode((const unsigned char *)payload, pn, tok + eh + 1);
 	rc = jwt_es256_sign(k, tok, eh + 1 + ep, sig, e);
 	if (rc)
 		goto out;
 	tok[eh + 1 + ep] = '.';
-	jwt_b64url_encode(sig, SIG_LEN, tok + eh + 1 + ep + 1);
+	base64url_encode(sig, SIG_LEN, tok + eh + 1 + ep + 1);
 	*out = tok;
 	tok = NULL;
 out:
@@ -1165,7 +1080,7 @@ int jwt_verify(const char *tok, size_t n, EVP_PKEY *k, const char *audience, int
 		rc = err_set(e, ERR_INVALID, "signature must be 64 bytes (R||S)");
 		goto out;
 	}
-	if (jwt_b64url_decode(t.s, t.sn, sig, sizeof(sig), &siglen)) {
+	if (base64url_decode(t.s, t.sn, sig, sizeof(sig), &siglen)) {
 		rc = err_set(e, ERR_INVALID, "signature is not base64url without padding");
 		goto out;
 	}

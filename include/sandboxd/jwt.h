@@ -156,16 +156,6 @@ json_object *jwt_ref_policies_json(const struct jwt_claims *c);
 
 /* --- primitives (what the functions above are made of; for tools and tests) ---------- */
 
-/* Bytes jwt_b64url_encode writes for n input bytes, the NUL included. */
-size_t jwt_b64url_encoded_size(size_t n);
-/* base64url (RFC 4648 §5) of in[0..n), without padding, and a NUL, into out. */
-void jwt_b64url_encode(const unsigned char *in, size_t n, char *out);
-/* Decodes in[0..n) into out (cap bytes; n / 4 * 3 + 2 always suffice) and sets *outlen.
- * Strict: only the base64url alphabet, no padding, no length of the form 4k + 1, and the
- * unused bits of the last character must be zero (one encoding per value). ERR_INVALID
- * otherwise, or when the result would not fit in cap. */
-int jwt_b64url_decode(const char *in, size_t n, unsigned char *out, size_t cap,
-		      size_t *outlen);
 
 /* ES256 over msg[0..n) with the private P-256 key k: the JOSE signature R||S into sig. */
 int jwt_es256_sign(EVP_PKEY *k, const void *msg, size_t n, unsigned char sig[64],
