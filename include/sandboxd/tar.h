@@ -1,0 +1,113 @@
+/* tar.h: the few tar entries that sandbox file read and write need, bounded.
+ *
+ * Writing: a POSIX ustar archive of one regular file and the directory entries of its
+ * parents (a pax extended header carries a name longer than 100 bytes), all owned by
+ * 1000:1000, ready for PUT /containers/{id}/archive.
+ *
+ * Reading: the archive Docker answers to GET /containers/{id}/archive for one path: ustar
+ * (POSIX or GNU magic) with pax extended headers ('x' applies to the next entry, 'g' is
+ * ignored). It yields the one regular file's name, mode, size and content. Bounds: headers
+ * are checksum-verified, numeric fields are parsed within their 8/12 bytes (octal or GNU
+ * base-256) and range-checked, pax records within TAR_PAX_MAX bytes, names within
+ * TAR_NAME_MAX bytes, content within the caller's limit. The reader keeps one 512-byte
+ * block, the pax header and the file's content: never more than
+ * 512 + TAR_PAX_MAX + max_size bytes, whatever it is fed. No input makes it read outside
+ * what it was given.
+ *
+ * Return codes (struct err names the thing):
+ *   ERR_TOOBIG   the file is larger than the caller's limit (its size is in tar_file.size
+ *                as soon as the header is read, so the handler can answer 413 early)
+ *   ERR_INVALID  the archive's first entry is not a regular file: tar_reader.type says
+ *                which (TAR_DIR: a directory, the handler answers 400; TAR_SYMLINK, ...)
+ *   ERR_FAIL     malformed or truncated archive, more than one entry, no entry
+ *   ERR_NOMEM
+ */
+#ifndef SANDBOXD_TAR_H
+#define SANDBOXD_TAR_H
+#include <stddef.h>
+#include <stdint.h>
+#include "sandboxd/buf.h"
+#include "sandboxd/err.h"
+
+#define TAR_BLOCK 512
+#define TAR_NAME_MAX 4096        /* bytes in a path, as PATH_MAX */
+#define TAR_PAX_MAX (64 * 1024)  /* bytes in one pax extended header */
+#define TAR_SIZE_MAX 077777777777ULL  /* the largest size a ustar header can hold (8 GiB - 1) */
+#define TAR_UID 1000             /* the sandbox user, owner of everything written */
+#define TAR_GID 1000
+
+/* Entry types as in the header's typeflag. */
+enum tar_type {
+	TAR_NONE = 0,
+	TAR_FILE = '0',
+	TAR_HARDLINK = '1',
+	TAR_SYMLINK = '2',
+	TAR_CHAR = '3',
+	TAR_BLOCKDEV = '4',
+	TAR_DIR = '5',
+	TAR_FIFO = '6',
+};
+
+/* Appends to out (whose max bounds the whole archive) the entries for name: one directory
+ * entry (mode 0755) for each parent component, then the regular file with mode & 0777,
+ * mtime (seconds since the epoch, >= 0) and len bytes of data, then the two zero blocks
+ * that end an archive. name is relative ("a/b/c.txt"): no leading '/', no empty, "." or
+ * ".." component, no trailing '/', at most TAR_NAME_MAX bytes.
+ * Docker applies a directory entry's owner and mode to a directory that already exists:
+ * PUT the archive at the deepest existing directory and name only what is below it.
+ * Returns 0, ERR_INVALID (bad name or mtime), ERR_TOOBIG (len > TAR_SIZE_MAX, or out's
+ * max passed; out is then left as it was), ERR_NOMEM. */
+int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mtime,
+		   const void *data, size_t len, struct err *e);
+
+/* The bytes tar_write_file appends for a name and len, or 0 when len is too big. */
+size_t tar_write_size(const char *name, size_t len);
+
+/* The file read out of an archive. name is NUL-terminated; data holds size bytes (plus a
+ * NUL) in memory the caller owns after tar_reader_finish: free it with tar_file_release. */
+struct tar_file {
+	char name[TAR_NAME_MAX + 1];
+	unsigned mode;           /* permission bits, & 07777 */
+	int64_t mtime;
+	uint64_t size;
+	char *data;
+};
+
+void tar_file_release(struct tar_file *f);
+
+/* An incremental reader: init, feed the archive's bytes in chunks of any size, finish.
+ * Everything it holds is released by tar_reader_release, which is safe after any result. */
+struct tar_reader {
+	size_t max_size;         /* the content limit */
+	int state;               /* internal */
+	int failed;              /* a feed failed: every later call fails */
+	int entries;             /* regular files seen */
+	char type;               /* the typeflag of the entry refused with ERR_INVALID */
+	unsigned char block[TAR_BLOCK];
+	size_t block_len;
+	uint64_t remaining;      /* bytes left of the current entry's data */
+	size_t pad;              /* bytes of padding left after it */
+	int pax_pending;         /* a pax header applies to the next entry */
+	int pax_has_path, pax_has_size;
+	uint64_t pax_size;
+	char pax_path[TAR_NAME_MAX + 1];
+	struct buf pax;          /* the current pax header's records */
+	struct buf content;      /* the file's bytes */
+	struct tar_file file;    /* name, mode, size of the file (data comes at finish) */
+};
+
+void tar_reader_init(struct tar_reader *r, size_t max_size);
+/* Consumes len bytes. 0, or one of the codes above; after a failure it fails again. */
+int tar_reader_feed(struct tar_reader *r, const void *data, size_t len, struct err *e);
+/* After the last byte: 0 and the file in out (out->data is the caller's), or ERR_FAIL when
+ * the archive stopped early, held no file, or lacked its end-of-archive block. */
+int tar_reader_finish(struct tar_reader *r, struct tar_file *out, struct err *e);
+void tar_reader_release(struct tar_reader *r);
+
+/* The reader over a whole archive in memory: init, one feed, finish, release. On failure
+ * out->data is NULL (and, for ERR_INVALID, *type, when type is not NULL, says what the
+ * entry was). */
+int tar_read_file(const void *data, size_t len, size_t max_size, struct tar_file *out,
+		  char *type, struct err *e);
+
+#endif
