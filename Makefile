@@ -61,8 +61,11 @@ test: all unit
 bench: all
 	bash bench/run.sh
 
+# The unit and integration suites again, with every binary built with ASan + UBSan; any
+# sanitizer report in a log fails the run (tests/integration/run.sh looks for them).
 check-sanitize:
-	$(MAKE) SANITIZE=1 unit
+	$(MAKE) SANITIZE=1 all unit
+	SANDBOXD_BUILD=build-san bash tests/integration/run.sh
 
 run:
 	bash deploy/local-stack.sh up

@@ -44,8 +44,10 @@ SETTINGS_FILE=$RUNDIR/sandboxd.settings
 NGX_PID=$RUNDIR/nginx.pid
 NGX_CONF=$NGXDIR/nginx.conf
 NGX_TEMPLATE=$REPO/nginx/local.conf
-SANDBOXD_BIN=$REPO/build/sandboxd
-SANDBOXCTL_BIN=$REPO/build/sandboxctl
+# SANDBOXD_BUILD=build-san runs the ASan + UBSan build (make SANITIZE=1).
+BUILD=${SANDBOXD_BUILD:-build}
+SANDBOXD_BIN=$REPO/$BUILD/sandboxd
+SANDBOXCTL_BIN=$REPO/$BUILD/sandboxctl
 URL=http://127.0.0.1:$HTTP_PORT
 # Two roles, as in production: sandboxd_owner owns the schema and runs the migrations;
 # sandboxd (the service, SANDBOXD_DATABASE_URL) only gets the privileges granted after each
@@ -201,6 +203,15 @@ db_setup() {
             psql_admin -c "CREATE ROLE $role LOGIN"
         fi
     done
+    # The group roles of sql/003_audit.sql, made here by the superuser so that the owner
+    # needs no CREATEROLE (PostgreSQL 15's CREATEROLE can grant itself almost anything);
+    # the owner may hand them out (GRANT sandboxd_auditor TO alice).
+    for role in sandboxd_service sandboxd_auditor; do
+        if [ "$(psql_admin -tAc "SELECT 1 FROM pg_roles WHERE rolname = '$role'")" != 1 ]; then
+            say "creating group role $role"
+            psql_admin -c "CREATE ROLE $role NOLOGIN" -c "GRANT $role TO sandboxd_owner WITH ADMIN OPTION"
+        fi
+    done
     # The owner doubles as the local DBA: let it see every session in pg_stat_activity.
     if [ "$(psql_admin -tAc "SELECT pg_has_role('sandboxd_owner', 'pg_read_all_stats', 'MEMBER')")" != t ]; then
         psql_admin -c "GRANT pg_read_all_stats TO sandboxd_owner"
@@ -216,15 +227,16 @@ db_setup() {
     fi
 }
 
-# The service's privileges, re-applied after every migration (idempotent): read and write
-# every table and sequence, but never change or remove audit rows.
+# The service's privileges (idempotent, after every migration): the migrations grant what
+# the service may do to the group role sandboxd_service (every table and sequence, but only
+# INSERT and SELECT on the audit log, SPEC.md §7); the service's login role gets that group
+# and nothing directly (grants from before sql/003_audit.sql are taken back).
 # Keep in step with the production roles in deploy/sandboxd.env.example.
 db_grants() {
     "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d "$OWNER_DB_URL" <<'SQL'
-GRANT USAGE ON SCHEMA public TO sandboxd;
-GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO sandboxd;
-GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO sandboxd;
-REVOKE UPDATE, DELETE, TRUNCATE ON audit_log FROM sandboxd;
+REVOKE ALL ON ALL TABLES IN SCHEMA public FROM sandboxd;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM sandboxd;
+GRANT sandboxd_service TO sandboxd;
 SQL
 }
 
@@ -277,7 +289,7 @@ sandboxd_up() {
             SANDBOXD_WORKERS="$WORKERS" \
             SANDBOXD_REPOS_DIR="$REPOS" \
             SANDBOXD_PUBLIC_URL="$URL" \
-            SANDBOXD_HOOKS_DIR="$REPO/build/hooks" \
+            SANDBOXD_HOOKS_DIR="$REPO/$BUILD/hooks" \
             SANDBOXD_PID_FILE="$PIDFILE" \
             setsid nohup "$SANDBOXD_BIN" </dev/null >>"$LOGDIR/sandboxd.log" 2>&1 9>&-
     ) &
@@ -503,7 +515,8 @@ cmd_up() {
     fi
     [ -x "$PGBIN/initdb" ] || die "PostgreSQL 15 is not installed ($PGBIN/initdb missing)"
     if [ "${SANDBOXD_SKIP_BUILD:-0}" != 1 ]; then
-        make -C "$REPO" >&2 || die "the build failed (make -C $REPO)"
+        make -C "$REPO" $([ "$BUILD" = build-san ] && echo SANITIZE=1) >&2 ||
+            die "the build failed (make -C $REPO)"
     fi
     for bin in "$SANDBOXD_BIN" "$SANDBOXCTL_BIN"; do
         [ -x "$bin" ] || die "$bin is missing after the build"

@@ -31,7 +31,7 @@ set -u
 
 IT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$IT_DIR/../.." && pwd)
-SANDBOXCTL="$ROOT/build/sandboxctl"
+SANDBOXCTL="$ROOT/${SANDBOXD_BUILD:-build}/sandboxctl"
 LOCAL_STACK="$ROOT/deploy/local-stack.sh"
 TEST_NAME=$(basename "$0" .sh)
 
