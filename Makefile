@@ -47,6 +47,10 @@ $(B)/hooks/pre-receive: $(B)/sandboxd-hook
 $(B)/unit/%: tests/unit/%.c $(B)/libsandboxd.a | $(B)/unit
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libsandboxd.a $(LDLIBS) -lcmocka
 
+# The Docker client against the real engine and the runner image (tests/integration/t_docker.sh).
+$(B)/docker-smoke: tests/docker/docker_smoke.c $(B)/libsandboxd.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libsandboxd.a $(LDLIBS)
+
 $(B)/obj $(B)/unit:
 	mkdir -p $@
 
@@ -55,7 +59,7 @@ unit: $(UNIT)
 	@failed=0; for t in $(UNIT); do $$t || failed=$$((failed + 1)); done; \
 	if [ $$failed -ne 0 ]; then echo "$$failed unit test binaries failed"; exit 1; fi
 
-test: all unit
+test: all unit $(B)/docker-smoke
 	bash tests/integration/run.sh
 
 bench: all

@@ -1,65 +1,109 @@
-/* docker.c: the Docker Engine API over libcurl. */
+/* docker.c: the Docker Engine API over libcurl (API v1.41, one handle per process). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 #include <curl/curl.h>
+#include <json-c/json.h>
+#include "sandboxd/base64.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/banned.h"
 
+#define ERRBODY_MAX (16 * 1024)
+#define STATHDR_MAX (16 * 1024)
+#define DEFAULT_USER "1000:1000"
+
 static CURL *handle;
 
-static size_t sink(char *p, size_t size, size_t n, void *arg)
-{
-	char *out = arg;
-	size_t len = strlen(out), take = size * n;
+/* Where calls go: the settings of docker_init, or a host given to docker_ping. */
+struct target {
+	const char *host;
+	const char *ca, *cert, *key;
+};
+static struct {
+	char *host, *ca, *cert, *key;
+} conf;
 
-	/* Keep the first bytes of the answer: /_ping says "OK". */
-	if (len < 15) {
-		size_t room = 15 - len;
-		memcpy(out + len, p, take < room ? take : room);
-		out[len + (take < room ? take : room)] = 0;
-	}
-	return take;
+/* One request and what came back. */
+struct call {
+	const char *op;               /* names the call in messages: "create container" */
+	const char *method;
+	const char *path;             /* after the version prefix, query included */
+	const char *ctype;            /* request body type */
+	const void *body;
+	size_t body_len;
+	long timeout_ms;
+	/* A 2xx body goes to sink; non-zero stops the transfer and is returned (the sink has
+	 * filled c->e). Other bodies go to errbody. */
+	int (*sink)(struct call *c, const char *p, size_t n);
+	void *sink_arg;
+	int sink_rc;
+	struct buf errbody;
+	struct buf stathdr;           /* X-Docker-Container-Path-Stat, kept when want_stat */
+	int want_stat;
+	int (*cancel)(void *arg);
+	void *cancel_arg;
+	int64_t deadline;
+	int timed_out, cancelled;
+	long status;
+	struct err *e;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Points the handle at host and path: unix:// uses the socket, tcp:// plain HTTP. */
-static int target(const char *host, const char *path, struct err *e)
+static char *dup_or_null(const char *s)
 {
-	char url[512];
-
-	if (strncmp(host, "unix://", 7) == 0) {
-		curl_easy_setopt(handle, CURLOPT_UNIX_SOCKET_PATH, host + 7);
-		snprintf(url, sizeof(url), "http://docker%s", path);
-	} else if (strncmp(host, "tcp://", 6) == 0) {
-		curl_easy_setopt(handle, CURLOPT_UNIX_SOCKET_PATH, NULL);
-		snprintf(url, sizeof(url), "http://%s%s", host + 6, path);
-	} else {
-		return err_set(e, ERR_FAIL, "docker unavailable: unsupported host %s", host);
-	}
-	curl_easy_setopt(handle, CURLOPT_URL, url);
-	return 0;
+	return s && *s ? strdup(s) : NULL;
 }
 
-int docker_ping(const char *host, struct err *e)
+static void conf_release(void)
 {
-	char body[16] = "";
-	long status = 0;
-	CURLcode cc;
+	free(conf.host);
+	free(conf.ca);
+	free(conf.cert);
+	free(conf.key);
+	memset(&conf, 0, sizeof(conf));
+}
 
-	if (!handle && !(handle = curl_easy_init()))
-		return err_set(e, ERR_FAIL, "docker unavailable: curl_easy_init failed");
-	curl_easy_reset(handle);
-	if (target(host, "/_ping", e))
-		return ERR_FAIL;
-	curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, sink);
-	curl_easy_setopt(handle, CURLOPT_WRITEDATA, body);
-	curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, 3000L);
-	curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-	cc = curl_easy_perform(handle);
-	if (cc != CURLE_OK)
-		return err_set(e, ERR_FAIL, "docker unavailable: %s", curl_easy_strerror(cc));
-	curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
-	if (status != 200 || strcmp(body, "OK"))
-		return err_set(e, ERR_FAIL, "docker unavailable: /_ping answered %ld", status);
+static int host_valid(const char *host)
+{
+	return (strncmp(host, "unix:///", 8) == 0 && strlen(host) - 7 < 108) ||
+	       (strncmp(host, "tcp://", 6) == 0 && host[6]) ||
+	       (strncmp(host, "https://", 8) == 0 && host[8]);
+}
+
+int docker_init(const struct docker_conf *c, struct err *e)
+{
+	const char *host = c->host && *c->host ? c->host : DOCKER_DEFAULT_HOST;
+	int ntls = !!(c->ca_file && *c->ca_file) + !!(c->cert_file && *c->cert_file) +
+		   !!(c->key_file && *c->key_file);
+
+	if (!host_valid(host) || strlen(host) > 512 ||
+	    (strncmp(host, "unix://", 7) != 0 && strchr(strstr(host, "://") + 3, '/')))
+		return err_set(e, ERR_INVALID,
+			       "docker host '%s' must be unix:///path, tcp://host:port or https://host:port",
+			       host);
+	if (ntls != 0 && ntls != 3)
+		return err_set(e, ERR_INVALID,
+			       "docker TLS needs all of a CA file, a client certificate and its key");
+	if (ntls == 0 && strncmp(host, "https://", 8) == 0)
+		return err_set(e, ERR_INVALID, "docker host '%s' needs TLS client certificates", host);
+	conf_release();
+	conf.host = strdup(host);
+	conf.ca = dup_or_null(c->ca_file);
+	conf.cert = dup_or_null(c->cert_file);
+	conf.key = dup_or_null(c->key_file);
+	if (!conf.host || (ntls && (!conf.ca || !conf.cert || !conf.key))) {
+		conf_release();
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -68,4 +112,913 @@ void docker_cleanup(void)
 	if (handle)
 		curl_easy_cleanup(handle);
 	handle = NULL;
+	conf_release();
+}
+
+static struct target configured(void)
+{
+	struct target t = {conf.host ? conf.host : DOCKER_DEFAULT_HOST, conf.ca, conf.cert, conf.key};
+	return t;
+}
+
+/* Ids and names as Docker makes them: [A-Za-z0-9_.-], at most DOCKER_ID_MAX. */
+static int id_valid(const char *what, const char *id, struct err *e)
+{
+	size_t n = id ? strlen(id) : 0, i;
+
+	if (n == 0 || n > DOCKER_ID_MAX)
+		return err_set(e, ERR_INVALID, "%s id must be 1 to %d characters", what, DOCKER_ID_MAX);
+	for (i = 0; i < n; i++) {
+		char ch = id[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		      ch == '_' || ch == '.' || ch == '-'))
+			return err_set(e, ERR_INVALID, "%s id '%s' has a character other than [A-Za-z0-9_.-]",
+				       what, id);
+	}
+	return 0;
+}
+
+static size_t on_write(char *p, size_t size, size_t n, void *arg)
+{
+	struct call *c = arg;
+	size_t len = size * n;
+	long st = 0;
+
+	curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &st);
+	if (st < 200 || st > 299) {
+		/* Only the start of an error body is kept: the message is at its front. */
+		size_t room = c->errbody.max - c->errbody.len;
+		if (buf_append(&c->errbody, p, len < room ? len : room))
+			return 0;
+		return len;
+	}
+	if (c->sink && (c->sink_rc = c->sink(c, p, len)))
+		return len == 0 ? CURL_WRITEFUNC_ERROR : 0;
+	return len;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+	static const char name[] = "X-Docker-Container-Path-Stat:";
+	struct call *c = arg;
+	size_t len = size * n, k = sizeof(name) - 1;
+
+	if (len > k && strncasecmp(p, name, k) == 0) {
+		const char *v = p + k, *end = p + len;
+		while (v < end && (*v == ' ' || *v == '\t'))
+			v++;
+		while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		buf_clear(&c->stathdr);
+		if (buf_append(&c->stathdr, v, (size_t)(end - v)))
+			buf_clear(&c->stathdr);  /* too long: reported as missing */
+	}
+	return len;
+}
+
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct call *c = arg;
+
+	if (c->cancel && c->cancel(c->cancel_arg)) {
+		c->cancelled = 1;
+		return 1;
+	}
+	if (now_ms() >= c->deadline) {
+		c->timed_out = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Docker's error body is {"message": "..."}; anything else is quoted as it came. */
+static int docker_error(struct call *c)
+{
+	const char *msg = NULL;
+	char text[300];
+	json_object *o = NULL, *m;
+	int code;
+	size_t i;
+
+	if (c->errbody.len) {
+		o = json_tokener_parse(c->errbody.data);
+		if (o && json_object_object_get_ex(o, "message", &m) && json_object_is_type(m, json_type_string))
+			msg = json_object_get_string(m);
+		else
+			msg = c->errbody.data;
+	}
+	if (!msg || !*msg)
+		msg = c->status == 404 ? "not found" : "no error message";
+	snprintf(text, sizeof(text), "%s", msg);
+	for (i = 0; text[i]; i++)
+		if ((unsigned char)text[i] < 0x20)
+			text[i] = ' ';
+	switch (c->status) {
+	case 400: code = ERR_INVALID; break;
+	case 404: code = ERR_NOTFOUND; break;
+	case 409: code = ERR_EXISTS; break;
+	default: code = ERR_FAIL; break;
+	}
+	err_set(c->e, code, "docker %s: %s (%ld)", c->op, text, c->status);
+	json_object_put(o);
+	return code;
+}
+
+/* Performs c against t. 0 for a 2xx answer (or 304, which callers check), else a code. */
+static int perform_at(struct call *c, const struct target *t)
+{
+	struct curl_slist *headers = NULL, *h;
+	struct buf url;
+	int tls = t->cert != NULL, rc;
+	CURLcode cc;
+	char curlerr[CURL_ERROR_SIZE] = "";
+
+	c->deadline = now_ms() + c->timeout_ms;
+	buf_init(&c->errbody, ERRBODY_MAX);
+	buf_init(&c->stathdr, STATHDR_MAX);
+	buf_init(&url, 4096);
+	if (!handle && !(handle = curl_easy_init()))
+		return err_set(c->e, ERR_FAIL, "docker %s: curl_easy_init failed", c->op);
+	curl_easy_reset(handle);
+
+	if (strncmp(t->host, "unix://", 7) == 0) {
+		curl_easy_setopt(handle, CURLOPT_UNIX_SOCKET_PATH, t->host + 7);
+		rc = buf_printf(&url, "http://localhost%s%s", DOCKER_API, c->path);
+	} else {
+		const char *hostport = t->host + (strncmp(t->host, "tcp://", 6) == 0 ? 6 : 8);
+		rc = buf_printf(&url, "%s://%s%s%s", tls ? "https" : "http", hostport, DOCKER_API,
+				c->path);
+	}
+	if (rc) {
+		rc = err_set(c->e, ERR_INVALID, "docker %s: request path too long", c->op);
+		goto out;
+	}
+	if (tls) {
+		curl_easy_setopt(handle, CURLOPT_CAINFO, t->ca);
+		curl_easy_setopt(handle, CURLOPT_SSLCERT, t->cert);
+		curl_easy_setopt(handle, CURLOPT_SSLKEY, t->key);
+		curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
+	}
+	curl_easy_setopt(handle, CURLOPT_URL, url.data);
+	curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, curlerr);
+	curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* The progress callback keeps the deadline; curl's own timeout is the backstop. */
+	curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, c->timeout_ms + 1000);
+	curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, c->timeout_ms < 10000 ? c->timeout_ms : 10000L);
+	curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(handle, CURLOPT_XFERINFODATA, c);
+	curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(handle, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(handle, CURLOPT_HEADERDATA, c);
+
+	if (strcmp(c->method, "HEAD") == 0) {
+		curl_easy_setopt(handle, CURLOPT_NOBODY, 1L);
+	} else if (strcmp(c->method, "GET") != 0) {
+		curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, c->method);
+		if (c->body || strcmp(c->method, "DELETE") != 0) {
+			curl_easy_setopt(handle, CURLOPT_POSTFIELDS, c->body ? c->body : "");
+			curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE,
+					 (curl_off_t)(c->body ? c->body_len : 0));
+		}
+	}
+	/* No "Expect: 100-continue" round trip before large archive bodies. */
+	if (!(h = curl_slist_append(headers, "Expect:"))) {
+		rc = err_set(c->e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	headers = h;
+	if (c->ctype) {
+		char ct[128];
+		snprintf(ct, sizeof(ct), "Content-Type: %s", c->ctype);
+		if (!(h = curl_slist_append(headers, ct))) {
+			rc = err_set(c->e, ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		headers = h;
+	}
+	curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+
+	cc = curl_easy_perform(handle);
+	curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &c->status);
+	if (cc != CURLE_OK) {
+		if (c->sink_rc) {
+			rc = c->sink_rc;
+		} else if (c->cancelled) {
+			rc = err_set(c->e, ERR_FAIL, "docker %s: cancelled", c->op);
+		} else if (c->timed_out || cc == CURLE_OPERATION_TIMEDOUT) {
+			c->timed_out = 1;
+			rc = err_set(c->e, ERR_FAIL, "docker %s: no answer within %ld ms", c->op,
+				     c->timeout_ms);
+		} else {
+			rc = err_set(c->e, ERR_FAIL, "docker %s: %s", c->op,
+				     curlerr[0] ? curlerr : curl_easy_strerror(cc));
+		}
+		goto out;
+	}
+	if ((c->status >= 200 && c->status <= 299) || c->status == 304)
+		rc = 0;
+	else
+		rc = docker_error(c);
+out:
+	curl_slist_free_all(headers);
+	buf_release(&url);
+	buf_release(&c->errbody);
+	if (!c->want_stat)
+		buf_release(&c->stathdr);
+	return rc;
+}
+
+static int perform(struct call *c)
+{
+	struct target t = configured();
+
+	if (c->timeout_ms <= 0)
+		c->timeout_ms = DOCKER_TIMEOUT_MS;
+	return perform_at(c, &t);
+}
+
+static int sink_buf(struct call *c, const char *p, size_t n)
+{
+	struct buf *b = c->sink_arg;
+	int rc = buf_append(b, p, n);
+
+	if (rc == ERR_TOOBIG)
+		return err_set(c->e, rc, "docker %s: answer larger than %zu bytes", c->op, b->max);
+	if (rc)
+		return err_set(c->e, rc, "docker %s: out of memory", c->op);
+	return 0;
+}
+
+/* A call whose 2xx answer is a JSON document: *out is the caller's (json_object_put). */
+static int call_json(struct call *c, json_type want, json_object **out)
+{
+	struct buf b;
+	int rc;
+
+	*out = NULL;
+	buf_init(&b, DOCKER_RESPONSE_MAX);
+	c->sink = sink_buf;
+	c->sink_arg = &b;
+	if ((rc = perform(c)))
+		goto out;
+	if (!b.data || !(*out = json_tokener_parse(b.data)) || !json_object_is_type(*out, want)) {
+		json_object_put(*out);
+		*out = NULL;
+		rc = err_set(c->e, ERR_FAIL, "docker %s: the answer is not the JSON the API promises",
+			     c->op);
+	}
+out:
+	buf_release(&b);
+	return rc;
+}
+
+static void call_init(struct call *c, const char *op, const char *method, const char *path,
+		      long timeout_ms, struct err *e)
+{
+	memset(c, 0, sizeof(*c));
+	c->op = op;
+	c->method = method;
+	c->path = path;
+	c->timeout_ms = timeout_ms;
+	c->e = e;
+}
+
+int docker_ping(const char *host, struct err *e)
+{
+	struct target t = configured();
+	struct err why;
+	struct call c;
+	struct buf b;
+	int rc;
+
+	if (host && strcmp(host, t.host) != 0) {
+		t.host = host;
+		t.ca = t.cert = t.key = NULL;
+	}
+	if (!host_valid(t.host))
+		return err_set(e, ERR_FAIL, "docker unavailable: unsupported host %s", t.host);
+	buf_init(&b, 64);
+	call_init(&c, "ping", "GET", "/_ping", 3000, e);
+	c.sink = sink_buf;
+	c.sink_arg = &b;
+	c.e = &why;
+	rc = perform_at(&c, &t);
+	if (rc && !c.status)
+		rc = err_set(e, ERR_FAIL, "docker unavailable: %s", why.msg);
+	else if (rc || !b.data || strcmp(b.data, "OK") != 0)
+		rc = err_set(e, ERR_FAIL, "docker unavailable: /_ping answered %ld", c.status);
+	buf_release(&b);
+	return rc;
+}
+
+/* ---- JSON building ---- */
+
+static int add_strings(json_object *o, const char *key, const char *const *list)
+{
+	json_object *a;
+
+	if (!list)
+		return 0;
+	if (!(a = json_object_new_array()))
+		return ERR_NOMEM;
+	json_object_object_add(o, key, a);
+	for (; *list; list++) {
+		json_object *s = json_object_new_string(*list);
+		if (!s || json_object_array_add(a, s)) {
+			json_object_put(s);
+			return ERR_NOMEM;
+		}
+	}
+	return 0;
+}
+
+static int add_string(json_object *o, const char *key, const char *val)
+{
+	json_object *s = json_object_new_string(val);
+
+	if (!s)
+		return ERR_NOMEM;
+	json_object_object_add(o, key, s);
+	return 0;
+}
+
+static int add_int(json_object *o, const char *key, int64_t val)
+{
+	json_object *n = json_object_new_int64(val);
+
+	if (!n)
+		return ERR_NOMEM;
+	json_object_object_add(o, key, n);
+	return 0;
+}
+
+static int add_bool(json_object *o, const char *key, int val)
+{
+	json_object *b = json_object_new_boolean(val);
+
+	if (!b)
+		return ERR_NOMEM;
+	json_object_object_add(o, key, b);
+	return 0;
+}
+
+static int add_object(json_object *o, const char *key, json_object **out)
+{
+	if (!(*out = json_object_new_object()))
+		return ERR_NOMEM;
+	json_object_object_add(o, key, *out);
+	return 0;
+}
+
+static int env_valid(const char *what, const char *const *list, int need_eq, struct err *e)
+{
+	for (; list && *list; list++) {
+		const char *eq = strchr(*list, '=');
+		if (need_eq && (!eq || eq == *list))
+			return err_set(e, ERR_INVALID, "%s entry '%.64s' must be NAME=value", what, *list);
+	}
+	return 0;
+}
+
+/* ---- containers ---- */
+
+static int create_body(const struct docker_create *c, json_object **out)
+{
+	json_object *o, *hc, *labels, *mounts, *mount, *logc;
+	static const char *const drop_all[] = {"ALL", NULL};
+	static const char *const nnp[] = {"no-new-privileges", NULL};
+	const char *const *l;
+	int rc;
+
+	if (!(o = *out = json_object_new_object()))
+		return ERR_NOMEM;
+	if ((rc = add_string(o, "Image", c->image)) ||
+	    (rc = add_string(o, "User", c->user ? c->user : DEFAULT_USER)) ||
+	    (rc = add_string(o, "WorkingDir", "/workspace")) ||
+	    (rc = add_strings(o, "Env", c->env)) ||
+	    (rc = add_strings(o, "Cmd", c->cmd)) ||
+	    (rc = add_bool(o, "AttachStdin", 0)) ||
+	    (rc = add_bool(o, "Tty", 0)) ||
+	    (rc = add_bool(o, "NetworkDisabled", 0)) ||
+	    (rc = add_object(o, "Labels", &labels)))
+		return rc;
+	for (l = c->labels; l && *l; l++) {
+		const char *eq = strchr(*l, '=');
+		char key[256];
+		json_object *v;
+
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - *l), *l);
+		if (!(v = json_object_new_string(eq + 1)))
+			return ERR_NOMEM;
+		json_object_object_add(labels, key, v);
+	}
+	if ((rc = add_object(o, "HostConfig", &hc)) ||
+	    (rc = add_bool(hc, "Init", 1)) ||
+	    (rc = add_bool(hc, "Privileged", 0)) ||
+	    (rc = add_strings(hc, "CapDrop", drop_all)) ||
+	    (rc = add_strings(hc, "CapAdd", c->cap_add)) ||
+	    (rc = add_strings(hc, "SecurityOpt", nnp)) ||
+	    (rc = add_string(hc, "NetworkMode", c->network ? c->network : "bridge")) ||
+	    (rc = add_strings(hc, "ExtraHosts", c->extra_hosts)) ||
+	    (rc = add_object(hc, "LogConfig", &logc)) ||
+	    (rc = add_string(logc, "Type", "none")))
+		return rc;
+	if (c->memory > 0 && ((rc = add_int(hc, "Memory", c->memory)) ||
+			      (rc = add_int(hc, "MemorySwap", c->memory))))
+		return rc;
+	if (c->nano_cpus > 0 && (rc = add_int(hc, "NanoCpus", c->nano_cpus)))
+		return rc;
+	if (c->pids_limit > 0 && (rc = add_int(hc, "PidsLimit", c->pids_limit)))
+		return rc;
+	/* /workspace on a volume or a bind: the archive API sees neither tmpfs nor a
+	 * read-only root. */
+	if (!(mounts = json_object_new_array()))
+		return ERR_NOMEM;
+	json_object_object_add(hc, "Mounts", mounts);
+	if (!(mount = json_object_new_object()) || json_object_array_add(mounts, mount)) {
+		json_object_put(mount);
+		return ERR_NOMEM;
+	}
+	if (!c->workspace || !*c->workspace)
+		rc = add_string(mount, "Type", "volume");
+	else if (c->workspace[0] == '/')
+		rc = add_string(mount, "Type", "bind") || add_string(mount, "Source", c->workspace);
+	else
+		rc = add_string(mount, "Type", "volume") || add_string(mount, "Source", c->workspace);
+	if (rc || add_string(mount, "Target", "/workspace"))
+		return ERR_NOMEM;
+	return 0;
+}
+
+int docker_container_create(const struct docker_create *c, char *id_out, long timeout_ms,
+			    struct err *e)
+{
+	json_object *body = NULL, *resp = NULL, *id;
+	const char *const *l;
+	char path[256];
+	const char *s;
+	struct call call;
+	int rc;
+
+	id_out[0] = 0;
+	if (!c->image || !*c->image || strlen(c->image) > 255)
+		return err_set(e, ERR_INVALID, "docker create container: an image is required");
+	if (c->name && (rc = id_valid("container name", c->name, e)))
+		return rc;
+	for (l = c->labels; l && *l; l++) {
+		s = strchr(*l, '=');
+		if (!s || s == *l || s - *l > 255)
+			return err_set(e, ERR_INVALID, "label '%.64s' must be key=value", *l);
+	}
+	if ((rc = env_valid("env", c->env, 1, e)))
+		return rc;
+	if (c->memory < 0 || c->nano_cpus < 0 || c->pids_limit < 0)
+		return err_set(e, ERR_INVALID, "docker create container: negative limit");
+	if ((rc = create_body(c, &body))) {
+		rc = err_set(e, rc, "out of memory");
+		goto out;
+	}
+	if (c->name)
+		snprintf(path, sizeof(path), "/containers/create?name=%s", c->name);
+	else
+		snprintf(path, sizeof(path), "/containers/create");
+	call_init(&call, "create container", "POST", path, timeout_ms, e);
+	call.ctype = "application/json";
+	call.body = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
+	call.body_len = strlen(call.body);
+	if ((rc = call_json(&call, json_type_object, &resp)))
+		goto out;
+	if (!json_object_object_get_ex(resp, "Id", &id) || !json_object_is_type(id, json_type_string) ||
+	    id_valid("container", json_object_get_string(id), NULL)) {
+		rc = err_set(e, ERR_FAIL, "docker create container: no id in the answer");
+		goto out;
+	}
+	snprintf(id_out, DOCKER_ID_MAX + 1, "%s", json_object_get_string(id));
+out:
+	json_object_put(body);
+	json_object_put(resp);
+	return rc;
+}
+
+int docker_container_start(const char *id, long timeout_ms, struct err *e)
+{
+	char path[DOCKER_ID_MAX + 64];
+	struct call c;
+	int rc;
+
+	if ((rc = id_valid("container", id, e)))
+		return rc;
+	snprintf(path, sizeof(path), "/containers/%s/start", id);
+	call_init(&c, "start container", "POST", path, timeout_ms, e);
+	return perform(&c);  /* 304: already started */
+}
+
+static int get_int(json_object *o, const char *key, int64_t *out)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return ERR_FAIL;
+	*out = json_object_get_int64(v);
+	return 0;
+}
+
+static int get_bool(json_object *o, const char *key, int *out)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_boolean))
+		return ERR_FAIL;
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
+int docker_container_inspect(const char *id, struct docker_container_state *out,
+			     long timeout_ms, struct err *e)
+{
+	char path[DOCKER_ID_MAX + 64];
+	json_object *resp = NULL, *st, *status;
+	struct call c;
+	int64_t code = 0, pid = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = id_valid("container", id, e)))
+		return rc;
+	snprintf(path, sizeof(path), "/containers/%s/json", id);
+	call_init(&c, "inspect container", "GET", path, timeout_ms, e);
+	if ((rc = call_json(&c, json_type_object, &resp)))
+		return rc;
+	if (!json_object_object_get_ex(resp, "State", &st) ||
+	    !json_object_object_get_ex(st, "Status", &status) ||
+	    get_bool(st, "Running", &out->running) || get_bool(st, "OOMKilled", &out->oom_killed) ||
+	    get_int(st, "ExitCode", &code) || get_int(st, "Pid", &pid)) {
+		rc = err_set(e, ERR_FAIL, "docker inspect container: no State in the answer");
+		goto out;
+	}
+	snprintf(out->status, sizeof(out->status), "%s", json_object_get_string(status));
+	out->exit_code = (int)code;
+	out->pid = pid;
+out:
+	json_object_put(resp);
+	return rc;
+}
+
+int docker_container_remove(const char *id, long timeout_ms, struct err *e)
+{
+	char path[DOCKER_ID_MAX + 64];
+	struct call c;
+	int rc;
+
+	if ((rc = id_valid("container", id, e)))
+		return rc;
+	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
+	call_init(&c, "remove container", "DELETE", path, timeout_ms, e);
+	return perform(&c);
+}
+
+int docker_container_list(const char *label, docker_list_fn fn, void *arg, long timeout_ms,
+			  struct err *e)
+{
+	json_object *filter = NULL, *arr = NULL, *resp = NULL;
+	char key[256], *q = NULL;
+	const char *eq = strchr(label, '=');
+	struct buf path;
+	struct call c;
+	size_t i, n;
+	int rc;
+
+	buf_init(&path, 2048);
+	snprintf(key, sizeof(key), "%.*s", (int)(eq ? eq - label : (long)strlen(label)), label);
+	if (!key[0] || strlen(label) > 512) {
+		rc = err_set(e, ERR_INVALID, "label filter must be key or key=value");
+		goto out;
+	}
+	if (!(filter = json_object_new_object()) || !(arr = json_object_new_array()) ||
+	    json_object_object_add(filter, "label", arr) ||
+	    json_object_array_add(arr, json_object_new_string(label)) ||
+	    !(q = curl_easy_escape(NULL, json_object_to_json_string_ext(filter, JSON_C_TO_STRING_PLAIN), 0)) ||
+	    buf_printf(&path, "/containers/json?all=1&filters=%s", q)) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	call_init(&c, "list containers", "GET", path.data, timeout_ms, e);
+	if ((rc = call_json(&c, json_type_array, &resp)))
+		goto out;
+	n = json_object_array_length(resp);
+	for (i = 0; i < n; i++) {
+		json_object *ct = json_object_array_get_idx(resp, i), *id, *labels, *v, *state;
+		const char *value = "", *st = "";
+
+		if (!json_object_object_get_ex(ct, "Id", &id) || !json_object_is_type(id, json_type_string))
+			continue;
+		if (json_object_object_get_ex(ct, "Labels", &labels) &&
+		    json_object_object_get_ex(labels, key, &v) && json_object_is_type(v, json_type_string))
+			value = json_object_get_string(v);
+		if (json_object_object_get_ex(ct, "State", &state) && json_object_is_type(state, json_type_string))
+			st = json_object_get_string(state);
+		if ((rc = fn(arg, json_object_get_string(id), value, st)))
+			goto out;
+	}
+out:
+	curl_free(q);
+	json_object_put(filter);
+	json_object_put(resp);
+	buf_release(&path);
+	return rc;
+}
+
+/* ---- exec ---- */
+
+int docker_exec_create(const char *container, const struct docker_exec_opts *o,
+		       char *id_out, long timeout_ms, struct err *e)
+{
+	char path[DOCKER_ID_MAX + 64];
+	json_object *body = NULL, *resp = NULL, *id;
+	struct call c;
+	int rc;
+
+	id_out[0] = 0;
+	if ((rc = id_valid("container", container, e)))
+		return rc;
+	if (!o->cmd || !o->cmd[0])
+		return err_set(e, ERR_INVALID, "docker create exec: a command is required");
+	if ((rc = env_valid("env", o->env, 1, e)))
+		return rc;
+	if (!(body = json_object_new_object()) ||
+	    add_bool(body, "AttachStdin", 0) || add_bool(body, "AttachStdout", 1) ||
+	    add_bool(body, "AttachStderr", 1) || add_bool(body, "Tty", 0) ||
+	    add_bool(body, "Privileged", 0) ||
+	    add_strings(body, "Cmd", o->cmd) || add_strings(body, "Env", o->env) ||
+	    add_string(body, "User", o->user ? o->user : DEFAULT_USER) ||
+	    (o->workdir && add_string(body, "WorkingDir", o->workdir))) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/containers/%s/exec", container);
+	call_init(&c, "create exec", "POST", path, timeout_ms, e);
+	c.ctype = "application/json";
+	c.body = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
+	c.body_len = strlen(c.body);
+	if ((rc = call_json(&c, json_type_object, &resp)))
+		goto out;
+	if (!json_object_object_get_ex(resp, "Id", &id) || !json_object_is_type(id, json_type_string) ||
+	    id_valid("exec", json_object_get_string(id), NULL)) {
+		rc = err_set(e, ERR_FAIL, "docker create exec: no id in the answer");
+		goto out;
+	}
+	snprintf(id_out, DOCKER_ID_MAX + 1, "%s", json_object_get_string(id));
+out:
+	json_object_put(body);
+	json_object_put(resp);
+	return rc;
+}
+
+struct exec_sink {
+	struct dstream ds;
+	struct docker_exec_io *io;
+	int sink_stopped;
+};
+
+static int exec_out(void *arg, int stream, const char *data, size_t len)
+{
+	struct exec_sink *s = arg;
+	int rc = s->io->sink(s->io->sink_arg, stream, data, len);
+
+	if (rc)
+		s->sink_stopped = 1;
+	return rc;
+}
+
+static int sink_exec(struct call *c, const char *p, size_t n)
+{
+	struct exec_sink *s = c->sink_arg;
+	struct err why;
+	int rc = dstream_feed(&s->ds, p, n, &why);
+
+	if (rc && s->sink_stopped)
+		err_set(c->e, rc, "docker %s: stopped by the output sink", c->op);
+	else if (rc)
+		err_set(c->e, rc, "docker %s: %s", c->op, why.msg);
+	return rc;
+}
+
+int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeout_ms,
+		      struct err *e)
+{
+	static const char body[] = "{\"Detach\":false,\"Tty\":false}";
+	char path[DOCKER_ID_MAX + 64];
+	struct exec_sink s;
+	struct call c;
+	int rc;
+
+	io->timed_out = io->cancelled = 0;
+	memset(io->bytes, 0, sizeof(io->bytes));
+	if ((rc = id_valid("exec", exec_id, e)))
+		return rc;
+	if (!io->sink)
+		return err_set(e, ERR_INVALID, "docker start exec: an output sink is required");
+	memset(&s, 0, sizeof(s));
+	s.io = io;
+	dstream_init(&s.ds, io->max_frame, exec_out, &s);
+	snprintf(path, sizeof(path), "/exec/%s/start", exec_id);
+	call_init(&c, "start exec", "POST", path, timeout_ms, e);
+	c.ctype = "application/json";
+	c.body = body;
+	c.body_len = sizeof(body) - 1;
+	c.sink = sink_exec;
+	c.sink_arg = &s;
+	c.cancel = io->cancel;
+	c.cancel_arg = io->cancel_arg;
+	rc = perform(&c);
+	if (rc == 0 && c.status != 200)
+		rc = err_set(e, ERR_FAIL, "docker start exec: answered %ld, not a stream", c.status);
+	if (rc == 0 && (rc = dstream_finish(&s.ds, e)))
+		err_set(e, rc, "docker start exec: the stream was cut inside a frame");
+	io->timed_out = c.timed_out;
+	io->cancelled = c.cancelled;
+	io->bytes[1] = s.ds.bytes[1];
+	io->bytes[2] = s.ds.bytes[2];
+	return rc;
+}
+
+int docker_exec_inspect(const char *exec_id, struct docker_exec_state *out, long timeout_ms,
+			struct err *e)
+{
+	char path[DOCKER_ID_MAX + 64];
+	json_object *resp = NULL, *v;
+	struct call c;
+	int64_t code = -1, pid = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = id_valid("exec", exec_id, e)))
+		return rc;
+	snprintf(path, sizeof(path), "/exec/%s/json", exec_id);
+	call_init(&c, "inspect exec", "GET", path, timeout_ms, e);
+	if ((rc = call_json(&c, json_type_object, &resp)))
+		return rc;
+	if (get_bool(resp, "Running", &out->running)) {
+		rc = err_set(e, ERR_FAIL, "docker inspect exec: no Running in the answer");
+		goto out;
+	}
+	/* ExitCode is null until the command has ended. */
+	if (json_object_object_get_ex(resp, "ExitCode", &v) && json_object_is_type(v, json_type_int))
+		code = json_object_get_int64(v);
+	get_int(resp, "Pid", &pid);
+	out->exit_code = out->running ? -1 : (int)code;
+	out->pid = pid;
+out:
+	json_object_put(resp);
+	return rc;
+}
+
+/* ---- archive ---- */
+
+static int archive_path(struct buf *path, const char *container, const char *p, struct err *e)
+{
+	char *q;
+	int rc;
+
+	if ((rc = id_valid("container", container, e)))
+		return rc;
+	if (!p || p[0] != '/' || strlen(p) > TAR_NAME_MAX)
+		return err_set(e, ERR_INVALID, "archive path must be absolute, at most %d bytes",
+			       TAR_NAME_MAX);
+	if (!(q = curl_easy_escape(NULL, p, 0)))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	rc = buf_printf(path, "/containers/%s/archive?path=%s", container, q);
+	curl_free(q);
+	return rc ? err_set(e, ERR_NOMEM, "out of memory") : 0;
+}
+
+int docker_archive_put(const char *container, const char *dir, const void *tar, size_t len,
+		       long timeout_ms, struct err *e)
+{
+	struct buf path;
+	struct call c;
+	int rc;
+
+	buf_init(&path, 3 * TAR_NAME_MAX + 256);
+	if ((rc = archive_path(&path, container, dir, e)))
+		goto out;
+	call_init(&c, "write archive", "PUT", path.data, timeout_ms, e);
+	c.ctype = "application/x-tar";
+	c.body = tar;
+	c.body_len = len;
+	rc = perform(&c);
+out:
+	buf_release(&path);
+	return rc;
+}
+
+int docker_archive_get(const char *container, const char *path, struct buf *out,
+		       long timeout_ms, struct err *e)
+{
+	struct buf p;
+	struct call c;
+	int rc;
+
+	buf_init(&p, 3 * TAR_NAME_MAX + 256);
+	if ((rc = archive_path(&p, container, path, e)))
+		goto out;
+	call_init(&c, "read archive", "GET", p.data, timeout_ms, e);
+	c.sink = sink_buf;
+	c.sink_arg = out;
+	rc = perform(&c);
+out:
+	buf_release(&p);
+	return rc;
+}
+
+static int sink_tar(struct call *c, const char *p, size_t n)
+{
+	return tar_reader_feed(c->sink_arg, p, n, c->e);
+}
+
+int docker_archive_read_file(const char *container, const char *path, size_t max_size,
+			     struct tar_file *out, char *type, long timeout_ms, struct err *e)
+{
+	struct tar_reader *r = NULL;
+	struct buf p;
+	struct call c;
+	int rc;
+
+	out->data = NULL;
+	out->size = 0;
+	buf_init(&p, 3 * TAR_NAME_MAX + 256);
+	if ((rc = archive_path(&p, container, path, e)))
+		goto out;
+	if (!(r = malloc(sizeof(*r)))) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	tar_reader_init(r, max_size);
+	call_init(&c, "read file", "GET", p.data, timeout_ms, e);
+	c.sink = sink_tar;
+	c.sink_arg = r;
+	if ((rc = perform(&c)) == 0)
+		rc = tar_reader_finish(r, out, e);
+	if (rc == ERR_INVALID && type)
+		*type = r->type;
+	if (rc == ERR_TOOBIG)
+		out->size = r->file.size;
+out:
+	if (r)
+		tar_reader_release(r);
+	free(r);
+	buf_release(&p);
+	return rc;
+}
+
+int docker_archive_stat(const char *container, const char *path, struct docker_path_stat *out,
+			long timeout_ms, struct err *e)
+{
+	json_object *o = NULL, *v;
+	unsigned char *dec = NULL;
+	size_t declen = 0;
+	struct buf p;
+	struct call c;
+	int64_t n;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	buf_init(&p, 3 * TAR_NAME_MAX + 256);
+	call_init(&c, "stat path", "HEAD", NULL, timeout_ms, e);
+	buf_init(&c.stathdr, STATHDR_MAX);
+	if ((rc = archive_path(&p, container, path, e)))
+		goto out;
+	c.path = p.data;
+	c.want_stat = 1;
+	if ((rc = perform(&c)))
+		goto out;
+	if (!c.stathdr.len || !(dec = malloc(c.stathdr.len / 4 * 3 + 1)) ||
+	    base64_decode(c.stathdr.data, c.stathdr.len, dec, &declen)) {
+		rc = err_set(e, ERR_FAIL, "docker stat path: no readable X-Docker-Container-Path-Stat");
+		goto out;
+	}
+	dec[declen] = 0;
+	if (!(o = json_tokener_parse((const char *)dec)) || !json_object_is_type(o, json_type_object) ||
+	    get_int(o, "size", &out->size) || get_int(o, "mode", &n)) {
+		rc = err_set(e, ERR_FAIL, "docker stat path: malformed X-Docker-Container-Path-Stat");
+		goto out;
+	}
+	out->mode = (uint32_t)n;
+	out->is_dir = (out->mode >> 31) & 1;      /* os.ModeDir */
+	out->is_symlink = (out->mode >> 27) & 1;  /* os.ModeSymlink */
+	if (json_object_object_get_ex(o, "name", &v) && json_object_is_type(v, json_type_string))
+		snprintf(out->name, sizeof(out->name), "%s", json_object_get_string(v));
+	if (json_object_object_get_ex(o, "linkTarget", &v) && json_object_is_type(v, json_type_string))
+		snprintf(out->link_target, sizeof(out->link_target), "%s", json_object_get_string(v));
+out:
+	buf_release(&c.stathdr);
+	json_object_put(o);
+	free(dec);
+	buf_release(&p);
+	return rc;
 }

@@ -1,11 +1,190 @@
-/* docker.h: the Docker Engine API client (libcurl). One handle per process, reused. */
+/* docker.h: the Docker Engine API client (libcurl), API version pinned to v1.41.
+ *
+ * One curl handle per process, reused for every call (connections are kept alive between
+ * calls; exec start ends its connection, since Docker hijacks it). Not thread-safe: a worker
+ * is single-threaded. The engine is reached on a unix socket (the default) or over TCP,
+ * with TLS client certificates when the settings name them; settings come in through
+ * docker_init, never from the environment.
+ *
+ * Every call takes a timeout in milliseconds (0 means DOCKER_TIMEOUT_MS) covering the
+ * whole call, connection included. Every failure fills struct err with what was done and
+ * why, Docker's own words when it sent them: "docker create container: No such image:
+ * x:y (404)". Codes: ERR_NOTFOUND (404: no such container, exec, image or path),
+ * ERR_EXISTS (409: name in use, container not running, ...), ERR_INVALID (400: Docker
+ * refused the request's parameters, or an id that is not an id), ERR_TOOBIG (a response
+ * larger than its bound), ERR_NOMEM, ERR_FAIL (the engine did not answer, timed out,
+ * answered 5xx or something that is not what the API promises). No call ever returns a
+ * bare success on a failed transfer.
+ */
 #ifndef SANDBOXD_DOCKER_H
 #define SANDBOXD_DOCKER_H
+#include <stddef.h>
+#include <stdint.h>
+#include "sandboxd/buf.h"
+#include "sandboxd/dstream.h"
 #include "sandboxd/err.h"
+#include "sandboxd/tar.h"
 
-/* GET /_ping with a short timeout. 0 when the engine answers OK, else ERR_FAIL with why. */
-int docker_ping(const char *host, struct err *e);
-/* Frees the process's handle (at exit). */
+#define DOCKER_API "/v1.41"
+#define DOCKER_DEFAULT_HOST "unix:///var/run/docker.sock"
+#define DOCKER_TIMEOUT_MS 30000L
+#define DOCKER_ID_MAX 128            /* container and exec ids (64 hex) and names */
+#define DOCKER_RESPONSE_MAX (1u << 20) /* JSON answers: inspect, list */
+
+/* Where the engine is. host: "unix:///path" (default when NULL or ""), "tcp://host:port"
+ * or "https://host:port". With ca_file, cert_file and key_file set (all three, PEM), the
+ * connection is TLS with a client certificate and the server verified against ca_file;
+ * tcp:// then means TLS too (as DOCKER_TLS_VERIFY does for the docker CLI). */
+struct docker_conf {
+	const char *host;
+	const char *ca_file;
+	const char *cert_file;
+	const char *key_file;
+};
+
+/* Copies the settings (the strings need not outlive the call) for every later call.
+ * ERR_INVALID for an unsupported host or an incomplete TLS triple. Calling it again
+ * replaces them. Without it, calls go to DOCKER_DEFAULT_HOST. */
+int docker_init(const struct docker_conf *conf, struct err *e);
+/* Frees the handle and the settings (at exit; safe to call twice). */
 void docker_cleanup(void);
+
+/* GET /_ping with a 3 s timeout. 0 when the engine answers OK, else ERR_FAIL with why
+ * ("docker unavailable: ..."). host NULL means the configured one; a host other than the
+ * configured one is reached without TLS settings. */
+int docker_ping(const char *host, struct err *e);
+
+/* ---- containers ---- */
+
+/* A container as sandboxes want it. NULL-terminated string lists; NULL means none. */
+struct docker_create {
+	const char *image;                /* required */
+	const char *name;                 /* optional container name */
+	const char *const *labels;        /* "key=value" pairs */
+	const char *const *env;           /* "NAME=value" */
+	const char *const *cmd;           /* NULL: the image's CMD (sleep infinity) */
+	const char *user;                 /* NULL: "1000:1000" */
+	/* /workspace: NULL or "" an anonymous volume (removed with the container), an
+	 * absolute path a bind mount of that host directory, anything else a named volume. */
+	const char *workspace;
+	const char *network;              /* NetworkMode; NULL: "bridge" */
+	const char *const *extra_hosts;   /* e.g. "sandboxd.internal:host-gateway" */
+	/* Capabilities added back after CapDrop ["ALL"]. NULL (the right value for sandboxes):
+	 * none, because every process runs as 1000:1000 under no-new-privileges, where a
+	 * capability in the bounding set can never become effective; a build, git included,
+	 * needs none. Adding any only widens what a root process could do. */
+	const char *const *cap_add;
+	int64_t memory;                   /* bytes, also MemorySwap (no swap); 0: no limit */
+	int64_t nano_cpus;                /* 1e9 per CPU; 0: no limit */
+	int64_t pids_limit;               /* 0: no limit */
+};
+
+/* POST /containers/create with the hardening always on: CapDrop ALL, SecurityOpt
+ * no-new-privileges, Init true, LogConfig none, no privileged mode, the user, the limits.
+ * Writes the new id (64 hex, NUL-terminated) into id_out[DOCKER_ID_MAX + 1]. */
+int docker_container_create(const struct docker_create *c, char *id_out, long timeout_ms,
+			    struct err *e);
+/* POST /containers/{id}/start. Starting a running container is not an error. A start that
+ * fails leaves the container: the caller removes it. */
+int docker_container_start(const char *id, long timeout_ms, struct err *e);
+
+struct docker_container_state {
+	char status[16];       /* "created", "running", "exited", ... */
+	int running;
+	int oom_killed;
+	int exit_code;
+	int64_t pid;
+};
+/* GET /containers/{id}/json: the State part. */
+int docker_container_inspect(const char *id, struct docker_container_state *out,
+			     long timeout_ms, struct err *e);
+/* DELETE /containers/{id}?force=1&v=1 (kills it, removes its anonymous volumes). A
+ * container that is already gone: ERR_NOTFOUND. */
+int docker_container_remove(const char *id, long timeout_ms, struct err *e);
+
+/* Called for each container listed: its id, the value of the label the list was filtered
+ * by (never NULL) and its state ("running", "exited", ...). Non-zero stops the list and is
+ * returned. */
+typedef int (*docker_list_fn)(void *arg, const char *id, const char *label_value,
+			      const char *state);
+/* GET /containers/json?all=1 filtered by the label "key" (any value) or "key=value". */
+int docker_container_list(const char *label, docker_list_fn fn, void *arg, long timeout_ms,
+			  struct err *e);
+
+/* ---- exec ---- */
+
+struct docker_exec_opts {
+	const char *const *cmd;   /* required, argv */
+	const char *const *env;   /* "NAME=value"; NULL: none */
+	const char *workdir;      /* NULL: the container's */
+	const char *user;         /* NULL: "1000:1000" */
+};
+/* POST /containers/{id}/exec (stdout and stderr attached, no stdin, no TTY). */
+int docker_exec_create(const char *container, const struct docker_exec_opts *o,
+		       char *id_out, long timeout_ms, struct err *e);
+
+/* The caller's side of an exec start: where output goes and when to stop waiting. */
+struct docker_exec_io {
+	dstream_fn sink;          /* required: each piece of stdout (1) and stderr (2) */
+	void *sink_arg;
+	uint32_t max_frame;       /* 0: DSTREAM_MAX_FRAME */
+	/* Polled at least once a second while the exec runs; non-zero cancels the call. */
+	int (*cancel)(void *arg);
+	void *cancel_arg;
+	/* Out: */
+	int timed_out;            /* the call's timeout passed */
+	int cancelled;            /* cancel said so */
+	uint64_t bytes[3];        /* payload bytes per stream (1 stdout, 2 stderr) */
+};
+/* POST /exec/{id}/start, streaming the multiplexed answer through a dstream into io->sink
+ * until the engine closes it (the command and every process holding its output ended).
+ * On timeout or cancel: ERR_FAIL with io->timed_out or io->cancelled set; the command
+ * goes on running in the container (there is no exec kill): the caller kills it, e.g.
+ * with a second exec. A sink's non-zero return stops the call and is returned. */
+int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeout_ms,
+		      struct err *e);
+
+struct docker_exec_state {
+	int running;
+	int exit_code;            /* -1 while running */
+	int64_t pid;              /* in the host's pid namespace */
+};
+/* GET /exec/{id}/json. After exec start has returned, exit_code is the command's truth
+ * (126: the runtime could not run it, not found included; 124: timeout(1);
+ * 128+n: signal n). */
+int docker_exec_inspect(const char *exec_id, struct docker_exec_state *out, long timeout_ms,
+			struct err *e);
+
+/* ---- archive ---- */
+
+/* PUT /containers/{id}/archive?path=dir: unpacks the tar archive (tar_write_file) into the
+ * directory dir, which must exist (ERR_NOTFOUND otherwise). */
+int docker_archive_put(const char *container, const char *dir, const void *tar, size_t len,
+		       long timeout_ms, struct err *e);
+
+/* GET /containers/{id}/archive?path=path into out (bounded by out->max: ERR_TOOBIG). */
+int docker_archive_get(const char *container, const char *path, struct buf *out,
+		       long timeout_ms, struct err *e);
+
+/* GET /containers/{id}/archive?path=path streamed into a tar reader: the one regular file
+ * at path, at most max_size bytes, in out (out->data is the caller's: tar_file_release).
+ * The transfer stops as soon as the reader refuses: ERR_TOOBIG (out->size says how large),
+ * ERR_INVALID for a directory or another non-file (*type, when type is not NULL, says
+ * which: TAR_DIR...), ERR_NOTFOUND for a missing path. */
+int docker_archive_read_file(const char *container, const char *path, size_t max_size,
+			     struct tar_file *out, char *type, long timeout_ms, struct err *e);
+
+struct docker_path_stat {
+	char name[256];
+	int64_t size;
+	uint32_t mode;            /* Go's os.FileMode bits, see below */
+	int is_dir;
+	int is_symlink;
+	char link_target[TAR_NAME_MAX + 1];
+};
+/* HEAD /containers/{id}/archive?path=path: the X-Docker-Container-Path-Stat header.
+ * ERR_NOTFOUND when path does not exist. */
+int docker_archive_stat(const char *container, const char *path, struct docker_path_stat *out,
+			long timeout_ms, struct err *e);
 
 #endif
