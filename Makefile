@@ -1,4 +1,4 @@
-# sandboxd — one entry point: make, make test, make run, make stop, make unit.
+# sandboxd — one entry point: make, make test, make run, make stop, make unit, make fuzz.
 CC      ?= cc
 PKGS    := fcgi json-c libgit2 libpq libcurl openssl zlib
 WARN    := -Wall -Wextra -Werror -Wvla -Wformat-security -Wmissing-prototypes \
@@ -17,10 +17,32 @@ CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LDFLAGS += -fsanitize=address,undefined
 endif
 
+# The fuzz targets (tests/fuzz/fuzz_<target>.c). FUZZ=1 builds the library and the targets
+# with clang, coverage and ASan + UBSan into build-fuzz/, linked with libFuzzer (make fuzz);
+# otherwise they link with a replay main that runs them over their corpora (make unit).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FB           := build-fuzz
+ifeq ($(FUZZ),1)
+B       := $(FB)
+CC      := $(FUZZ_CC)
+CFLAGS  += -U_FORTIFY_SOURCE -fsanitize=fuzzer-no-link,address,undefined \
+           -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+FUZZ_MAIN := -fsanitize=fuzzer
+else
+FUZZ_MAIN := tests/fuzz/replay.c
+endif
+
 LIB_SRC := $(filter-out app/bin/%,$(wildcard app/*.c))
 LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/migrations.o
 BINS    := $(B)/sandboxd $(B)/sandboxctl $(B)/sandboxd-hook $(B)/hooks/pre-receive
 UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
+# Each target over its committed corpus, counting failures as the unit loop does.
+REPLAY  = for t in $(FUZZ_TARGETS); do \
+	  $(B)/fuzz/fuzz_$$t tests/fuzz/corpus/$$t || failed=$$((failed + 1)); done
 
 all: $(BINS)
 
@@ -51,13 +73,45 @@ $(B)/unit/%: tests/unit/%.c $(B)/libsandboxd.a | $(B)/unit
 $(B)/docker-smoke: tests/docker/docker_smoke.c $(B)/libsandboxd.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libsandboxd.a $(LDLIBS)
 
-$(B)/obj $(B)/unit:
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(B)/libsandboxd.a \
+		| $(B)/fuzz
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUZZ_MAIN) $(B)/libsandboxd.a $(LDLIBS)
+
+$(B)/obj $(B)/unit $(B)/fuzz:
 	mkdir -p $@
 
 # Every binary runs, even after a failure, so one run shows every broken test.
-unit: $(UNIT)
+# The fuzz corpora are replayed too, so that an input that once crashed a parser stays fixed.
+unit: $(UNIT) $(FUZZ_BINS)
 	@failed=0; for t in $(UNIT); do $$t || failed=$$((failed + 1)); done; \
+	$(REPLAY); \
 	if [ $$failed -ne 0 ]; then echo "$$failed unit test binaries failed"; exit 1; fi
+
+fuzz-replay: $(FUZZ_BINS)
+	@failed=0; $(REPLAY); \
+	if [ $$failed -ne 0 ]; then echo "$$failed fuzz corpora failed"; exit 1; fi
+
+# Each target runs FUZZ_SECONDS from its corpus (plus tests/fuzz/<target>.dict and the
+# libFuzzer flags in tests/fuzz/<target>.flags, when present). New inputs go to
+# build-fuzz/new/<target>/, never to the committed corpus; a crash leaves its input in
+# build-fuzz/crash/ and fails the run. Logs: build-fuzz/log/<target>.log.
+fuzz:
+	$(MAKE) FUZZ=1 $(FUZZ_TARGETS:%=$(FB)/fuzz/fuzz_%)
+	@failed=0; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FB)/new/$$t $(FB)/crash $(FB)/log; \
+	  dict=; [ ! -f tests/fuzz/$$t.dict ] || dict=-dict=tests/fuzz/$$t.dict; \
+	  flags=; [ ! -f tests/fuzz/$$t.flags ] || flags=$$(cat tests/fuzz/$$t.flags); \
+	  if $(FB)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	      -print_final_stats=1 -artifact_prefix=$(FB)/crash/$$t- $$dict $$flags \
+	      $(FB)/new/$$t tests/fuzz/corpus/$$t >$(FB)/log/$$t.log 2>&1; then \
+	    echo "fuzz $$t: $$(sed -n 's/^stat::number_of_executed_units: *//p' \
+	      $(FB)/log/$$t.log) executions in $(FUZZ_SECONDS) s, no crash"; \
+	  else \
+	    failed=$$((failed + 1)); tail -n 60 $(FB)/log/$$t.log; \
+	    echo "fuzz $$t: FAILED (input in $(FB)/crash/, log in $(FB)/log/$$t.log)"; \
+	  fi; \
+	done; \
+	if [ $$failed -ne 0 ]; then echo "$$failed fuzz targets failed"; exit 1; fi
 
 test: all unit $(B)/docker-smoke
 	bash tests/integration/run.sh
@@ -78,7 +132,7 @@ stop:
 	bash deploy/local-stack.sh down
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san $(FB)
 
-.PHONY: all unit test bench check-sanitize run stop clean
+.PHONY: all unit fuzz fuzz-replay test bench check-sanitize run stop clean
 .SECONDARY:
