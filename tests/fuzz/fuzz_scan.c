@@ -1,0 +1,44 @@
+/* fuzz_scan.c: scan_buffer on a pushed blob. Invariants: a hit names one of the four rules
+ * and a line within the blob; binary blobs are never hits; the answer is the same without
+ * hit; and a line feed added at the end changes nothing (the end of a blob bounds a secret
+ * as a non-alphanumeric character does, and a line break alone opens no key). */
+#include "fuzz.h"
+#include "sandboxd/scan.h"
+#include "sandboxd/banned.h"
+
+static const char *const rules[] = { "private key", "AWS access key id", "GitHub token",
+				     "sandboxd token" };
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	unsigned char *blob = (unsigned char *)fuzz_dup(data, size);
+	struct scan_hit hit = { (const char *)1, 12345 };
+	size_t lines = 1;
+	int found = scan_buffer(size ? blob : NULL, size, &hit), known = 0;
+
+	for (size_t i = 0; i < size; i++)
+		lines += blob[i] == '\n';
+	FUZZ_CHECK(found == 0 || found == 1);
+	if (!found) {
+		FUZZ_CHECK(hit.rule == NULL && hit.line == 0);
+	} else {
+		for (size_t k = 0; k < sizeof(rules) / sizeof(rules[0]); k++)
+			known |= strcmp(hit.rule, rules[k]) == 0;
+		FUZZ_CHECK(known);
+		FUZZ_CHECK(hit.line >= 1 && hit.line <= lines);
+		FUZZ_CHECK(!scan_is_binary(blob, size));
+	}
+	FUZZ_CHECK(scan_buffer(size ? blob : NULL, size, NULL) == found);
+	unsigned char *more = malloc(size + 1);
+	struct scan_hit hit2;
+
+	FUZZ_CHECK(more);
+	if (size)
+		memcpy(more, data, size);
+	more[size] = '\n';
+	FUZZ_CHECK(scan_buffer(more, size + 1, &hit2) == found);
+	FUZZ_CHECK(hit2.rule == hit.rule && hit2.line == hit.line);
+	free(more);
+	free(blob);
+	return 0;
+}
