@@ -113,8 +113,10 @@ fuzz:
 	done; \
 	if [ $$failed -ne 0 ]; then echo "$$failed fuzz targets failed"; exit 1; fi
 
+# Everything, twice: the normal build, then ASan + UBSan builds of every binary.
 test: all unit $(B)/docker-smoke
 	bash tests/integration/run.sh
+	$(MAKE) check-sanitize
 
 bench: all
 	bash bench/run.sh
@@ -122,7 +124,7 @@ bench: all
 # The unit and integration suites again, with every binary built with ASan + UBSan; any
 # sanitizer report in a log fails the run (tests/integration/run.sh looks for them).
 check-sanitize:
-	$(MAKE) SANITIZE=1 all unit
+	$(MAKE) SANITIZE=1 all unit build-san/docker-smoke
 	SANDBOXD_BUILD=build-san bash tests/integration/run.sh
 
 run:
