@@ -203,6 +203,15 @@ db_setup() {
             psql_admin -c "CREATE ROLE $role LOGIN"
         fi
     done
+    # The group roles of sql/003_audit.sql, made here by the superuser so that the owner
+    # needs no CREATEROLE (PostgreSQL 15's CREATEROLE can grant itself almost anything);
+    # the owner may hand them out (GRANT sandboxd_auditor TO alice).
+    for role in sandboxd_service sandboxd_auditor; do
+        if [ "$(psql_admin -tAc "SELECT 1 FROM pg_roles WHERE rolname = '$role'")" != 1 ]; then
+            say "creating group role $role"
+            psql_admin -c "CREATE ROLE $role NOLOGIN" -c "GRANT $role TO sandboxd_owner WITH ADMIN OPTION"
+        fi
+    done
     # The owner doubles as the local DBA: let it see every session in pg_stat_activity.
     if [ "$(psql_admin -tAc "SELECT pg_has_role('sandboxd_owner', 'pg_read_all_stats', 'MEMBER')")" != t ]; then
         psql_admin -c "GRANT pg_read_all_stats TO sandboxd_owner"
@@ -218,15 +227,16 @@ db_setup() {
     fi
 }
 
-# The service's privileges, re-applied after every migration (idempotent): read and write
-# every table and sequence, but never change or remove audit rows.
+# The service's privileges (idempotent, after every migration): the migrations grant what
+# the service may do to the group role sandboxd_service (every table and sequence, but only
+# INSERT and SELECT on the audit log, SPEC.md §7); the service's login role gets that group
+# and nothing directly (grants from before sql/003_audit.sql are taken back).
 # Keep in step with the production roles in deploy/sandboxd.env.example.
 db_grants() {
     "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d "$OWNER_DB_URL" <<'SQL'
-GRANT USAGE ON SCHEMA public TO sandboxd;
-GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO sandboxd;
-GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA public TO sandboxd;
-REVOKE UPDATE, DELETE, TRUNCATE ON audit_log FROM sandboxd;
+REVOKE ALL ON ALL TABLES IN SCHEMA public FROM sandboxd;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM sandboxd;
+GRANT sandboxd_service TO sandboxd;
 SQL
 }
 

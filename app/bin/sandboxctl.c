@@ -33,8 +33,11 @@ static const char usage_text[] =
 	"  git-url --key PRIVATE.pem --repo OWNER/NAME [--scope git:read|git:write]...\n"
 	"          [--ttl SECONDS] [--kind normal|ephemeral] [--policy PATTERN=OP[,OP]]...\n"
 	"          [--url BASE] [--issued-at UNIX]  sign a git URL locally (no server)\n"
+	"  audit partitions [--months-ahead N]      create audit_log's monthly partitions ahead\n"
+	"  audit prune [--older-than N{d|h}] [--dry-run]  drop audit months wholly older than that\n"
 	"Settings: SANDBOXD_DATABASE_URL (required but for key and git-url),\n"
-	"  SANDBOXD_REPOS_DIR (repo create), SANDBOXD_PUBLIC_URL (git-url's default --url).\n"
+	"  SANDBOXD_REPOS_DIR (repo create), SANDBOXD_PUBLIC_URL (git-url's default --url),\n"
+	"  SANDBOXD_AUDIT_RETENTION (audit prune's default --older-than, 180d if unset).\n"
 	"Exit codes: 0 done, 1 failure, 2 usage, 3 not found, 4 already exists.\n"
 	"Each command takes --help.\n";
 
@@ -559,6 +562,127 @@ out:
 	return rc ? fail(rc, &e) : EXIT_OK;
 }
 
+/* Parses a retention such as "180d" or "36h" into an interval text ("180 days"). */
+static int parse_retention(const char *s, char *out, size_t n)
+{
+	size_t len = strlen(s);
+	char digits[16];
+	int64_t v;
+
+	if (len < 2 || len >= sizeof(digits) || (s[len - 1] != 'd' && s[len - 1] != 'h'))
+		return -1;
+	snprintf(digits, sizeof(digits), "%.*s", (int)(len - 1), s);
+	if (num_parse(digits, 1, s[len - 1] == 'd' ? 36500 : 876000, &v))
+		return -1;
+	snprintf(out, n, "%lld %s", (long long)v, s[len - 1] == 'd' ? "days" : "hours");
+	return 0;
+}
+
+/* audit partitions: the current month and N more exist, the default partition is empty.
+ * audit prune: drops whole monthly partitions that end before now() - the retention
+ * (sql/003_audit.sql: audit_ensure_partitions, audit_prune); --dry-run shows them and
+ * changes nothing (its work happens in a transaction that is rolled back). */
+static int cmd_audit(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "months-ahead", required_argument, NULL, 'm' },
+		{ "older-than", required_argument, NULL, 'o' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *older = getenv("SANDBOXD_AUDIT_RETENTION"), *from = "SANDBOXD_AUDIT_RETENTION";
+	char ahead[24] = "2", interval[32], limit[40];
+	int c, rc, code = 0, dry = 0, prune, n;
+	int64_t v;
+	PGresult *res;
+	struct err e;
+
+	if (wants_help(argc, argv))
+		return help("audit");
+	if (argc < 2 || (strcmp(argv[1], "partitions") && strcmp(argv[1], "prune")))
+		return usage("audit subcommands: partitions, prune");
+	prune = strcmp(argv[1], "prune") == 0;
+	if (!older || !*older)
+		older = "180d", from = "the default";
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (prune || num_parse(optarg, 0, 120, &v))
+				return usage("--months-ahead (audit partitions) must be 0 to 120");
+			snprintf(ahead, sizeof(ahead), "%lld", (long long)v);
+			break;
+		case 'o':
+			if (!prune)
+				return usage("--older-than is for audit prune");
+			older = optarg, from = "--older-than";
+			break;
+		case 'n':
+			if (!prune)
+				return usage("--dry-run is for audit prune");
+			dry = 1;
+			break;
+		default: return usage(NULL);
+		}
+	}
+	if (optind != argc)
+		return usage("unexpected argument");
+	if (prune && parse_retention(older, interval, sizeof(interval))) {
+		fprintf(stderr, "sandboxctl: %s: '%s' is not a retention such as 180d or 36h\n",
+			from, older);
+		return usage(NULL);
+	}
+	if ((rc = connect_db(&e)) || (rc = db_begin(&db, &e)))
+		return fail(rc, &e);
+	/* Rows that fell into the default partition move into their months first, so that
+	 * prune sees (and may drop) them too. */
+	res = db_exec(&db, &e, &code, "SELECT p FROM audit_ensure_partitions($1::integer) p", 1,
+		      prune ? "2" : ahead);
+	if (!res)
+		goto failed;
+	for (int i = 0; i < PQntuples(res); i++)
+		if (!prune || !dry)
+			printf("created %s\n", db_val(res, i, 0));
+	n = PQntuples(res);
+	PQclear(res);
+	if (!prune) {
+		if ((rc = db_commit(&db, &e)))
+			return fail(rc, &e);
+		if (!n)
+			printf("audit_log partitions are in place (this month and %s ahead)\n", ahead);
+		return EXIT_OK;
+	}
+	/* now() is the transaction's start: the same instant for both statements. */
+	res = db_exec(&db, &e, &code, "SELECT rfc3339(now() - $1::interval)", 1, interval);
+	if (!res)
+		goto failed;
+	snprintf(limit, sizeof(limit), "%s", db_val(res, 0, 0));
+	PQclear(res);
+	res = db_exec(&db, &e, &code,
+		      "SELECT partition, rfc3339(range_start), rfc3339(range_end), row_count"
+		      " FROM audit_prune($1::interval, $2::boolean)",
+		      2, interval, dry ? "true" : "false");
+	if (!res)
+		goto failed;
+	n = PQntuples(res);
+	for (int i = 0; i < n; i++)
+		printf("%s %s (%s to %s, %s rows)\n", dry ? "would drop" : "dropped",
+		       db_val(res, i, 0), db_val(res, i, 1), db_val(res, i, 2), db_val(res, i, 3));
+	printf("%s%d partition%s wholly older than %s (%s)\n", dry ? "dry run: would drop " : "dropped ",
+	       n, n == 1 ? "" : "s", limit, older);
+	PQclear(res);
+	if (dry) {
+		db_rollback(&db);
+		return EXIT_OK;
+	}
+	if ((rc = db_commit(&db, &e)))
+		return fail(rc, &e);
+	return EXIT_OK;
+failed:
+	db_rollback(&db);
+	return fail(code, &e);
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
@@ -584,6 +708,8 @@ int main(int argc, char **argv)
 		rc = cmd_key(argc - 1, argv + 1);
 	else if (strcmp(argv[1], "git-url") == 0)
 		rc = cmd_git_url(argc - 1, argv + 1);
+	else if (strcmp(argv[1], "audit") == 0)
+		rc = cmd_audit(argc - 1, argv + 1);
 	else
 		rc = usage("unknown command");
 	db_close(&db);
