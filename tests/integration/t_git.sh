@@ -46,6 +46,18 @@ g a push -q "$(url "$OT" "$R")" main
 SHA=$(g a rev-parse HEAD~1)
 check 'fetch of a reachable commit by SHA' g shallow fetch -q --depth 1 origin "$SHA"
 
+# --- streaming: a chunked push, a gzip request body ---------------------------------
+head -c 1500000 /dev/urandom >"$W/a/blob.bin"
+g a add blob.bin && g a commit -qm blob
+check 'a chunked push (http.postBuffer 64 KiB, no Content-Length)' g a -c http.postBuffer=65536 push -q "$(url "$OT" "$R")" main
+check_eq 'it landed' "$(g a rev-parse HEAD)" "$(bare_ref "$R" refs/heads/main)"
+TIP=$(g a rev-parse HEAD)
+# An upload-pack request (protocol v0) compressed with gzip, as git sends large ones.
+printf '0032want %s\n00000009done\n' "$TIP" | gzip -c >"$_T/req.gz"
+curl -s -o "$_T/pack" -u "t:$OT" -H 'Content-Type: application/x-git-upload-pack-request' \
+	-H 'Content-Encoding: gzip' --data-binary @"$_T/req.gz" "$SANDBOXD_URL/$R.git/git-upload-pack"
+check 'a gzip request body is inflated: the answer carries a pack' grep -q PACK "$_T/pack"
+
 # --- refusals --------------------------------------------------------------------
 check 'anonymous clone of a private repository is refused' fails git clone -q "$(url - "$R")" "$W/anon" 2>/dev/null
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$SANDBOXD_URL/$R.git/info/refs?service=git-upload-pack")
