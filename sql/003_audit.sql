@@ -167,8 +167,11 @@ COMMENT ON FUNCTION audit_create_month(timestamptz) IS 'creates the audit_log pa
 -- default partition into their months (detach it, create the months, re-insert its rows,
 -- drop it: no UPDATE or DELETE, so the append-only trigger is never in the way).
 -- Returns the partitions it created. Safe to run at any time, as often as wanted.
+-- Creating, detaching and dropping partitions need a short exclusive lock on audit_log;
+-- behind a long reader that lock would hold up every INSERT of the service, so both
+-- functions give up after 5 s (lock_timeout) and are simply run again later.
 CREATE FUNCTION audit_ensure_partitions(ahead integer DEFAULT 2) RETURNS SETOF text
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp SET lock_timeout = '5s' AS $$
 DECLARE
     m timestamptz;
     made text;
@@ -217,7 +220,7 @@ COMMENT ON FUNCTION audit_ensure_partitions(integer) IS 'creates the audit_log p
 -- audit_ensure_partitions first to empty it into months).
 CREATE FUNCTION audit_prune(older_than interval, dry_run boolean DEFAULT false)
 RETURNS TABLE (partition text, range_start timestamptz, range_end timestamptz, row_count bigint)
-LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
+LANGUAGE plpgsql SET search_path = public, pg_temp SET lock_timeout = '5s' AS $$
 DECLARE
     limit_at timestamptz := now() - older_than;
     p record;
