@@ -51,6 +51,35 @@ out:
 	return rc;
 }
 
+/* Parsed keys by kid. A kid is the thumbprint of its public key, so the same kid always
+ * names the same key: the database is still asked every time (revocation, owner), only
+ * the PEM parsing (~0.5 ms for a private key) is saved. */
+#define KEY_CACHE 8
+static struct {
+	char kid[JWT_KID_MAX + 1];
+	EVP_PKEY *key;
+} cache[KEY_CACHE];
+static unsigned cache_next;
+
+static EVP_PKEY *cached(const char *kid)
+{
+	for (int i = 0; i < KEY_CACHE; i++)
+		if (cache[i].key && strcmp(cache[i].kid, kid) == 0 && EVP_PKEY_up_ref(cache[i].key))
+			return cache[i].key;
+	return NULL;
+}
+
+static void remember(const char *kid, EVP_PKEY *key)
+{
+	unsigned i = cache_next++ % KEY_CACHE;
+
+	if (!EVP_PKEY_up_ref(key))
+		return;
+	EVP_PKEY_free(cache[i].key);
+	cache[i].key = key;
+	snprintf(cache[i].kid, sizeof(cache[i].kid), "%s", kid);
+}
+
 /* The key named kid: the service's (owner_id empty) or an owner's registered one. */
 static int key_for(struct db *db, const char *kid, EVP_PKEY **key, char owner_id[HTTP_ID_MAX],
 		   struct err *e)
@@ -72,11 +101,18 @@ static int key_for(struct db *db, const char *kid, EVP_PKEY **key, char owner_id
 	}
 	const char *pem = db_val(res, 0, 0);
 	snprintf(owner_id, HTTP_ID_MAX, "%s", db_val(res, 0, 1) ? db_val(res, 0, 1) : "");
+	if ((*key = cached(kid))) {
+		PQclear(res);
+		return 0;
+	}
 	rc = jwt_key_load_pem(pem, strlen(pem),
 			      strcmp(db_val(res, 0, 2), "private") ? JWT_KEY_PUBLIC : JWT_KEY_PRIVATE,
 			      key, e);
 	PQclear(res);
-	return rc ? ERR_DENIED : 0;
+	if (rc)
+		return ERR_DENIED;
+	remember(kid, *key);
+	return 0;
 }
 
 int giturl_resolve(struct req *r, const char *tok, size_t n, struct err *e)

@@ -110,6 +110,11 @@ measure() { # name url [header]
 	printf '%s %s %s %s\n' "$1" "$rps" "$p50" "$p99"
 }
 
+# Resident memory of the workers (KiB): the largest and the sum.
+worker_rss() {
+	ps -o rss= --ppid "$(cat "$SANDBOXD_PID_FILE")" | awk '{ if ($1 > m) m = $1; s += $1 } END { printf "max %d KiB, total %d KiB over %d workers", m, s, NR }'
+}
+RSS_BEFORE=$(worker_rss)
 # Warm up the workers' connections, then measure.
 wrk -t1 -c"$CLIENTS" -d2s -H "Authorization: Bearer $SANDBOXD_TOKEN" "$SANDBOXD_URL/api/v3/user" >/dev/null
 base=$(measure "nginx return 200" "http://127.0.0.1:$STATIC_PORT/api/v3/user")
@@ -131,6 +136,7 @@ read -r _ _ _ brps bp50 _ <<<"$base"
 read -r _ _ urps up50 _ <<<"$user"
 awk -v b="$brps" -v u="$urps" -v bp="$(to_ms "$bp50")" -v up="$(to_ms "$up50")" \
 	'BEGIN { printf "ratio: throughput %.3f of nginx static, median latency %.2fx\n", u / b, up / bp }'
+echo "worker resident memory: before $RSS_BEFORE; after $(worker_rss)"
 rows=$(psql "$SANDBOXD_DATABASE_URL" -Atc "select count(*) from audit_log where action = 'user.get'")
 echo "audit rows written for user.get: $rows (one per request)"
 
