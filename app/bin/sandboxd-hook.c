@@ -39,6 +39,12 @@ static const char *env(const char *name)
 	return v ? v : "";
 }
 
+/* The variable's value, or NULL (SQL NULL) when it is unset or empty. */
+static const char *or_null(const char *name)
+{
+	return env(name)[0] ? env(name) : NULL;
+}
+
 /* 1 when old is an ancestor of new: `git merge-base --is-ancestor`, which uses the
  * commit-graph and stays fast on long histories (libgit2's walk does not). */
 static int fast_forward(const char *old, const char *new_)
@@ -199,9 +205,9 @@ static int audit(struct update *u, int n, const char *push_reason)
 			    "INSERT INTO audit_log (action, status, account_id, login, token_id,"
 			    "  token_kind, repository, request_id, via, details)"
 			    " VALUES ('git.push.ref', $1, $2, $3, $4, $5, $6, $7, 'git', $8)",
-			    8, reason ? "403" : "200", env("SANDBOXD_HOOK_ACCOUNT_ID"),
+			    8, reason ? "403" : "200", or_null("SANDBOXD_HOOK_ACCOUNT_ID"),
 			    env("SANDBOXD_HOOK_LOGIN"),
-			    env("SANDBOXD_HOOK_TOKEN_ID")[0] ? env("SANDBOXD_HOOK_TOKEN_ID") : NULL,
+			    or_null("SANDBOXD_HOOK_TOKEN_ID"),
 			    env("SANDBOXD_HOOK_TOKEN_KIND"), env("SANDBOXD_HOOK_REPO"),
 			    env("SANDBOXD_HOOK_REQUEST_ID"),
 			    json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN));
