@@ -118,9 +118,14 @@ static enum role effective_role(const struct caller *c, const struct repo *repo,
 		else
 			role = role_parse(collab_role);
 	}
-	/* Job tokens and git URLs serve one repository (checked by the caller) and never
-	 * administer it. */
-	if ((c->kind == TOKEN_JOB || c->kind == TOKEN_JWT) && role > ROLE_WRITE)
+	/* A sandbox token acts as its creator on its sandbox's repository and reads public
+	 * ones; no other private repository. */
+	if (c->kind == TOKEN_SANDBOX && strcmp(c->job_repo_id, repo->id))
+		role = ROLE_NONE;
+	/* Job tokens, sandbox tokens and git URLs serve one repository (for job tokens and
+	 * git URLs the caller checks which) and never administer it. */
+	if ((c->kind == TOKEN_JOB || c->kind == TOKEN_JWT || c->kind == TOKEN_SANDBOX) &&
+	    role > ROLE_WRITE)
 		role = ROLE_WRITE;
 	if (c->authenticated && !c->scope_write && role > ROLE_READ)
 		role = ROLE_READ;

@@ -85,6 +85,41 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 	if ((rc = set_num(&n, get, "SANDBOXD_WORKERS", 16, 1, 1024, e)))
 		return rc;
 	c->workers = (int)n;
+	if ((rc = set_str(c->docker_ca, sizeof(c->docker_ca), get, "SANDBOXD_DOCKER_CA", "", e)) ||
+	    (rc = set_str(c->docker_cert, sizeof(c->docker_cert), get, "SANDBOXD_DOCKER_CERT", "", e)) ||
+	    (rc = set_str(c->docker_key, sizeof(c->docker_key), get, "SANDBOXD_DOCKER_KEY", "", e)) ||
+	    (rc = set_str(c->instance, sizeof(c->instance), get, "SANDBOXD_INSTANCE", "sandboxd", e)) ||
+	    (rc = set_str(c->runner_image, sizeof(c->runner_image), get, "SANDBOXD_RUNNER_IMAGE",
+			  "sandboxd-runner:bookworm", e)) ||
+	    (rc = set_str(c->sandbox_git_url, sizeof(c->sandbox_git_url), get,
+			  "SANDBOXD_SANDBOX_GIT_URL", "http://sandboxd.internal", e)))
+		return rc;
+	ul = strlen(c->sandbox_git_url);
+	while (ul > 0 && c->sandbox_git_url[ul - 1] == '/')
+		c->sandbox_git_url[--ul] = 0;
+	if (strncmp(c->sandbox_git_url, "http://", 7) && strncmp(c->sandbox_git_url, "https://", 8))
+		return err_set(e, ERR_INVALID, "SANDBOXD_SANDBOX_GIT_URL must start with http:// or https://");
+	if ((rc = set_num(&n, get, "SANDBOXD_IDLE_TIMEOUT", 1800, 5, 86400, e)))
+		return rc;
+	c->idle_timeout = (int)n;
+	if ((rc = set_num(&n, get, "SANDBOXD_START_TIMEOUT", 180, 5, 3600, e)))
+		return rc;
+	c->start_timeout = (int)n;
+	if ((rc = set_num(&n, get, "SANDBOXD_MAX_SANDBOXES", 20, 1, 10000, e)))
+		return rc;
+	c->max_sandboxes = (int)n;
+	if ((rc = set_num(&n, get, "SANDBOXD_SANDBOX_MEMORY_MB", 2048, 64, 1 << 20, e)))
+		return rc;
+	c->sandbox_memory = n << 20;
+	if ((rc = set_num(&n, get, "SANDBOXD_SANDBOX_CPUS", 2, 1, 256, e)))
+		return rc;
+	c->sandbox_cpus = (int)n;
+	if ((rc = set_num(&n, get, "SANDBOXD_SANDBOX_PIDS", 512, 16, 1 << 20, e)))
+		return rc;
+	c->sandbox_pids = (int)n;
+	if ((rc = set_num(&n, get, "SANDBOXD_FILE_LIMIT", 32 << 20, 1, 1 << 30, e)))
+		return rc;
+	c->file_limit = (size_t)n;
 	if (c->git_bin[0] != '/' || c->hooks_dir[0] != '/')
 		return err_set(e, ERR_INVALID, "SANDBOXD_GIT and SANDBOXD_HOOKS_DIR must be absolute paths");
 	if ((rc = set_num(&n, get, "SANDBOXD_GIT_TIMEOUT", 3600, 10, 86400, e)))

@@ -4,6 +4,7 @@
 #include "sandboxd/banned.h"
 
 #define REPO "/api/v3/repos/{owner}/{repo}"
+#define SB "/diffinery/sandboxes"
 
 const struct route api_routes[] = {
 	{ "GET", "/healthz", api_health, "health.get", ROUTE_PUBLIC },
@@ -19,6 +20,10 @@ const struct route api_routes[] = {
 	  0 },
 	{ "POST", REPO "/git-urls", api_git_urls_create, "git_url.create", ROUTE_JSON },
 	{ "POST", "/api/v3/user/keys", api_user_keys_create, "key.create", ROUTE_JSON },
+	{ "POST", REPO SB, api_sandbox_create, "sandbox.create", ROUTE_JSON | ROUTE_OWN_TOKEN_CHECK },
+	{ "GET", REPO SB, api_sandbox_list, "sandbox.list", 0 },
+	{ "GET", REPO SB "/{id}", api_sandbox_get, "sandbox.get", 0 },
+	{ "POST", REPO SB "/{id}/close", api_sandbox_close, "sandbox.close", 0 },
 	{ "POST", REPO "/job-tokens", api_job_tokens_create, "job_token.create", ROUTE_JSON },
 	{ "POST", "/api/v3/admin/accounts", api_admin_accounts_create, "account.create",
 	  ROUTE_JSON | ROUTE_SITE_ADMIN },

@@ -72,7 +72,7 @@ static int check_caller(struct req *r, const struct route *route)
 		http_unauthorized(r, "authentication required");
 		return 1;
 	}
-	if (r->caller.kind == TOKEN_SANDBOX) {
+	if (r->caller.kind == TOKEN_SANDBOX && !(route->flags & ROUTE_OWN_TOKEN_CHECK)) {
 		http_error(r, 403, "sandbox tokens can only be used for git");
 		return 1;
 	}
@@ -222,6 +222,7 @@ static void reset(struct req *r)
 	r->path = r->query = r->method = r->remote_addr = NULL;
 	r->auth_failure = NULL;
 	r->audit_repo = NULL;
+	r->audit_sandbox = NULL;
 	r->on_abort = NULL;
 	r->status = 0;
 	r->responded = 0;
@@ -267,6 +268,12 @@ int worker_run(const struct config *cfg, int listen_fd)
 	r.db = &db;
 	buf_init(&r.headers, 16384);
 	buf_init(&r.out, HTTP_OUT_MAX);
+	struct docker_conf dc = { cfg->docker_host, cfg->docker_ca[0] ? cfg->docker_ca : NULL,
+				  cfg->docker_cert[0] ? cfg->docker_cert : NULL,
+				  cfg->docker_key[0] ? cfg->docker_key : NULL };
+	struct err de;
+	if (docker_init(&dc, &de))
+		log_error("docker settings: %s", de.msg);
 	FCGX_InitRequest(&fx, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR);
 	log_info("worker ready");
 

@@ -44,6 +44,9 @@ SETTINGS_FILE=$RUNDIR/sandboxd.settings
 NGX_PID=$RUNDIR/nginx.pid
 NGX_CONF=$NGXDIR/nginx.conf
 NGX_TEMPLATE=$REPO/nginx/local.conf
+# Every container this stack's sandboxd makes carries label sandboxd.instance=$INSTANCE, so
+# that `down` removes exactly this stack's containers.
+INSTANCE="local-$(printf '%s' "$VAR" | cksum | cut -d' ' -f1)"
 # SANDBOXD_BUILD=build-san runs the ASan + UBSan build (make SANITIZE=1).
 BUILD=${SANDBOXD_BUILD:-build}
 SANDBOXD_BIN=$REPO/$BUILD/sandboxd
@@ -260,7 +263,7 @@ sandboxd_settings() {
     printf 'bin=%s\n' "$(stat -c '%d:%i:%Y:%s' "$SANDBOXD_BIN")"
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
-    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_HOST|SANDBOX_[A-Z_]*)=' | sort || true
+    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' | sort || true
 }
 
 sandboxd_up() {
@@ -290,6 +293,8 @@ sandboxd_up() {
             SANDBOXD_REPOS_DIR="$REPOS" \
             SANDBOXD_PUBLIC_URL="$URL" \
             SANDBOXD_HOOKS_DIR="$REPO/$BUILD/hooks" \
+            SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$HTTP_PORT" \
+            SANDBOXD_INSTANCE="$INSTANCE" \
             SANDBOXD_PID_FILE="$PIDFILE" \
             setsid nohup "$SANDBOXD_BIN" </dev/null >>"$LOGDIR/sandboxd.log" 2>&1 9>&-
     ) &
@@ -339,11 +344,27 @@ NGINX=${SANDBOXD_NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 # fd 9 holds the stack's lock: daemons must not inherit it.
 nginx_cmd() { "$NGINX" -p "$NGXDIR/" -c "$NGX_CONF" -e "$LOGDIR/nginx-error.log" "$@" 9>&-; }
 
+# The Docker bridge's gateway address, where containers find sandboxd.internal.
+bridge_ip() {
+    ip -4 -o addr show docker0 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }'
+}
+
+bridge_listen() {
+    local ip
+    ip=$(bridge_ip)
+    if [ -n "$ip" ]; then
+        printf 'listen %s:%s;' "$ip" "$HTTP_PORT"
+    else
+        printf '# no docker0 bridge: sandboxes cannot reach git'
+    fi
+}
+
 render_nginx() {
     sed -e "s|@VAR@|$VAR|g" \
         -e "s|@HTTP_PORT@|$HTTP_PORT|g" \
         -e "s|@SOCKET@|$FCGI_SOCK|g" \
         -e "s|@USER@|$NGX_USER_LINE|g" \
+        -e "s|@BRIDGE_LISTEN@|$(bridge_listen)|g" \
         "$NGX_TEMPLATE"
 }
 
@@ -540,6 +561,8 @@ cmd_up() {
         die "sandboxctl migrate failed"
     db_grants || die "granting the service role its privileges failed"
     bash "$REPO/deploy/ensure-docker.sh" 9>&-
+    # The runner image: built once (about 40 s), reused while it is in the engine.
+    bash "$REPO/deploy/build-runner-image.sh" >&2 9>&- || die "building the runner image failed"
     sandboxd_up
     nginx_up
     wait_healthy
@@ -558,6 +581,18 @@ sandboxd is up at $URL ($WORKERS workers, state in $VAR)
 EOF
 }
 
+# This stack's sandbox containers (and their volumes): a stopped stack runs nothing.
+containers_down() {
+    local ids
+    curl -s --max-time 2 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 || return 0
+    ids=$(docker ps -aq --filter "label=sandboxd.instance=$INSTANCE" 2>/dev/null) || return 0
+    if [ -n "$ids" ]; then
+        say "removing $(wc -w <<<"$ids") sandbox container(s)"
+        # shellcheck disable=SC2086
+        docker rm -f -v $ids >/dev/null 2>&1 || say "warning: could not remove every container"
+    fi
+}
+
 cmd_down() {
     check_settings
     if [ ! -d "$VAR" ]; then
@@ -570,6 +605,7 @@ cmd_down() {
     fi
     nginx_down
     sandboxd_down
+    containers_down
     pg_down
     say "stopped (data kept in $VAR; dockerd left running)"
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include "sandboxd/githttp.h"
 #include "sandboxd/http.h"
+#include "sandboxd/sandbox.h"
 
 extern const struct route api_routes[];
 extern const size_t api_routes_count;
@@ -25,6 +26,13 @@ int api_admin_accounts_update(struct req *r);
 int api_admin_tokens_create(struct req *r);
 int api_git_urls_create(struct req *r);
 int api_user_keys_create(struct req *r);
+int api_sandbox_create(struct req *r);
+int api_sandbox_list(struct req *r);
+int api_sandbox_get(struct req *r);
+int api_sandbox_close(struct req *r);
+/* The sandbox named by the path, if the caller may use it (creator or repository admin,
+ * repository not archived; live: still running, else 410). 0 to go on, 1 when answered. */
+int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live);
 /* Git smart HTTP: authorises, then streams through git http-backend. */
 int api_git(struct req *r, const struct git_route *g);
 /* The audit verb of a git request. */

@@ -4,6 +4,7 @@
 #ifndef SANDBOXD_CONFIG_H
 #define SANDBOXD_CONFIG_H
 #include <stddef.h>
+#include <stdint.h>
 #include "sandboxd/err.h"
 
 struct config {
@@ -17,6 +18,18 @@ struct config {
 	char git_bin[256];          /* the git executable that runs http-backend */
 	char hooks_dir[256];        /* holds pre-receive (sandboxd-hook) */
 	int git_timeout;            /* seconds one git request may take */
+	/* Docker and sandboxes. */
+	char docker_ca[256], docker_cert[256], docker_key[256]; /* TLS for tcp:// hosts */
+	char runner_image[256];
+	char instance[64];          /* label sandboxd.instance on every container: whose it is */
+	char sandbox_git_url[256];  /* how containers reach our git endpoint, no trailing / */
+	int idle_timeout;           /* seconds without a call before a sandbox is stopped */
+	int start_timeout;          /* seconds a container may take to start */
+	int max_sandboxes;          /* running sandboxes per account */
+	int64_t sandbox_memory;     /* bytes */
+	int sandbox_cpus;
+	int sandbox_pids;
+	size_t file_limit;          /* read and write, bytes */
 	int workers;
 	size_t body_limit;
 	int log_level;

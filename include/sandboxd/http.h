@@ -76,6 +76,7 @@ struct req {
 
 	/* Audit: the handler names the repository and adds details as it goes. */
 	const char *audit_repo;
+	const char *audit_sandbox;
 	json_object *audit_details;
 	/* Undo steps for side effects outside the database, run when the request fails or its
 	 * transaction does not commit (e.g. a bare repository created on disk). */

@@ -14,6 +14,7 @@ enum route_flags {
 	ROUTE_PUBLIC = 1,     /* no credentials needed (the handler decides what anonymous gets) */
 	ROUTE_JSON = 2,       /* a JSON object body is required (an empty body is {}) */
 	ROUTE_SITE_ADMIN = 4, /* a site admin's write-scoped personal token */
+	ROUTE_OWN_TOKEN_CHECK = 8, /* the handler refuses sandbox tokens with its own text */
 };
 
 struct route {

@@ -191,6 +191,8 @@ main() {
 	export SANDBOXD_HTTP_PORT SANDBOXD_PG_PORT
 	export SANDBOXD_WORKERS=${IT_WORKERS:-4}
 	export SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
+	# Small enough that t_sandbox reaches it; containers stay small too.
+	export SANDBOXD_MAX_SANDBOXES=${SANDBOXD_MAX_SANDBOXES:-4} SANDBOXD_SANDBOX_MEMORY_MB=${SANDBOXD_SANDBOX_MEMORY_MB:-512}
 	export IT_RESULTS=$RESULTS
 	export IT_TMP=$VAR/it-tmp
 	mkdir -p "$IT_TMP"

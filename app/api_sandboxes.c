@@ -1,0 +1,121 @@
+/* api_sandboxes.c: the sandbox routes under /api/v3/repos/{owner}/{repo}/diffinery/sandboxes. */
+#include <stdio.h>
+#include <string.h>
+#include "sandboxd/api.h"
+#include "sandboxd/auth.h"
+#include "sandboxd/json.h"
+#include "sandboxd/log.h"
+#include "sandboxd/sandbox.h"
+#include "sandboxd/banned.h"
+
+int api_sandbox_create(struct req *r)
+{
+	const char *ref = NULL;
+	struct repo repo;
+	struct err e;
+	int rc;
+
+	if (r->caller.kind == TOKEN_JOB || r->caller.kind == TOKEN_SANDBOX) {
+		http_error(r, 403, "job and sandbox tokens can't start sandboxes");
+		return 0;
+	}
+	if ((rc = json_field_string(r->json, "ref", 0, 255, &ref, &e)) < 0)
+		return http_fail(r, rc, &e);
+	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1, &repo);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	return sandbox_create(r, &repo, ref);
+}
+
+/* The sandbox of the path, if the caller may use it: its creator or a repository admin, on
+ * a repository that is not archived; with live set, only a sandbox still running (410).
+ * Returns 0 to go on, 1 when a response was written. */
+int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live)
+{
+	struct err e;
+	int rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_READ, 1, repo);
+
+	if (rc)
+		return rc > 0 ? 1 : http_fail(r, rc, &e) + 1;
+	if ((rc = sandbox_load(r->db, repo->id, http_path_param(r, 2), s, &e))) {
+		if (rc == ERR_NOTFOUND)
+			http_error(r, 404, "sandbox not found");
+		else
+			http_fail(r, rc, &e);
+		return 1;
+	}
+	json_add_str(r->audit_details, "sandbox_id", s->id);
+	r->audit_sandbox = pool_strdup(r->pool, s->id);
+	if (strcmp(s->account_id, r->caller.account_id) && repo->role < ROLE_ADMIN) {
+		http_error(r, 403, "not your sandbox");
+		return 1;
+	}
+	if (live && strcmp(s->state, "ready") && strcmp(s->state, "starting")) {
+		http_error(r, 410, "sandbox is %s", s->state);
+		return 1;
+	}
+	return 0;
+}
+
+int api_sandbox_get(struct req *r)
+{
+	struct repo repo;
+	struct sandbox s;
+
+	struct err e;
+
+	if (api_sandbox_access(r, &repo, &s, 0))
+		return 0;
+	/* A pending clone is asked about (one short exec), so that the answer is current. */
+	if (strcmp(s.state, "ready") == 0 && strcmp(s.clone_state, "pending") == 0 &&
+	    sandbox_clone_wait(r, &s, 0, &e))
+		log_warn("clone state of %s: %s", s.id, e.msg);
+	http_json(r, 200, sandbox_json(&s));
+	return 0;
+}
+
+int api_sandbox_list(struct req *r)
+{
+	struct repo repo;
+	struct err e;
+	PGresult *res;
+	int rc, code = 0;
+
+	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_READ, 1, &repo);
+	if (rc)
+		return rc > 0 ? 0 : rc;
+	/* Admins see every sandbox of the repository; others their own. */
+	res = db_exec(r->db, &e, &code,
+		      "SELECT id FROM sandboxes WHERE repository_id = $1"
+		      "   AND ($2 OR account_id = $3::bigint) ORDER BY created_at DESC LIMIT 1000",
+		      3, repo.id, repo.role >= ROLE_ADMIN ? "true" : "false", r->caller.account_id);
+	if (!res)
+		return http_fail(r, code, &e);
+	json_object *list = json_object_new_array();
+	for (int i = 0; i < PQntuples(res); i++) {
+		struct sandbox s;
+		if (sandbox_load(r->db, repo.id, db_val(res, i, 0), &s, &e) == 0)
+			json_object_array_add(list, sandbox_json(&s));
+	}
+	PQclear(res);
+	http_json(r, 200, list);
+	return 0;
+}
+
+int api_sandbox_close(struct req *r)
+{
+	struct repo repo;
+	struct sandbox s;
+	struct err e;
+	int rc;
+
+	if (api_sandbox_access(r, &repo, &s, 0))
+		return 0;
+	if (auth_need_user_write(r))
+		return 0;
+	/* Closing a closed sandbox is 204 again. */
+	if ((rc = sandbox_end(r->db, &s, "closed", "closed", &e)))
+		return http_fail(r, rc, &e);
+	http_empty(r, 204);
+	return 0;
+}

@@ -1,0 +1,454 @@
+/* sandbox.c: creating, using and ending sandboxes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <git2.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include "sandboxd/docker.h"
+#include "sandboxd/json.h"
+#include "sandboxd/log.h"
+#include "sandboxd/num.h"
+#include "sandboxd/sandbox.h"
+#include "sandboxd/tar.h"
+#include "sandboxd/token.h"
+#include "sandboxd/banned.h"
+
+#define CALL_MS 30000L
+#define STATE_DIR "/workspace/.sandboxd"
+
+/* The container's first process: clone, check out, configure, then wait. Values come from
+ * a file the service puts in place before the start (never from the container's
+ * environment, which every exec would inherit), and the file is removed once read. */
+static const char start_script[] =
+	"set -u\n"
+	"mkdir -p " STATE_DIR "\n"
+	"{ read -r url; read -r commit; read -r branch; read -r name; read -r email; } "
+	"< /tmp/.sandboxd/clone\n"
+	"rm -f /tmp/.sandboxd/clone\n"
+	"cd /workspace\n"
+	"if git clone -q --no-checkout \"$url\" repo 2>" STATE_DIR "/clone.log &&\n"
+	"   cd repo &&\n"
+	"   { if [ -n \"$branch\" ]; then git checkout -q -B \"$branch\" \"$commit\" &&\n"
+	"       git branch -q -u \"origin/$branch\" \"$branch\" 2>/dev/null; true;\n"
+	"     else git checkout -q --detach \"$commit\"; fi; } 2>>" STATE_DIR "/clone.log &&\n"
+	"   git config user.name \"$name\" && git config user.email \"$email\"; then\n"
+	"  echo done > " STATE_DIR "/clone.state\n"
+	"else\n"
+	"  echo failed > " STATE_DIR "/clone.state\n"
+	"fi\n"
+	"unset url\n"
+	"exec sleep infinity\n";
+
+/* Copies src into dst[n], cut if it must be (values come from the database and are
+ * bounded there). */
+static void copy(char *dst, size_t n, const char *src)
+{
+	size_t l = src ? strlen(src) : 0;
+
+	if (l >= n)
+		l = n - 1;
+	if (l)
+		memcpy(dst, src, l);
+	dst[l] = 0;
+}
+
+/* Commits what is done so far and opens a new transaction: sandbox steps must survive a
+ * later failure of the same request (the row before the container, the failed state). */
+static int commit_now(struct req *r, struct err *e)
+{
+	int rc = db_commit(r->db, e);
+	return rc ? rc : db_begin(r->db, e);
+}
+
+/* Resolves ref (NULL or "": the default branch) in the bare repository to a commit. *branch
+ * is set when ref named a branch. ERR_NOTFOUND when it does not resolve. */
+static int resolve(const struct config *cfg, const struct repo *repo, const char *ref,
+		   char commit[41], int *branch, struct err *e)
+{
+	git_repository *g = NULL;
+	git_object *obj = NULL, *peeled = NULL;
+	char path[1024], spec[320];
+	int rc = ERR_NOTFOUND;
+
+	*branch = 0;
+	snprintf(path, sizeof(path), "%s/%s/%s.git", cfg->repos_dir, repo->owner, repo->name);
+	if (git_repository_open_bare(&g, path) < 0)
+		return err_set(e, ERR_FAIL, "cannot open %s", path);
+	/* Branch, then tag, then a full refname, then a commit id: nothing else of revparse's
+	 * language (no ~, ^, @{…}, :path). */
+	const char *forms[] = { "refs/heads/%s", "refs/tags/%s", "%s" };
+	for (int i = 0; i < 3 && rc; i++) {
+		int valid = 0;
+		snprintf(spec, sizeof(spec), forms[i], ref);
+		if (i == 2) {
+			git_oid oid;
+			size_t n = strlen(ref);
+			int hex = n >= 4 && n <= 40 && strspn(ref, "0123456789abcdef") == n;
+			if (strncmp(ref, "refs/", 5) == 0 &&
+			    git_reference_name_is_valid(&valid, ref) == 0 && valid) {
+				if (git_revparse_single(&obj, g, ref) < 0)
+					continue;
+			} else if (hex && git_oid_fromstrn(&oid, ref, n) == 0) {
+				if (git_object_lookup_prefix(&obj, g, &oid, n, GIT_OBJECT_ANY) < 0)
+					continue;
+			} else {
+				continue;
+			}
+		} else if (git_reference_name_is_valid(&valid, spec) < 0 || !valid ||
+			   git_revparse_single(&obj, g, spec) < 0) {
+			continue;
+		}
+		if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) == 0) {
+			git_oid_tostr(commit, 41, git_object_id(peeled));
+			*branch = i == 0;
+			rc = 0;
+		}
+		git_object_free(peeled);
+		git_object_free(obj);
+		peeled = obj = NULL;
+	}
+	git_repository_free(g);
+	if (rc)
+		err_set(e, ERR_NOTFOUND, "unknown ref");
+	return rc;
+}
+
+/* What an exec of a short internal command printed on stdout (bounded). */
+struct collect {
+	char out[4096];
+	size_t len;
+};
+
+static int collect_sink(void *arg, int stream, const char *data, size_t len)
+{
+	struct collect *c = arg;
+
+	if (stream == 1) {
+		size_t take = len < sizeof(c->out) - 1 - c->len ? len : sizeof(c->out) - 1 - c->len;
+		memcpy(c->out + c->len, data, take);
+		c->len += take;
+		c->out[c->len] = 0;
+	}
+	return 0;
+}
+
+/* Runs argv in the container as the sandbox user and collects its stdout. */
+static int run_internal(const char *container, const char *const *argv, struct collect *c,
+			int *exit_code, struct err *e)
+{
+	struct docker_exec_opts o = { .cmd = argv };
+	struct docker_exec_io io = { .sink = collect_sink, .sink_arg = c };
+	struct docker_exec_state st;
+	char id[DOCKER_ID_MAX];
+	int rc;
+
+	c->len = 0;
+	c->out[0] = 0;
+	if ((rc = docker_exec_create(container, &o, id, CALL_MS, e)) ||
+	    (rc = docker_exec_start(id, &io, CALL_MS, e)) ||
+	    (rc = docker_exec_inspect(id, &st, CALL_MS, e)))
+		return rc;
+	*exit_code = st.exit_code;
+	return 0;
+}
+
+int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const char *reason,
+		struct err *e)
+{
+	struct err ignored;
+	int rc;
+
+	/* The container first: a sandbox marked ended must not keep running. */
+	if (s->container_id[0] &&
+	    docker_container_remove(s->container_id, CALL_MS, &ignored) &&
+	    strstr(ignored.msg, "No such container") == NULL)
+		log_warn("removing container of %s: %s", s->id, ignored.msg);
+	rc = db_run(db, e,
+		    "UPDATE tokens SET revoked_at = now()"
+		    " WHERE sandbox_id = $1 AND revoked_at IS NULL", 1, s->id);
+	if (!rc)
+		rc = db_run(db, e,
+			    "UPDATE sandboxes SET state = $2, end_reason = $3, ended_at = now()"
+			    " WHERE id = $1 AND state IN ('starting', 'ready')",
+			    3, s->id, state, reason);
+	return rc;
+}
+
+/* The clone's parameters, one per line; a value with a newline could forge the next. */
+static int clone_file(struct req *r, const struct repo *repo, const char *token,
+		      const char *commit, const char *branch, struct buf *tar, struct err *e)
+{
+	const struct account *a = &r->caller.account;
+	const char *scheme_end = strstr(r->cfg->sandbox_git_url, "://") + 3;
+	char *name = pool_strdup(r->pool, a->has_name && a->name[0] ? a->name : a->login);
+	char *email = a->has_email && a->email[0]
+			      ? pool_strdup(r->pool, a->email)
+			      : pool_printf(r->pool, "%s@users.noreply.sandboxd", a->login);
+	struct buf f;
+	int rc;
+
+	if (!name || !email)
+		return ERR_NOMEM;
+	for (char *p = name; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	for (char *p = email; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	buf_init(&f, 8192);
+	rc = buf_printf(&f, "%.*sx-access-token:%s@%s/%s/%s.git\n%s\n%s\n%s\n%s\n",
+			(int)(scheme_end - r->cfg->sandbox_git_url), r->cfg->sandbox_git_url, token,
+			scheme_end, repo->owner, repo->name, commit, branch ? branch : "", name,
+			email);
+	if (!rc)
+		rc = tar_write_file(tar, ".sandboxd/clone", 0600, (int64_t)time(NULL), f.data, f.len, e);
+	OPENSSL_cleanse(f.data, f.len);
+	buf_release(&f);
+	return rc;
+}
+
+int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
+{
+	char id[SANDBOX_ID_LEN + 1] = "sb_", commit[41], token[TOKEN_LEN + 1],
+	     hash[TOKEN_HASH_LEN + 1], cid[DOCKER_ID_MAX] = "", secs[24];
+	unsigned char rnd[12];
+	int is_branch = 0, rc, code = 0;
+	struct sandbox s;
+	struct err e = { "" };
+	struct buf tar;
+	PGresult *res;
+	long started = (long)time(NULL);
+
+	memset(&s, 0, sizeof(s));
+	buf_init(&tar, 65536);
+	if (!ref || !*ref)
+		ref = repo->default_branch;
+	res = db_exec(r->db, &e, &code,
+		      "SELECT count(*) FROM sandboxes WHERE account_id = $1"
+		      "   AND state IN ('starting', 'ready')", 1, r->caller.account_id);
+	if (!res)
+		return http_fail(r, code, &e);
+	int64_t running = 0;
+	num_parse(db_val(res, 0, 0), 0, INT64_MAX, &running);
+	PQclear(res);
+	if (running >= r->cfg->max_sandboxes) {
+		http_error(r, 429, "sandbox limit reached");
+		return 0;
+	}
+	if ((rc = resolve(r->cfg, repo, ref, commit, &is_branch, &e))) {
+		if (rc == ERR_NOTFOUND)
+			http_error(r, 422, "unknown ref");
+		else
+			http_fail(r, rc, &e);
+		return 0;
+	}
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1 || token_mint(TOKEN_SANDBOX, token))
+		return err_set(&e, ERR_FAIL, "RNG failed"), http_fail(r, ERR_FAIL, &e);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(id + 3 + 2 * i, 3, "%02x", rnd[i]);
+	token_hash(token, TOKEN_LEN, hash);
+	snprintf(secs, sizeof(secs), "%d", r->cfg->idle_timeout);
+	json_add_str(r->audit_details, "sandbox_id", id);
+	r->audit_sandbox = pool_strdup(r->pool, id);
+	json_add_str(r->audit_details, "ref", ref);
+	json_add_str(r->audit_details, "commit", commit);
+
+	/* 1. The row (and its token), committed before anything runs. */
+	rc = db_run(r->db, &e,
+		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at)"
+		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int))",
+		    6, id, repo->id, r->caller.account_id, ref, commit, secs);
+	if (!rc)
+		rc = db_run(r->db, &e,
+			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"
+			    "                    note, expires_at)"
+			    " VALUES ($1, 'sandbox', 'write', $2, $3, $4, 'sandbox git credential',"
+			    "         now() + interval '24 hours')",
+			    4, r->caller.account_id, repo->id, id, hash);
+	if (rc || (rc = commit_now(r, &e))) {
+		OPENSSL_cleanse(token, sizeof(token));
+		return http_fail(r, rc, &e);
+	}
+	copy(s.id, sizeof(s.id), id);
+
+	/* 2. The container, labelled with the sandbox, hardened. */
+	char label[64], ilabel[96], e_id[64], e_repo[200], e_ref[300], e_commit[64];
+	snprintf(label, sizeof(label), SANDBOX_LABEL "=%s", id);
+	snprintf(e_id, sizeof(e_id), "SANDBOX_ID=%s", id);
+	snprintf(e_repo, sizeof(e_repo), "SANDBOX_REPOSITORY=%s/%s", repo->owner, repo->name);
+	snprintf(e_ref, sizeof(e_ref), "SANDBOX_REF=%s", ref);
+	snprintf(e_commit, sizeof(e_commit), "SANDBOX_COMMIT=%s", commit);
+	snprintf(ilabel, sizeof(ilabel), "sandboxd.instance=%s", r->cfg->instance);
+	const char *labels[] = { label, ilabel, NULL };
+	const char *env[] = { e_id, e_repo, e_ref, e_commit, "HOME=/home/sandbox",
+			      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			      NULL };
+	/* The script holds no secret: it may stand in the container's configuration. */
+	const char *cmd[] = { "bash", "-c", start_script, NULL };
+	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
+	struct docker_create dc = {
+		.image = r->cfg->runner_image, .labels = labels, .env = env, .cmd = cmd,
+		.extra_hosts = hosts, .memory = r->cfg->sandbox_memory,
+		.nano_cpus = (int64_t)r->cfg->sandbox_cpus * 1000000000,
+		.pids_limit = r->cfg->sandbox_pids,
+	};
+	long left = (long)r->cfg->start_timeout * 1000;
+	rc = docker_container_create(&dc, cid, left < CALL_MS ? left : CALL_MS, &e);
+	if (!rc) {
+		copy(s.container_id, sizeof(s.container_id), cid);
+		rc = db_run(r->db, &e, "UPDATE sandboxes SET container_id = $2 WHERE id = $1", 2, id,
+			    cid);
+		if (!rc)
+			rc = commit_now(r, &e);
+	}
+	if (!rc)
+		rc = clone_file(r, repo, token, commit, is_branch ? ref : NULL, &tar, &e);
+	OPENSSL_cleanse(token, sizeof(token));
+	if (!rc)
+		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, CALL_MS, &e);
+	if (tar.data)
+		OPENSSL_cleanse(tar.data, tar.len);
+	buf_release(&tar);
+	left = (long)r->cfg->start_timeout * 1000 - ((long)time(NULL) - started) * 1000;
+	if (!rc)
+		rc = docker_container_start(cid, left > 1000 ? left : 1000, &e);
+	/* 3. Running within the start limit, or nothing is left. */
+	while (!rc) {
+		struct docker_container_state st;
+		if ((rc = docker_container_inspect(cid, &st, CALL_MS, &e)))
+			break;
+		if (st.running)
+			break;
+		if (strcmp(st.status, "created") || (long)time(NULL) - started > r->cfg->start_timeout) {
+			rc = err_set(&e, ERR_FAIL, "container is %s", st.status);
+			break;
+		}
+		usleep(50000);
+	}
+	if (rc) {
+		struct err e2;
+		log_warn("sandbox %s did not start: %s", id, e.msg);
+		json_add_str(r->audit_details, "error", e.msg);
+		if (sandbox_end(r->db, &s, "failed", "the container did not start", &e2) ||
+		    commit_now(r, &e2))
+			log_error("marking %s failed: %s", id, e2.msg);
+		http_error(r, 503, "the sandbox container did not start; try again");
+		return 0;
+	}
+	res = db_exec(r->db, &e, &code,
+		      "UPDATE sandboxes SET state = 'ready' WHERE id = $1 AND state = 'starting'"
+		      " RETURNING rfc3339(created_at)", 1, id);
+	if (!res)
+		return http_fail(r, code, &e);
+	json_object *o = json_object_new_object();
+	json_add_str(o, "id", id);
+	json_add_str(o, "ref", ref);
+	json_add_str(o, "state", PQntuples(res) ? "ready" : "failed");
+	json_add_str(o, "created_at", PQntuples(res) ? db_val(res, 0, 0) : NULL);
+	PQclear(res);
+	http_json(r, 201, o);
+	return 0;
+}
+
+int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sandbox *out,
+		 struct err *e)
+{
+	PGresult *res;
+	int code = 0;
+
+	memset(out, 0, sizeof(*out));
+	res = db_exec(db, e, &code,
+		      "SELECT s.id, s.repository_id, s.account_id, a.login, s.ref, s.commit_sha,"
+		      "       s.state, s.clone_state, coalesce(s.clone_error, ''),"
+		      "       coalesce(s.container_id, ''), rfc3339(s.created_at),"
+		      "       rfc3339(s.last_used_at), rfc3339(s.idle_stop_at)"
+		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
+		      " WHERE s.id = $1 AND s.repository_id = $2",
+		      2, id, repo_id);
+	if (!res)
+		return code;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_NOTFOUND, "sandbox not found");
+	}
+	copy(out->id, sizeof(out->id), db_val(res, 0, 0));
+	copy(out->repository_id, sizeof(out->repository_id), db_val(res, 0, 1));
+	copy(out->account_id, sizeof(out->account_id), db_val(res, 0, 2));
+	copy(out->creator, sizeof(out->creator), db_val(res, 0, 3));
+	copy(out->ref, sizeof(out->ref), db_val(res, 0, 4));
+	copy(out->commit, sizeof(out->commit), db_val(res, 0, 5));
+	copy(out->state, sizeof(out->state), db_val(res, 0, 6));
+	copy(out->clone_state, sizeof(out->clone_state), db_val(res, 0, 7));
+	copy(out->clone_error, sizeof(out->clone_error), db_val(res, 0, 8));
+	copy(out->container_id, sizeof(out->container_id), db_val(res, 0, 9));
+	copy(out->created_at, sizeof(out->created_at), db_val(res, 0, 10));
+	copy(out->last_used_at, sizeof(out->last_used_at), db_val(res, 0, 11));
+	copy(out->idle_stop_at, sizeof(out->idle_stop_at), db_val(res, 0, 12));
+	PQclear(res);
+	return 0;
+}
+
+int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
+{
+	char secs[24];
+
+	snprintf(secs, sizeof(secs), "%d", r->cfg->idle_timeout);
+	return db_run(r->db, e,
+		      "UPDATE sandboxes SET last_used_at = now(),"
+		      "       idle_stop_at = now() + make_interval(secs => $2::int)"
+		      " WHERE id = $1 AND state = 'ready'", 2, s->id, secs);
+}
+
+int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct err *e)
+{
+	const char *argv[] = { "cat", STATE_DIR "/clone.state", NULL };
+	struct collect c;
+	long waited = 0;
+	int exit_code, rc;
+
+	while (strcmp(s->clone_state, "pending") == 0) {
+		if ((rc = run_internal(s->container_id, argv, &c, &exit_code, e)))
+			return rc;
+		if (exit_code == 0 && strncmp(c.out, "done", 4) == 0) {
+			copy(s->clone_state, sizeof(s->clone_state), "done");
+		} else if (exit_code == 0 && strncmp(c.out, "failed", 6) == 0) {
+			const char *log_argv[] = { "tail", "-n", "1", STATE_DIR "/clone.log", NULL };
+			copy(s->clone_state, sizeof(s->clone_state), "failed");
+			if (run_internal(s->container_id, log_argv, &c, &exit_code, e) == 0) {
+				c.out[strcspn(c.out, "\n")] = 0;
+				copy(s->clone_error, sizeof(s->clone_error), c.out);
+			}
+		} else if (waited >= wait_ms) {
+			return 0;
+		} else {
+			usleep(200000);
+			waited += 260; /* the exec itself takes about 60 ms */
+			continue;
+		}
+		return db_run(r->db, e,
+			      "UPDATE sandboxes SET clone_state = $2, clone_error = nullif($3, '')"
+			      " WHERE id = $1", 3, s->id, s->clone_state, s->clone_error);
+	}
+	return 0;
+}
+
+json_object *sandbox_json(const struct sandbox *s)
+{
+	json_object *o = json_object_new_object(), *clone = json_object_new_object();
+
+	json_add_str(o, "id", s->id);
+	json_add_str(o, "ref", s->ref);
+	json_add_str(o, "commit", s->commit);
+	json_add_str(o, "state", s->state);
+	json_add_str(clone, "state", s->clone_state);
+	if (s->clone_error[0])
+		json_add_str(clone, "error", s->clone_error);
+	json_object_object_add(o, "clone", clone);
+	json_add_str(o, "created_at", s->created_at);
+	json_add_str(o, "last_used_at", s->last_used_at);
+	json_add_str(o, "idle_stop_at", s->idle_stop_at);
+	return o;
+}

@@ -1,0 +1,47 @@
+/* sandbox.h: the sandbox lifecycle. A sandbox is a row first (state starting), then a
+ * container labelled with its id, then ready; its repository is cloned inside the
+ * container in the background with a fresh sandbox token (dst_) in the clone's git config.
+ * Every step is visible in the database, so any worker on any host can serve the next
+ * call, and a reconciler can repair what a crash left half done. */
+#ifndef SANDBOXD_SANDBOX_H
+#define SANDBOXD_SANDBOX_H
+#include <json-c/json.h>
+#include "sandboxd/auth.h"
+#include "sandboxd/http.h"
+
+#define SANDBOX_ID_LEN 27              /* "sb_" + 24 hex */
+#define SANDBOX_LABEL "sandboxd.sandbox"
+
+struct sandbox {
+	char id[SANDBOX_ID_LEN + 1];
+	char repository_id[HTTP_ID_MAX];
+	char account_id[HTTP_ID_MAX];
+	char creator[48];
+	char ref[256];
+	char commit[41];
+	char state[12];
+	char clone_state[12];
+	char clone_error[256];
+	char container_id[80];
+	char created_at[32], last_used_at[32], idle_stop_at[32];
+};
+
+/* Creates a sandbox on repo at ref (NULL: the default branch) for the caller and answers
+ * the request (201, or the error). */
+int sandbox_create(struct req *r, const struct repo *repo, const char *ref);
+/* Loads sandbox id of repo. ERR_NOTFOUND when it does not exist on that repository. */
+int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sandbox *out,
+		 struct err *e);
+/* Marks a call: last_used_at now, idle deadline moved. */
+int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e);
+/* Ends a sandbox: container removed, token revoked, state set (closed, stopped, failed)
+ * with reason. Idempotent. */
+int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const char *reason,
+		struct err *e);
+/* The clone's state as the container reports it; updates the row when it changed. Waits up
+ * to wait_ms for a pending clone. */
+int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct err *e);
+/* {id, ref, commit, state, clone, created_at, last_used_at, idle_stop_at}. */
+json_object *sandbox_json(const struct sandbox *s);
+
+#endif

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# t_sandbox.sh: sandboxes on the real Docker engine: create, get, list, close, who may
+# call, refusals, the clone inside with its sandbox token, and nothing left running.
+. "$(dirname "$0")/lib.sh"
+
+export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
+HOSTPORT=${SANDBOXD_URL#http://}
+fails() { ! "$@"; }
+container_of() { docker ps -aq --filter "label=sandboxd.sandbox=$1"; }
+in_box() { # SANDBOX CMD…: run as the sandbox user, like an exec would
+	docker exec -u 1000:1000 -w /workspace/repo "$(container_of "$1")" "${@:2}"
+}
+clone_state() {
+	api GET "/api/v3/repos/$R/diffinery/sandboxes/$1" "" "$OT"
+	[ "$(_json .clone.state)" = "$2" ]
+}
+
+O="sbx$SFX"
+mk_user "$O" --name "Sandbox Owner" --email "owner@example.test" || exit 1
+OT=$LAST_TOKEN
+R="$O/app"
+api POST /api/v3/user/repos '{"name":"app","visibility":"private"}' "$OT"
+expect_status 201 'repository created'
+W=$_T/w
+git init -q -b main "$W"
+echo one >"$W/f" && git -C "$W" add f && git -C "$W" commit -qm one
+git -C "$W" tag v1
+echo two >"$W/f" && git -C "$W" commit -qam two
+git -C "$W" push -q "http://t:$OT@$HOSTPORT/$R.git" main v1
+SB=/api/v3/repos/$R/diffinery/sandboxes
+
+# --- create ----------------------------------------------------------------------------
+api POST "$SB" '{}' "$OT"
+expect_status 201 'create on the default branch: 201'
+expect_keys . 'created_at,id,ref,state' '{id, ref, state, created_at}'
+expect_json .ref main 'ref defaults to the default branch'
+expect_json .state ready 'state ready once the container runs'
+expect_json_match .id '^sb_[0-9a-f]{24}$' 'an opaque id'
+ID=$(_json .id)
+check 'its container runs, labelled with the sandbox' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$ID")" ]
+check 'the clone finishes' wait_until 60 clone_state "$ID" done
+expect_keys . 'clone,commit,created_at,id,idle_stop_at,last_used_at,ref,state' 'GET shape'
+expect_json .commit "$(git -C "$W" rev-parse main)" 'commit is the resolved ref'
+check_eq 'the repository is checked out at /workspace/repo' two "$(in_box "$ID" cat f)"
+check_eq 'on the branch asked for' main "$(in_box "$ID" git rev-parse --abbrev-ref HEAD)"
+check_eq "user.name is the creator's" 'Sandbox Owner' "$(in_box "$ID" git config user.name)"
+check_eq "user.email is the creator's" 'owner@example.test' "$(in_box "$ID" git config user.email)"
+check 'the sandbox token is in the clone git config' grep -q 'dst_' <<<"$(in_box "$ID" git config remote.origin.url)"
+check 'and not in the environment' fails grep -q dst_ <<<"$(in_box "$ID" env)"
+check 'commands run as an unprivileged user' [ "$(in_box "$ID" id -u)" = 1000 ]
+check_eq 'SANDBOX_ID is set' "$ID" "$(in_box "$ID" printenv SANDBOX_ID)"
+echo three >"$_T/three"
+check 'git push from inside the sandbox works' in_box "$ID" sh -c 'echo in-box > g && git add g && git commit -qm in-box && git push -q origin HEAD:refs/heads/from-box'
+check_eq 'the pushed branch landed' "$(in_box "$ID" git rev-parse HEAD)" "$(git --git-dir "$REPOS_DIR/$R.git" rev-parse -q --verify refs/heads/from-box)"
+check_eq 'the push is audited as the creator with the sandbox token' "$O|sandbox" "$(sql "select login || '|' || token_kind from audit_log where action = 'git.push.ref' and repository = '$R' and details->>'ref' = 'refs/heads/from-box'")"
+TOK=$(in_box "$ID" git config remote.origin.url | sed 's/.*x-access-token:\([^@]*\)@.*/\1/')
+check_eq 'the sandbox token reads its repository' 200 "$(curl -s -o /dev/null -w '%{http_code}' -u "x:$TOK" "$SANDBOXD_URL/$R.git/info/refs?service=git-upload-pack")"
+api GET /api/v3/user "" "$TOK"
+expect_error 403 'sandbox tokens can only be used for git' 'a sandbox token on REST: 403'
+api POST "$SB" '{}' "$TOK"
+expect_error 403 "job and sandbox tokens can't start sandboxes" 'a sandbox token cannot start sandboxes'
+
+api POST "$SB" '{"ref":"v1"}' "$OT"
+expect_status 201 'create at a tag'
+TAGID=$(_json .id)
+check 'the tag clone finishes' wait_until 60 clone_state "$TAGID" done
+check_eq 'checked out at the tag' one "$(in_box "$TAGID" cat f)"
+api POST "$SB" "{\"ref\":\"$(git -C "$W" rev-parse main~1)\"}" "$OT"
+expect_status 201 'create at a commit SHA'
+SHAID=$(_json .id)
+
+# --- refusals ----------------------------------------------------------------------------
+api POST "$SB" '{"ref":"no-such-branch"}' "$OT"
+expect_error 422 'unknown ref' 'an unknown ref: 422'
+api POST "$SB" '{"ref":"main~1"}' "$OT"
+expect_error 422 'unknown ref' 'revision syntax is not a ref: 422'
+api POST "$SB" '{"ref":5}' "$OT"
+expect_error 400 "field 'ref' must be a string" 'ref of the wrong type: 400'
+api POST "/api/v3/repos/$R/job-tokens" '{"scope":"write"}' "$OT"
+JOB=$(_json .token)
+api POST "$SB" '{}' "$JOB"
+expect_error 403 "job and sandbox tokens can't start sandboxes" 'a job token: 403 with the exact text'
+RD=$(mk_token "$O" read)
+api POST "$SB" '{}' "$RD"
+expect_error 403 'this needs a token with write scope' 'a read token: 403'
+OTHER="sbxo$SFX"
+mk_user "$OTHER" || exit 1
+XT=$LAST_TOKEN
+api PUT "/api/v3/repos/$R/collaborators/$OTHER" '{"role":"write"}' "$OT"
+api GET "$SB/$ID" "" "$XT"
+expect_error 403 'not your sandbox' "another user's sandbox: 403"
+api POST "$SB/$ID/close" "" "$XT"
+expect_error 403 'not your sandbox' "closing another user's sandbox: 403"
+api GET "$SB" "" "$XT"
+expect_json 'length' 0 "a collaborator lists only their own sandboxes"
+api GET "$SB" "" "$OT"
+expect_json 'length' 3 'the owner (admin) lists every sandbox of the repository'
+api GET "$SB/sb_000000000000000000000000" "" "$OT"
+expect_error 404 'sandbox not found' 'an unknown sandbox: 404'
+api POST "$SB" '{}' "$XT"
+expect_status 201 'the collaborator may start one'
+XID=$(_json .id)
+api POST "$SB" '{}' "$XT"
+api POST "$SB" '{}' "$XT"
+api POST "$SB" '{}' "$XT"
+api POST "$SB" '{}' "$XT"
+expect_error 429 'sandbox limit reached' 'past the per-account limit: 429'
+api PATCH "/api/v3/repos/$R" '{"archived":true}' "$OT"
+api GET "$SB/$ID" "" "$OT"
+expect_error 403 'repository is archived (read-only)' 'an archived repository: 403 on every call'
+api PATCH "/api/v3/repos/$R" '{"archived":false}' "$OT"
+
+# --- close ---------------------------------------------------------------------------------
+api POST "$SB/$ID/close" "" "$OT"
+expect_status 204 'close: 204'
+api POST "$SB/$ID/close" "" "$OT"
+expect_status 204 'closing again: 204'
+check_eq 'its container is gone' '' "$(docker ps -aq --filter "label=sandboxd.sandbox=$ID")"
+api GET "$SB/$ID" "" "$OT"
+expect_json .state closed 'state closed'
+check_eq 'its git token stops working' 401 "$(curl -s -o /dev/null -w '%{http_code}' -u "x:$TOK" "$SANDBOXD_URL/$R.git/info/refs?service=git-upload-pack")"
+check_eq 'create and close are audited with the sandbox id' 2 "$(sql "select count(distinct action) from audit_log where sandbox_id = '$ID' and action in ('sandbox.create', 'sandbox.close')")"
+for s in $TAGID $SHAID; do api POST "$SB/$s/close" "" "$OT"; done
+for s in $(sql "select id from sandboxes where account_id = (select id from accounts where login = '$OTHER') and state = 'ready'"); do api POST "$SB/$s/close" "" "$XT"; done
+check_eq 'nothing of this test runs any more' '' "$(docker ps -q --filter "label=sandboxd.sandbox=$TAGID"; docker ps -q --filter "label=sandboxd.sandbox=$XID")"
+finish
