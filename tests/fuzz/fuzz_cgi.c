@@ -12,10 +12,12 @@
 
 static void check_out(const struct buf *out)
 {
-	const char *p = out->data, *end = out->data + out->len;
+	const char *p, *end;
 
 	if (!out->len)
 		return;
+	p = out->data;
+	end = out->data + out->len;
 	FUZZ_CHECK(p && p[out->len] == 0);
 	while (p < end) {
 		const char *crlf = memchr(p, '\r', (size_t)(end - p)), *colon;
