@@ -70,6 +70,9 @@ int api_sandbox_get(struct req *r)
 	if (strcmp(s.state, "ready") == 0 && strcmp(s.clone_state, "pending") == 0 &&
 	    sandbox_clone_wait(r, &s, 0, &e))
 		log_warn("clone state of %s: %s", s.id, e.msg);
+	/* Every call counts as activity. */
+	if (strcmp(s.state, "ready") == 0 && sandbox_touch(r, &s, &e))
+		return http_fail(r, ERR_DB, &e);
 	http_json(r, 200, sandbox_json(&s));
 	return 0;
 }

@@ -102,6 +102,9 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 	if ((rc = set_num(&n, get, "SANDBOXD_IDLE_TIMEOUT", 1800, 5, 86400, e)))
 		return rc;
 	c->idle_timeout = (int)n;
+	if ((rc = set_num(&n, get, "SANDBOXD_REAPER_INTERVAL", 10, 1, 3600, e)))
+		return rc;
+	c->reaper_interval = (int)n;
 	if ((rc = set_num(&n, get, "SANDBOXD_START_TIMEOUT", 180, 5, 3600, e)))
 		return rc;
 	c->start_timeout = (int)n;

@@ -682,8 +682,8 @@ int docker_container_remove(const char *id, long timeout_ms, struct err *e)
 	return perform(&c);
 }
 
-int docker_container_list(const char *label, docker_list_fn fn, void *arg, long timeout_ms,
-			  struct err *e)
+int docker_container_list(const char *label, const char *value_label, docker_list_fn fn,
+			  void *arg, long timeout_ms, struct err *e)
 {
 	json_object *filter = NULL, *arr = NULL, *resp = NULL;
 	char key[256], *q = NULL;
@@ -718,7 +718,8 @@ int docker_container_list(const char *label, docker_list_fn fn, void *arg, long 
 		if (!json_object_object_get_ex(ct, "Id", &id) || !json_object_is_type(id, json_type_string))
 			continue;
 		if (json_object_object_get_ex(ct, "Labels", &labels) &&
-		    json_object_object_get_ex(labels, key, &v) && json_object_is_type(v, json_type_string))
+		    json_object_object_get_ex(labels, value_label ? value_label : key, &v) &&
+		    json_object_is_type(v, json_type_string))
 			value = json_object_get_string(v);
 		if (json_object_object_get_ex(ct, "State", &state) && json_object_is_type(state, json_type_string))
 			st = json_object_get_string(state);

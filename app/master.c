@@ -13,6 +13,7 @@
 #include <fcgiapp.h>
 #include "sandboxd/log.h"
 #include "sandboxd/master.h"
+#include "sandboxd/reaper.h"
 #include "sandboxd/worker.h"
 #include "sandboxd/banned.h"
 
@@ -70,12 +71,17 @@ static int open_socket(const struct config *cfg)
 	return fd;
 }
 
-static pid_t spawn(const struct config *cfg, int fd, const sigset_t *oldmask)
+/* A worker, or with reaper set the reaper (which needs no socket). */
+static pid_t spawn(const struct config *cfg, int fd, const sigset_t *oldmask, int reaper)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
+		if (reaper) {
+			close(fd);
+			_exit(reaper_run(cfg));
+		}
 		_exit(worker_run(cfg, fd));
 	}
 	if (pid < 0)
@@ -145,7 +151,8 @@ int master_run(const struct config *cfg)
 	sigset_t set, oldmask;
 	struct slot *slots;
 	struct retiree *old = NULL;
-	int fd, n = cfg->workers, draining = 0;
+	/* The last slot is the reaper's: supervised like a worker. */
+	int fd, n = cfg->workers + 1, draining = 0;
 	long last_term = 0;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -167,7 +174,7 @@ int master_run(const struct config *cfg)
 			return 1;
 		}
 	}
-	log_info("listening on %s with %d workers", cfg->socket_path, n);
+	log_info("listening on %s with %d workers and a reaper", cfg->socket_path, n - 1);
 
 	for (;;) {
 		long now = now_ms(), wait_ms = 1000;
@@ -179,7 +186,7 @@ int master_run(const struct config *cfg)
 		if (!draining) {
 			for (int i = 0; i < n; i++) {
 				if (slots[i].pid == 0 && slots[i].restart_at_ms <= now) {
-					slots[i].pid = spawn(cfg, fd, &oldmask);
+					slots[i].pid = spawn(cfg, fd, &oldmask, i == n - 1);
 					slots[i].started_ms = now;
 					if (slots[i].pid < 0) {
 						slots[i].pid = 0;

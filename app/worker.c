@@ -108,7 +108,9 @@ static void run(struct req *r, const struct route *route)
 	if (check_caller(r, route))
 		return;
 	if (route->flags & ROUTE_JSON) {
-		if ((rc = http_read_body(r, r->cfg->body_limit, &e)) ||
+		size_t limit = route->flags & ROUTE_BIG_BODY
+				       ? r->cfg->file_limit / 3 * 4 + 65536 : r->cfg->body_limit;
+		if ((rc = http_read_body(r, limit, &e)) ||
 		    (rc = json_parse_object(r->body, r->body_len, &r->json, &e))) {
 			http_fail(r, rc, &e);
 			return;

@@ -30,6 +30,14 @@ int api_sandbox_create(struct req *r);
 int api_sandbox_list(struct req *r);
 int api_sandbox_get(struct req *r);
 int api_sandbox_close(struct req *r);
+int api_sandbox_exec(struct req *r);
+int api_sandbox_read(struct req *r);
+int api_sandbox_write(struct req *r);
+/* {"error": "..."}: how exec, read and write report errors raised inside a sandbox. */
+void api_sandbox_error(struct req *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Waits for the sandbox's clone; 409 when it failed. 0 to go on, 1 when answered. */
+int api_sandbox_ready(struct req *r, struct sandbox *s);
 /* The sandbox named by the path, if the caller may use it (creator or repository admin,
  * repository not archived; live: still running, else 410). 0 to go on, 1 when answered. */
 int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live);

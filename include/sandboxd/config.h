@@ -24,6 +24,7 @@ struct config {
 	char instance[64];          /* label sandboxd.instance on every container: whose it is */
 	char sandbox_git_url[256];  /* how containers reach our git endpoint, no trailing / */
 	int idle_timeout;           /* seconds without a call before a sandbox is stopped */
+	int reaper_interval;        /* seconds between the reaper's passes */
 	int start_timeout;          /* seconds a container may take to start */
 	int max_sandboxes;          /* running sandboxes per account */
 	int64_t sandbox_memory;     /* bytes */

@@ -102,13 +102,15 @@ int docker_container_inspect(const char *id, struct docker_container_state *out,
  * container that is already gone: ERR_NOTFOUND. */
 int docker_container_remove(const char *id, long timeout_ms, struct err *e);
 
-/* Called for each container listed: its id, the value of the label the list was filtered
- * by (never NULL) and its state ("running", "exited", ...). Non-zero stops the list and is
+/* Called for each container listed: its id, the value of the label value_label (or, when
+ * that is NULL, of the label the list was filtered by; "" when the container lacks it;
+ * never NULL) and its state ("running", "exited", ...). Non-zero stops the list and is
  * returned. */
 typedef int (*docker_list_fn)(void *arg, const char *id, const char *label_value,
 			      const char *state);
 /* GET /containers/json?all=1 filtered by the label "key" (any value) or "key=value". */
-int docker_container_list(const char *label, docker_list_fn fn, void *arg, long timeout_ms,
+int docker_container_list(const char *label, const char *value_label, docker_list_fn fn,
+			  void *arg, long timeout_ms,
 			  struct err *e);
 
 /* ---- exec ---- */

@@ -15,6 +15,7 @@ enum route_flags {
 	ROUTE_JSON = 2,       /* a JSON object body is required (an empty body is {}) */
 	ROUTE_SITE_ADMIN = 4, /* a site admin's write-scoped personal token */
 	ROUTE_OWN_TOKEN_CHECK = 8, /* the handler refuses sandbox tokens with its own text */
+	ROUTE_BIG_BODY = 16,  /* a file in base64: the body may reach the file limit's size */
 };
 
 struct route {

@@ -385,7 +385,7 @@ int main(int argc, char **argv)
 	/* List by label. */
 	{
 		struct listed l = {container, 0, 0, ""};
-		rc = docker_container_list(sandbox_label, on_list, &l, 10000, &e);
+		rc = docker_container_list(sandbox_label, NULL, on_list, &l, 10000, &e);
 		snprintf(why, sizeof(why), "rc %d found %d count %d value %s: %s", rc, l.found,
 			 l.count, l.value, e.msg);
 		check(rc == 0 && l.found && l.count == 1 &&
@@ -393,7 +393,7 @@ int main(int argc, char **argv)
 		      "list by label finds the container and the label's value", why);
 		memset(&l, 0, sizeof(l));
 		l.want = container;
-		rc = docker_container_list("sandboxd.sandbox", on_list, &l, 10000, &e);
+		rc = docker_container_list("sandboxd.sandbox", NULL, on_list, &l, 10000, &e);
 		check(rc == 0 && l.found, "list by label key", e.msg);
 	}
 
@@ -408,7 +408,7 @@ out:
 		check(rc == ERR_NOTFOUND, "removing it again: ERR_NOTFOUND", e.msg);
 		{
 			struct listed l = {container, 0, 0, ""};
-			rc = docker_container_list(label, on_list, &l, 10000, &e);
+			rc = docker_container_list(label, NULL, on_list, &l, 10000, &e);
 			snprintf(why, sizeof(why), "rc %d count %d: %s", rc, l.count, e.msg);
 			check(rc == 0 && l.count == 0, "nothing with the label is left", why);
 		}

@@ -193,6 +193,8 @@ main() {
 	export SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
 	# Small enough that t_sandbox reaches it; containers stay small too.
 	export SANDBOXD_MAX_SANDBOXES=${SANDBOXD_MAX_SANDBOXES:-4} SANDBOXD_SANDBOX_MEMORY_MB=${SANDBOXD_SANDBOX_MEMORY_MB:-512}
+	# The reaper looks every second, so that t_reaper sees it act within seconds.
+	export SANDBOXD_REAPER_INTERVAL=${SANDBOXD_REAPER_INTERVAL:-1}
 	export IT_RESULTS=$RESULTS
 	export IT_TMP=$VAR/it-tmp
 	mkdir -p "$IT_TMP"

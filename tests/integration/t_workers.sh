@@ -7,7 +7,7 @@
 : "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
 
 master() { cat "$SANDBOXD_PID_FILE" 2>/dev/null; }
-workers() { pgrep -P "$M" 2>/dev/null | sort -n; }
+workers() { pgrep -x -P "$M" sandboxd 2>/dev/null | sort -n; }  # not sandboxd-reaper
 nworkers() { workers | wc -l; }
 alive() { kill -0 "$1" 2>/dev/null; }
 dead() { ! kill -0 "$1" 2>/dev/null; }

@@ -1,0 +1,216 @@
+/* reaper.c: idle stop, stuck starts, and reconciliation, under a database lease. */
+#include <signal.h>
+#include <sys/prctl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+#include "sandboxd/db.h"
+#include "sandboxd/docker.h"
+#include "sandboxd/json.h"
+#include "sandboxd/log.h"
+#include "sandboxd/reaper.h"
+#include "sandboxd/sandbox.h"
+#include "sandboxd/banned.h"
+
+#define LEASE_SECONDS "30"   /* a dead reaper's lease lapses after this */
+#define CALL_MS 30000L
+
+static volatile sig_atomic_t stopping;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+/* Takes or renews the lease; 1 when this process holds it. */
+static int lease(struct db *db, const char *me)
+{
+	struct err e;
+	int code = 0, held;
+	PGresult *res = db_exec(db, &e, &code,
+				"INSERT INTO leases (name, holder, expires_at)"
+				" VALUES ('reaper', $1, now() + make_interval(secs => $2::int))"
+				" ON CONFLICT (name) DO UPDATE"
+				"   SET holder = excluded.holder, expires_at = excluded.expires_at"
+				" WHERE leases.expires_at < now() OR leases.holder = excluded.holder"
+				" RETURNING holder", 2, me, LEASE_SECONDS);
+
+	if (!res) {
+		log_warn("reaper: lease: %s", e.msg);
+		return 0;
+	}
+	held = PQntuples(res) == 1;
+	PQclear(res);
+	return held;
+}
+
+static void audit(struct db *db, const char *action, int status, const struct sandbox *s,
+		  const char *reason)
+{
+	struct err e;
+	json_object *d = json_object_new_object();
+
+	json_add_str(d, "reason", reason);
+	json_add_str(d, "container_id", s->container_id[0] ? s->container_id : NULL);
+	char st[8];
+	snprintf(st, sizeof(st), "%d", status);
+	if (db_run(db, &e,
+		   "INSERT INTO audit_log (action, status, account_id, login, repository, sandbox_id,"
+		   "  via, details)"
+		   " SELECT $1, $2, s.account_id, a.login, o.login || '/' || r.name, s.id, 'reaper', $4"
+		   "   FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
+		   "   JOIN repositories r ON r.id = s.repository_id JOIN accounts o ON o.id = r.owner_id"
+		   "  WHERE s.id = $3",
+		   4, action, st, s->id, json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN)))
+		log_warn("reaper: audit: %s", e.msg);
+	json_object_put(d);
+}
+
+/* Ends every sandbox the query selects (id, container_id) with state and reason. */
+static void end_all(struct db *db, const char *sql, const char *state, const char *reason,
+		    const char *action)
+{
+	struct err e;
+	int code = 0;
+	PGresult *res = db_exec(db, &e, &code, sql, 0);
+
+	if (!res) {
+		log_warn("reaper: %s", e.msg);
+		return;
+	}
+	for (int i = 0; i < PQntuples(res) && !stopping; i++) {
+		struct sandbox s;
+		memset(&s, 0, sizeof(s));
+		snprintf(s.id, sizeof(s.id), "%s", db_val(res, i, 0));
+		snprintf(s.container_id, sizeof(s.container_id), "%s",
+			 db_val(res, i, 1) ? db_val(res, i, 1) : "");
+		if (sandbox_end(db, &s, state, reason, &e)) {
+			log_warn("reaper: ending %s: %s", s.id, e.msg);
+			continue;
+		}
+		log_info("reaper: %s %s (%s)", s.id, state, reason);
+		audit(db, action, 200, &s, reason);
+	}
+	PQclear(res);
+}
+
+/* Containers of this instance that no live sandbox owns are removed. */
+struct orphans {
+	struct db *db;
+	int removed;
+};
+
+static int orphan_check(void *arg, const char *id, const char *label_value, const char *state)
+{
+	struct orphans *o = arg;
+	struct err e;
+	int code = 0;
+	(void)state;
+	PGresult *res = db_exec(o->db, &e, &code,
+				"SELECT 1 FROM sandboxes WHERE id = $1"
+				"   AND state IN ('starting', 'ready')", 1, label_value);
+	if (!res)
+		return 0;
+	int live = PQntuples(res) > 0;
+	PQclear(res);
+	if (!live && docker_container_remove(id, CALL_MS, &e) == 0) {
+		log_info("reaper: removed container %.12s of %s: no live sandbox owns it", id,
+			 label_value ? label_value : "(none)");
+		o->removed++;
+	}
+	return 0;
+}
+
+/* Live sandboxes whose container is gone fail. */
+static void gone(struct db *db)
+{
+	struct err e;
+	int code = 0;
+	PGresult *res = db_exec(db, &e, &code,
+				"SELECT id, container_id FROM sandboxes WHERE state = 'ready'"
+				"   AND container_id IS NOT NULL", 0);
+
+	if (!res)
+		return;
+	for (int i = 0; i < PQntuples(res) && !stopping; i++) {
+		struct docker_container_state st;
+		struct sandbox s;
+		memset(&s, 0, sizeof(s));
+		snprintf(s.id, sizeof(s.id), "%s", db_val(res, i, 0));
+		snprintf(s.container_id, sizeof(s.container_id), "%s", db_val(res, i, 1));
+		int rc = docker_container_inspect(s.container_id, &st, CALL_MS, &e);
+		if (rc == ERR_NOTFOUND || (rc == 0 && !st.running)) {
+			if (sandbox_end(db, &s, "failed", "container gone", &e) == 0) {
+				log_info("reaper: %s failed: its container is gone", s.id);
+				audit(db, "sandbox.reconcile", 200, &s, "container gone");
+			}
+		}
+	}
+	PQclear(res);
+}
+
+static void pass(const struct config *cfg, struct db *db)
+{
+	char sql[512];
+	struct orphans o = { db, 0 };
+	struct err e;
+
+	end_all(db,
+		"SELECT id, container_id FROM sandboxes"
+		" WHERE state = 'ready' AND idle_stop_at < now() ORDER BY idle_stop_at LIMIT 100",
+		"stopped", "idle", "sandbox.stop");
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, container_id FROM sandboxes WHERE state = 'starting'"
+		 "   AND created_at < now() - interval '%d seconds' LIMIT 100",
+		 cfg->start_timeout + 30);
+	end_all(db, sql, "failed", "start timed out", "sandbox.reconcile");
+	gone(db);
+	char label[96];
+	snprintf(label, sizeof(label), "sandboxd.instance=%s", cfg->instance);
+	if (docker_container_list(label, SANDBOX_LABEL, orphan_check, &o, CALL_MS, &e))
+		log_warn("reaper: listing containers: %s", e.msg);
+	/* Audit partitions ahead of time, when the schema has the function. */
+	PQclear(PQexec(db->conn, "SELECT audit_ensure_partitions(2)"));
+}
+
+int reaper_run(const struct config *cfg)
+{
+	struct sigaction sa;
+	struct db db;
+	struct err e;
+	char me[128], host[64] = "";
+	int interval = cfg->reaper_interval;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	/* Its own name, so that operators (and tests) tell it from the workers. */
+	prctl(PR_SET_NAME, "sandboxd-reaper");
+	gethostname(host, sizeof(host) - 1);
+	snprintf(me, sizeof(me), "%s:%d", host, (int)getpid());
+	struct docker_conf dc = { cfg->docker_host, cfg->docker_ca[0] ? cfg->docker_ca : NULL,
+				  cfg->docker_cert[0] ? cfg->docker_cert : NULL,
+				  cfg->docker_key[0] ? cfg->docker_key : NULL };
+	docker_init(&dc, &e);
+	db_init(&db, cfg->database_url);
+	log_info("reaper ready (%s)", me);
+	while (!stopping) {
+		if (db_ensure(&db, &e) == 0 && lease(&db, me))
+			pass(cfg, &db);
+		for (int i = 0; i < interval * 10 && !stopping; i++)
+			usleep(100000);
+	}
+	/* Give the lease back so that another host takes over at once. */
+	if (db_ensure(&db, &e) == 0)
+		db_run(&db, &e, "DELETE FROM leases WHERE name = 'reaper' AND holder = $1", 1, me);
+	db_close(&db);
+	docker_cleanup();
+	log_info("reaper stopping");
+	return 0;
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# t_reaper.sh: idle stop through the reaper's lease, two reapers racing with one acting,
+# a container removed behind the service's back, a crash between row and container.
+. "$(dirname "$0")/lib.sh"
+
+HOSTPORT=${SANDBOXD_URL#http://}
+O="rp$SFX"
+mk_user "$O" || exit 1
+OT=$LAST_TOKEN
+R="$O/r"
+api POST /api/v3/user/repos '{"name":"r","visibility":"private"}' "$OT"
+W=$_T/w
+git init -q -b main "$W"
+echo x >"$W/x" && git -C "$W" add x && git -C "$W" -c user.name=t -c user.email=t@t commit -qm x
+git -C "$W" push -q "http://t:$OT@$HOSTPORT/$R.git" main
+SB=/api/v3/repos/$R/diffinery/sandboxes
+state() { sql "select state from sandboxes where id = '$1'"; }
+is_state() { [ "$(state "$1")" = "$2" ]; }
+no_container() { [ -z "$(docker ps -aq --filter "label=sandboxd.sandbox=$1")" ]; }
+
+# --- a second master on the same database: two reapers ----------------------------------
+SECOND=$_T/second
+mkdir -p "$SECOND"
+env SANDBOXD_SOCKET="$SECOND/fcgi.sock" SANDBOXD_PID_FILE="$SECOND/pid" SANDBOXD_WORKERS=1 \
+	SANDBOXD_DATABASE_URL="$SANDBOXD_DATABASE_URL" SANDBOXD_REPOS_DIR="$REPOS_DIR" \
+	SANDBOXD_INSTANCE="$SANDBOXD_INSTANCE" SANDBOXD_REAPER_INTERVAL=1 \
+	setsid "$ROOT/${SANDBOXD_BUILD:-build}/sandboxd" >"$SECOND/log" 2>&1 </dev/null &
+AT_EXIT+=("kill -TERM \$(cat '$SECOND/pid' 2>/dev/null) 2>/dev/null; sleep 1")
+check 'a second sandboxd (another host) starts with its own reaper' wait_until 10 test -s "$SECOND/pid"
+check 'two reapers run' wait_until 10 test "$(pgrep -x sandboxd-reaper | wc -l)" -ge 2
+check_eq 'exactly one holds the lease' 1 "$(sql "select count(*) from leases where name = 'reaper' and expires_at > now()")"
+
+# --- idle stop -------------------------------------------------------------------------------
+api POST "$SB" '{}' "$OT"
+A=$(_json .id)
+api POST "$SB" '{}' "$OT"
+B=$(_json .id)
+api GET "$SB/$A" "" "$OT"
+LEFT=$(( $(epoch "$(_json .idle_stop_at)") - $(date +%s) ))
+check "a call moves the idle deadline to the idle timeout ahead ($LEFT s)" [ "$LEFT" -gt 60 ]
+# Make both idle now, as the clock would after the timeout (the owner may, the service may not
+# reach back in time).
+sql "update sandboxes set idle_stop_at = now() - interval '1 second' where id in ('$A', '$B')"
+check 'the reaper stops an idle sandbox' wait_until 15 is_state "$A" stopped
+check 'and the other' wait_until 15 is_state "$B" stopped
+check 'its container is removed' wait_until 10 no_container "$A"
+check_eq 'each stop is done once, by one reaper' 2 "$(sql "select count(*) from audit_log where action = 'sandbox.stop' and sandbox_id in ('$A', '$B') and via = 'reaper'")"
+api POST "$SB/$A/exec" '{"cmd":"true"}' "$OT"
+expect_error 410 'sandbox is stopped' 'a stopped sandbox: 410'
+check_eq "its token is revoked" 0 "$(sql "select count(*) from tokens where sandbox_id = '$A' and revoked_at is null")"
+
+# --- a container removed behind the service's back -------------------------------------------
+api POST "$SB" '{}' "$OT"
+C=$(_json .id)
+docker rm -f "$(docker ps -q --filter "label=sandboxd.sandbox=$C")" >/dev/null
+check 'is reconciled: the sandbox fails' wait_until 15 is_state "$C" failed
+check_eq 'with the reason' 'container gone' "$(sql "select end_reason from sandboxes where id = '$C'")"
+
+# A live sandbox, to check that the passes below leave it alone.
+api POST "$SB" '{}' "$OT"
+LIVE=$(_json .id)
+
+# --- a crash between the row and the container ---------------------------------------------
+D=sb_$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+sql "insert into sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at, created_at)
+     select '$D', r.id, r.owner_id, 'main', '$(git -C "$W" rev-parse HEAD)', now() + interval '1 hour', now() - interval '1 hour'
+     from repositories r join accounts o on o.id = r.owner_id where o.login = '$O' and r.name = 'r'"
+docker run -d --label "sandboxd.sandbox=$D" --label "sandboxd.instance=$SANDBOXD_INSTANCE" --network none \
+	sandboxd-runner:bookworm sleep 300 >/dev/null
+check 'a sandbox stuck in starting is failed' wait_until 15 is_state "$D" failed
+check 'and the container left by the crash is removed' wait_until 15 no_container "$D"
+docker run -d --label "sandboxd.sandbox=sb_000000000000000000000000" --label "sandboxd.instance=$SANDBOXD_INSTANCE" \
+	--network none sandboxd-runner:bookworm sleep 300 >/dev/null
+check 'a labelled container that no sandbox owns is removed' wait_until 15 no_container sb_000000000000000000000000
+
+check_eq 'a live sandbox survives those passes' ready "$(state "$LIVE")"
+check 'and so does its container' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$LIVE")" ]
+
+# --- the lease lapses when its holder dies ------------------------------------------------------
+kill -TERM "$(cat "$SECOND/pid")"
+check 'the second sandboxd drains and exits' wait_until 15 test ! -e "$SECOND/pid"
+check_eq 'a lease is still held' 1 "$(sql "select count(*) from leases where name = 'reaper' and expires_at > now()")"
+finish
