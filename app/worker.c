@@ -112,7 +112,11 @@ static void run(struct req *r, const struct route *route)
 				       ? r->cfg->file_limit / 3 * 4 + 65536 : r->cfg->body_limit;
 		if ((rc = http_read_body(r, limit, &e)) ||
 		    (rc = json_parse_object(r->body, r->body_len, &r->json, &e))) {
-			http_fail(r, rc, &e);
+			/* A file route's body is the file: too big is the file's error. */
+			if (rc == ERR_TOOBIG && (route->flags & ROUTE_BIG_BODY))
+				api_sandbox_error(r, 413, "file too large");
+			else
+				http_fail(r, rc, &e);
 			return;
 		}
 	}

@@ -195,6 +195,8 @@ main() {
 	export SANDBOXD_MAX_SANDBOXES=${SANDBOXD_MAX_SANDBOXES:-4} SANDBOXD_SANDBOX_MEMORY_MB=${SANDBOXD_SANDBOX_MEMORY_MB:-512}
 	# The reaper looks every second, so that t_reaper sees it act within seconds.
 	export SANDBOXD_REAPER_INTERVAL=${SANDBOXD_REAPER_INTERVAL:-1}
+	# 1 MiB files, so that t_sandbox_exec reaches the limit without moving 32 MiB.
+	export SANDBOXD_FILE_LIMIT=${SANDBOXD_FILE_LIMIT:-1048576}
 	export IT_RESULTS=$RESULTS
 	export IT_TMP=$VAR/it-tmp
 	mkdir -p "$IT_TMP"

@@ -11,8 +11,9 @@ container_of() { docker ps -aq --filter "label=sandboxd.sandbox=$1"; }
 in_box() { # SANDBOX CMD…: run as the sandbox user, like an exec would
 	docker exec -u 1000:1000 -w /workspace/repo "$(container_of "$1")" "${@:2}"
 }
-clone_state() {
-	api GET "/api/v3/repos/$R/diffinery/sandboxes/$1" "" "$OT"
+clone_state() { clone_state_as "$1" "$2" "$OT"; }
+clone_state_as() {
+	api GET "/api/v3/repos/$R/diffinery/sandboxes/$1" "" "$3"
 	[ "$(_json .clone.state)" = "$2" ]
 }
 
@@ -101,6 +102,14 @@ expect_error 404 'sandbox not found' 'an unknown sandbox: 404'
 api POST "$SB" '{}' "$XT"
 expect_status 201 'the collaborator may start one'
 XID=$(_json .id)
+check 'the collaborator sandbox clones' wait_until 60 clone_state_as "$XID" done "$XT"
+TOKX=$(docker exec "$(container_of "$XID")" git -C /workspace/repo config remote.origin.url | sed 's/.*x-access-token:\([^@]*\)@.*/\1/')
+refs() { curl -s -o /dev/null -w '%{http_code}' -u "x:$1" "$SANDBOXD_URL/$R.git/info/refs?service=git-upload-pack"; }
+check_eq "the collaborator's sandbox token reads the repository" 200 "$(refs "$TOKX")"
+api DELETE "/api/v3/repos/$R/collaborators/$OTHER" '' "$OT"
+check_eq 'the creator losing access stops the sandbox token' 404 "$(refs "$TOKX")"
+api PUT "/api/v3/repos/$R/collaborators/$OTHER" '{"role":"write"}' "$OT"
+check_eq 'and access back, it works again (roles are read at each use)' 200 "$(refs "$TOKX")"
 api POST "$SB" '{}' "$XT"
 api POST "$SB" '{}' "$XT"
 api POST "$SB" '{}' "$XT"

@@ -102,10 +102,21 @@ api POST "$SB/$ID/read" '{"path":"missing.txt"}' "$OT"
 check 'a missing file: 404 {"error": "no such file: missing.txt"}' expect_error_field 404 'no such file: missing.txt'
 api POST "$SB/$ID/read" '{"path":"data"}' "$OT"
 expect_status 400 'a directory: 400'
+head -c 1100000 /dev/zero >"$_T/big"
+jq -n --rawfile c <(base64 -w0 "$_T/big") '{path: "big", content: $c}' >"$_T/big.json"
+api POST "$SB/$ID/write" "@$_T/big.json" "$OT"
+check 'a file over the limit (1 MiB in the tests): 413 {"error": "file too large"}' expect_error_field 413 'file too large'
+run '{"cmd":"head -c 1100000 /dev/zero > big.bin"}'
+api POST "$SB/$ID/read" '{"path":"big.bin"}' "$OT"
+check 'reading a file over the limit: 413' expect_error_field 413 'file too large'
 api POST "$SB/$ID/write" '{"path":"x","content":"not base64!"}' "$OT"
 expect_status 400 'bad base64: 400'
 api POST "$SB/$ID/write" '{"content":"eA=="}' "$OT"
 check 'a missing path: 400 with an error' expect_error_field 400 "field 'path' is required"
+
+# --- what a DBA sees -------------------------------------------------------------------------------
+check_eq 'audit_running_sandboxes lists it, for the auditor' "$ID|$R|ready" "$(sql "set role sandboxd_auditor; select id || '|' || repository || '|' || state from audit_running_sandboxes where id = '$ID'")"
+check_eq 'audit_sandbox_commands has its commands in order' 'cat README; echo to-err >&2; exit 3|3' "$(sql "set role sandboxd_auditor; select cmd || '|' || exit_code from audit_sandbox_commands where sandbox_id = '$ID' and seq = 1")"
 
 # --- the end ---------------------------------------------------------------------------------
 api POST "$SB/$ID/close" "" "$OT"
