@@ -184,16 +184,11 @@ static const char **build_env(struct req *r, const struct sandbox *s, const char
 
 void api_sandbox_error(struct req *r, int status, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
-	json_object *o = json_object_new_object();
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	http_verror(r, status, "error", fmt, ap);
 	va_end(ap);
-	json_add_str(o, "error", msg);
-	http_json(r, status, o);
-	r->error = pool_strdup(r->pool, msg);
 }
 
 int api_sandbox_ready(struct req *r, struct sandbox *s)

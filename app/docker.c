@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include "sandboxd/base64.h"
 #include "sandboxd/docker.h"
+#include "sandboxd/json.h"
 #include "sandboxd/banned.h"
 
 #define ERRBODY_MAX (16 * 1024)
@@ -437,36 +438,6 @@ static int add_strings(json_object *o, const char *key, const char *const *list)
 	return 0;
 }
 
-static int add_string(json_object *o, const char *key, const char *val)
-{
-	json_object *s = json_object_new_string(val);
-
-	if (!s)
-		return ERR_NOMEM;
-	json_object_object_add(o, key, s);
-	return 0;
-}
-
-static int add_int(json_object *o, const char *key, int64_t val)
-{
-	json_object *n = json_object_new_int64(val);
-
-	if (!n)
-		return ERR_NOMEM;
-	json_object_object_add(o, key, n);
-	return 0;
-}
-
-static int add_bool(json_object *o, const char *key, int val)
-{
-	json_object *b = json_object_new_boolean(val);
-
-	if (!b)
-		return ERR_NOMEM;
-	json_object_object_add(o, key, b);
-	return 0;
-}
-
 static int add_object(json_object *o, const char *key, json_object **out)
 {
 	if (!(*out = json_object_new_object()))
@@ -497,14 +468,14 @@ static int create_body(const struct docker_create *c, json_object **out)
 
 	if (!(o = *out = json_object_new_object()))
 		return ERR_NOMEM;
-	if ((rc = add_string(o, "Image", c->image)) ||
-	    (rc = add_string(o, "User", c->user ? c->user : DEFAULT_USER)) ||
-	    (rc = add_string(o, "WorkingDir", "/workspace")) ||
+	if ((rc = json_add_str(o, "Image", c->image)) ||
+	    (rc = json_add_str(o, "User", c->user ? c->user : DEFAULT_USER)) ||
+	    (rc = json_add_str(o, "WorkingDir", "/workspace")) ||
 	    (rc = add_strings(o, "Env", c->env)) ||
 	    (rc = add_strings(o, "Cmd", c->cmd)) ||
-	    (rc = add_bool(o, "AttachStdin", 0)) ||
-	    (rc = add_bool(o, "Tty", 0)) ||
-	    (rc = add_bool(o, "NetworkDisabled", 0)) ||
+	    (rc = json_add_bool(o, "AttachStdin", 0)) ||
+	    (rc = json_add_bool(o, "Tty", 0)) ||
+	    (rc = json_add_bool(o, "NetworkDisabled", 0)) ||
 	    (rc = add_object(o, "Labels", &labels)))
 		return rc;
 	for (l = c->labels; l && *l; l++) {
@@ -518,22 +489,22 @@ static int create_body(const struct docker_create *c, json_object **out)
 		json_object_object_add(labels, key, v);
 	}
 	if ((rc = add_object(o, "HostConfig", &hc)) ||
-	    (rc = add_bool(hc, "Init", 1)) ||
-	    (rc = add_bool(hc, "Privileged", 0)) ||
+	    (rc = json_add_bool(hc, "Init", 1)) ||
+	    (rc = json_add_bool(hc, "Privileged", 0)) ||
 	    (rc = add_strings(hc, "CapDrop", drop_all)) ||
 	    (rc = add_strings(hc, "CapAdd", c->cap_add)) ||
 	    (rc = add_strings(hc, "SecurityOpt", nnp)) ||
-	    (rc = add_string(hc, "NetworkMode", c->network ? c->network : "bridge")) ||
+	    (rc = json_add_str(hc, "NetworkMode", c->network ? c->network : "bridge")) ||
 	    (rc = add_strings(hc, "ExtraHosts", c->extra_hosts)) ||
 	    (rc = add_object(hc, "LogConfig", &logc)) ||
-	    (rc = add_string(logc, "Type", "none")))
+	    (rc = json_add_str(logc, "Type", "none")))
 		return rc;
-	if (c->memory > 0 && ((rc = add_int(hc, "Memory", c->memory)) ||
-			      (rc = add_int(hc, "MemorySwap", c->memory))))
+	if (c->memory > 0 && ((rc = json_add_int(hc, "Memory", c->memory)) ||
+			      (rc = json_add_int(hc, "MemorySwap", c->memory))))
 		return rc;
-	if (c->nano_cpus > 0 && (rc = add_int(hc, "NanoCpus", c->nano_cpus)))
+	if (c->nano_cpus > 0 && (rc = json_add_int(hc, "NanoCpus", c->nano_cpus)))
 		return rc;
-	if (c->pids_limit > 0 && (rc = add_int(hc, "PidsLimit", c->pids_limit)))
+	if (c->pids_limit > 0 && (rc = json_add_int(hc, "PidsLimit", c->pids_limit)))
 		return rc;
 	/* /workspace on a volume or a bind: the archive API sees neither tmpfs nor a
 	 * read-only root. */
@@ -545,12 +516,12 @@ static int create_body(const struct docker_create *c, json_object **out)
 		return ERR_NOMEM;
 	}
 	if (!c->workspace || !*c->workspace)
-		rc = add_string(mount, "Type", "volume");
+		rc = json_add_str(mount, "Type", "volume");
 	else if (c->workspace[0] == '/')
-		rc = add_string(mount, "Type", "bind") || add_string(mount, "Source", c->workspace);
+		rc = json_add_str(mount, "Type", "bind") || json_add_str(mount, "Source", c->workspace);
 	else
-		rc = add_string(mount, "Type", "volume") || add_string(mount, "Source", c->workspace);
-	if (rc || add_string(mount, "Target", "/workspace"))
+		rc = json_add_str(mount, "Type", "volume") || json_add_str(mount, "Source", c->workspace);
+	if (rc || json_add_str(mount, "Target", "/workspace"))
 		return ERR_NOMEM;
 	return 0;
 }
@@ -752,12 +723,12 @@ int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 	if ((rc = env_valid("env", o->env, 1, e)))
 		return rc;
 	if (!(body = json_object_new_object()) ||
-	    add_bool(body, "AttachStdin", 0) || add_bool(body, "AttachStdout", 1) ||
-	    add_bool(body, "AttachStderr", 1) || add_bool(body, "Tty", 0) ||
-	    add_bool(body, "Privileged", 0) ||
+	    json_add_bool(body, "AttachStdin", 0) || json_add_bool(body, "AttachStdout", 1) ||
+	    json_add_bool(body, "AttachStderr", 1) || json_add_bool(body, "Tty", 0) ||
+	    json_add_bool(body, "Privileged", 0) ||
 	    add_strings(body, "Cmd", o->cmd) || add_strings(body, "Env", o->env) ||
-	    add_string(body, "User", o->user ? o->user : DEFAULT_USER) ||
-	    (o->workdir && add_string(body, "WorkingDir", o->workdir))) {
+	    json_add_str(body, "User", o->user ? o->user : DEFAULT_USER) ||
+	    (o->workdir && json_add_str(body, "WorkingDir", o->workdir))) {
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}

@@ -92,18 +92,24 @@ void http_json(struct req *r, int status, json_object *obj)
 	json_object_put(obj);
 }
 
-void http_error(struct req *r, int status, const char *fmt, ...)
+void http_verror(struct req *r, int status, const char *key, const char *fmt, va_list ap)
 {
 	char msg[1024];
-	va_list ap;
 	json_object *o = json_object_new_object();
 
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	json_object_object_add(o, "message", json_object_new_string(msg));
+	json_object_object_add(o, key, json_object_new_string(msg));
 	http_json(r, status, o);
 	r->error = pool_strdup(r->pool, msg);
+}
+
+void http_error(struct req *r, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	http_verror(r, status, "message", fmt, ap);
+	va_end(ap);
 }
 
 void http_empty(struct req *r, int status)

@@ -185,17 +185,26 @@ int json_field_enum(json_object *o, const char *name, int required, const char *
 	return err_set(e, ERR_INVALID, "field '%s' must be %s", name, list);
 }
 
-void json_add_str(json_object *o, const char *key, const char *val)
+/* Adds v (NULL only for a JSON null) under key. */
+static int add(json_object *o, const char *key, json_object *v, int is_null)
 {
-	json_object_object_add(o, key, val ? json_object_new_string(val) : NULL);
+	if (!v && !is_null)
+		return ERR_NOMEM;
+	json_object_object_add(o, key, v);
+	return 0;
 }
 
-void json_add_bool(json_object *o, const char *key, int val)
+int json_add_str(json_object *o, const char *key, const char *val)
 {
-	json_object_object_add(o, key, json_object_new_boolean(val));
+	return add(o, key, val ? json_object_new_string(val) : NULL, !val);
 }
 
-void json_add_int(json_object *o, const char *key, int64_t val)
+int json_add_bool(json_object *o, const char *key, int val)
 {
-	json_object_object_add(o, key, json_object_new_int64(val));
+	return add(o, key, json_object_new_boolean(val), 0);
+}
+
+int json_add_int(json_object *o, const char *key, int64_t val)
+{
+	return add(o, key, json_object_new_int64(val), 0);
 }

@@ -161,11 +161,9 @@ int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const
 	struct err ignored;
 	int rc;
 
-	/* The container first: a sandbox marked ended must not keep running. */
-	if (s->container_id[0] &&
-	    docker_container_remove(s->container_id, CALL_MS, &ignored) &&
-	    strstr(ignored.msg, "No such container") == NULL)
-		log_warn("removing container of %s: %s", s->id, ignored.msg);
+	/* The row first: once it says ended, nobody (the reaper included) reads the missing
+	 * container as a failure, and a container that outlives a failed removal is an orphan
+	 * that the reaper removes on its next pass. */
 	rc = db_run(db, e,
 		    "UPDATE tokens SET revoked_at = now()"
 		    " WHERE sandbox_id = $1 AND revoked_at IS NULL", 1, s->id);
@@ -174,7 +172,16 @@ int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const
 			    "UPDATE sandboxes SET state = $2, end_reason = $3, ended_at = now()"
 			    " WHERE id = $1 AND state IN ('starting', 'ready')",
 			    3, s->id, state, reason);
-	return rc;
+	/* Visible to the other connections (the reaper's) before the container goes. */
+	if (!rc && db->in_tx && !(rc = db_commit(db, e)))
+		rc = db_begin(db, e);
+	if (rc)
+		return rc;
+	if (s->container_id[0] &&
+	    docker_container_remove(s->container_id, CALL_MS, &ignored) &&
+	    strstr(ignored.msg, "No such container") == NULL)
+		log_warn("removing container of %s: %s", s->id, ignored.msg);
+	return 0;
 }
 
 /* The clone's parameters, one per line; a value with a newline could forge the next. */

@@ -3,6 +3,7 @@
  * Responses are built in memory (bounded) and sent once by http_send. */
 #ifndef SANDBOXD_HTTP_H
 #define SANDBOXD_HTTP_H
+#include <stdarg.h>
 #include <stddef.h>
 #include <time.h>
 #include <fcgiapp.h>
@@ -93,6 +94,9 @@ int http_read_body(struct req *r, size_t limit, struct err *e);
 void http_header(struct req *r, const char *name, const char *value);
 /* Sets a JSON response; takes ownership of obj. */
 void http_json(struct req *r, int status, json_object *obj);
+/* {key: "..."} with status: the error shape, with its key ("message" for most routes). */
+void http_verror(struct req *r, int status, const char *key, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 /* {"message": "..."} with status. */
 void http_error(struct req *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -23,9 +23,10 @@ int json_field_int(json_object *o, const char *name, int required, int64_t min, 
 int json_field_enum(json_object *o, const char *name, int required, const char *const *choices,
 		    const char **out, struct err *e);
 
-/* Small builders that never return NULL objects into a parent on allocation failure. */
-void json_add_str(json_object *o, const char *key, const char *val);   /* NULL -> null */
-void json_add_bool(json_object *o, const char *key, int val);
-void json_add_int(json_object *o, const char *key, int64_t val);
+/* Small builders: 0, or ERR_NOMEM when the value could not be made (nothing is added
+ * then). Callers that build a best-effort object may ignore the result. */
+int json_add_str(json_object *o, const char *key, const char *val);   /* NULL -> null */
+int json_add_bool(json_object *o, const char *key, int val);
+int json_add_int(json_object *o, const char *key, int64_t val);
 
 #endif

@@ -34,8 +34,10 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		 struct err *e);
 /* Marks a call: last_used_at now, idle deadline moved. */
 int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e);
-/* Ends a sandbox: container removed, token revoked, state set (closed, stopped, failed)
- * with reason. Idempotent. */
+/* Ends a sandbox: token revoked and state set (closed, stopped, failed) with reason, then
+ * the container removed. A transaction in progress on db is committed (and a new one
+ * begun) between the two, so that no one reads the missing container as a failure.
+ * Idempotent. */
 int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const char *reason,
 		struct err *e);
 /* The clone's state as the container reports it; updates the row when it changed. Waits up
