@@ -112,7 +112,8 @@ measure() { # name url [header]
 
 # Resident memory of the workers (KiB): the largest and the sum.
 worker_rss() {
-	ps -o rss= --ppid "$(cat "$SANDBOXD_PID_FILE")" | awk '{ if ($1 > m) m = $1; s += $1 } END { printf "max %d KiB, total %d KiB over %d workers", m, s, NR }'
+	ps -o rss=,comm= --ppid "$(cat "$SANDBOXD_PID_FILE")" |
+		awk '$2 == "sandboxd" { if ($1 > m) m = $1; s += $1; n++ } END { printf "max %d KiB, total %d KiB over %d workers", m, s, n }'
 }
 RSS_BEFORE=$(worker_rss)
 # Warm up the workers' connections, then measure.
