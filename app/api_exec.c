@@ -23,10 +23,12 @@
 /* How long an exec waits for a clone still running. */
 #define CLONE_WAIT_MS 180000L
 
-/* The wrapper records its pid (= the process group that `timeout` makes) so that the
- * whole group can be killed later, even the parts that outlive timeout's own SIGKILL. */
+/* The wrapper records the pid of `timeout` (which makes it a process group of its own) so
+ * that the whole group can be killed later, even the parts that outlive timeout's own
+ * SIGKILL; it removes the record itself when the command ends, which saves an exec. */
 static const char wrapper[] =
-	"echo $$ > /tmp/.sandboxd/exec-$1.pid 2>/dev/null; exec timeout -k 5 \"$2\" bash -c \"$3\"";
+	"timeout -k 5 \"$2\" bash -c \"$3\" & p=$!; echo $p > /tmp/.sandboxd/exec-$1.pid; "
+	"wait $p; rc=$?; [ $rc = 124 ] || rm -f /tmp/.sandboxd/exec-$1.pid; exit $rc";
 
 static long long ms_since(const struct timespec *t0)
 {
@@ -313,16 +315,9 @@ int api_sandbox_exec(struct req *r)
 		}
 		return http_fail(r, rc, &e);
 	}
+	/* Background jobs of a command that ended by itself keep running. */
 	if (timed_out)
 		kill_group(&s, tag, duration - timeout_ms);
-	else {
-		/* The pid file is ours to remove; background jobs keep running. */
-		char rm[96];
-		snprintf(rm, sizeof(rm), "/tmp/.sandboxd/exec-%s.pid", tag);
-		const char *rmv[] = { "rm", "-f", rm, NULL };
-		struct grab g;
-		internal(s.container_id, rmv, &g, &e);
-	}
 
 	struct buf out, errb;
 	uint64_t nout = 0, nerr = 0;

@@ -1,5 +1,6 @@
 /* worker.c: the request loop of one worker and the dispatch of one request. */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -237,9 +238,17 @@ static void reset(struct req *r)
 	r->error = NULL;
 	memset(&r->caller, 0, sizeof(r->caller));
 	memset(&r->match, 0, sizeof(r->match));
+	/* A request that needed a lot of memory (a file, a big output) gives it back, so that
+	 * a worker stays small between requests. */
+	int big = r->pool->used > (4u << 20) || r->out.cap > (4u << 20);
 	buf_clear(&r->headers);
-	buf_clear(&r->out);
+	if (r->out.cap > (1u << 20))
+		buf_release(&r->out);
+	else
+		buf_clear(&r->out);
 	pool_reset(r->pool);
+	if (big)
+		malloc_trim(0);
 	log_set_request(NULL);
 }
 

@@ -183,3 +183,85 @@ for kind in full shallow; do
 	p=$(median <"$VAR/p.txt"); o=$(median <"$VAR/o.txt")
 	printf '%-22s %14s %14s %8s\n' "$kind clone" "$p" "$o" "$(awk -v a="$o" -v b="$p" 'BEGIN {printf "%.3f", a / b}')"
 done
+
+# --- 3. sandboxes -------------------------------------------------------------------------
+# Each operation through sandboxd (curl through nginx) beside the raw Docker Engine API
+# doing the same work (curl on the socket), alternating, median of BENCH_SANDBOX_RUNS.
+RUNS=${BENCH_SANDBOX_RUNS:-7}
+D="curl -sf --unix-socket /var/run/docker.sock"
+API=http://d/v1.41
+IMAGE=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
+SB="$SANDBOXD_URL/api/v3/repos/admin/big/diffinery/sandboxes"
+AUTH="Authorization: Bearer $SANDBOXD_TOKEN"
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+now() { date +%s%N; }
+# The raw side creates containers with the same hardening and labels sandboxd uses.
+RAW_CREATE=$(jq -cn --arg img "$IMAGE" --arg inst "$SANDBOXD_INSTANCE" '{Image: $img, User: "1000:1000",
+	Cmd: ["sleep", "infinity"], WorkingDir: "/workspace", Labels: {"sandboxd.instance": $inst},
+	HostConfig: {Init: true, CapDrop: ["ALL"], SecurityOpt: ["no-new-privileges"], PidsLimit: 512,
+	Memory: 2147483648, MemorySwap: 2147483648, NanoCpus: 2000000000, LogConfig: {Type: "none"}},
+	Volumes: {"/workspace": {}}}')
+raw_create() { # prints the id of a started container
+	local id
+	id=$($D -X POST -H 'Content-Type: application/json' -d "$RAW_CREATE" "$API/containers/create" | jq -r .Id)
+	$D -X POST "$API/containers/$id/start" >/dev/null
+	echo "$id"
+}
+raw_exec() { # ID CMD…
+	local id=$1 ex
+	shift
+	ex=$($D -X POST -H 'Content-Type: application/json' \
+		-d "$(printf '%s\n' "$@" | jq -R . | jq -sc '{Cmd: ., AttachStdout: true, AttachStderr: true}')" \
+		"$API/containers/$id/exec" | jq -r .Id)
+	$D -X POST -H 'Content-Type: application/json' -d '{"Detach":false,"Tty":false}' "$API/exec/$ex/start" >/dev/null
+	$D "$API/exec/$ex/json" >/dev/null
+}
+mkdir -p "$VAR/files"
+head -c 1048576 /dev/urandom >"$VAR/files/f1"
+head -c 10485760 /dev/urandom >"$VAR/files/f10"
+for s in 1 10; do
+	tar -C "$VAR/files" -cf "$VAR/files/f$s.tar" "f$s"
+	jq -n --rawfile c <(base64 -w0 "$VAR/files/f$s") "{path: \"f$s\", content: \$c}" >"$VAR/files/f$s.json"
+done
+ours_exec() { # SANDBOX JSON
+	curl -sf -H "$AUTH" -H 'Content-Type: application/json' -d "$2" "$SB/$1/exec" >/dev/null
+}
+
+declare -A RAW OURS
+add() { RAW[$1]+="$2 "; OURS[$1]+="$3 "; }
+for _ in $(seq "$RUNS"); do
+	# create (until 201 / until started) and the first exec result after it
+	t=$(now); rid=$(raw_create); c_raw=$(ms "$t"); raw_exec "$rid" true; f_raw=$(ms "$t")
+	t=$(now); sid=$(curl -sf -H "$AUTH" -d '{}' "$SB" | jq -r .id); c_ours=$(ms "$t")
+	ours_exec "$sid" '{"cmd":"true"}'; f_ours=$(ms "$t")
+	add create "$c_raw" "$c_ours"
+	add "create to first exec" "$f_raw" "$f_ours"
+	t=$(now); raw_exec "$rid" true; a=$(ms "$t")
+	t=$(now); ours_exec "$sid" '{"cmd":"true"}'; b=$(ms "$t"); add "exec true" "$a" "$b"
+	t=$(now); raw_exec "$rid" head -c 1048576 /dev/zero; a=$(ms "$t")
+	t=$(now); ours_exec "$sid" '{"cmd":"head -c 1048576 /dev/zero"}'; b=$(ms "$t"); add "exec 1 MiB out" "$a" "$b"
+	for s in 1 10; do
+		t=$(now); $D -X PUT -H 'Content-Type: application/x-tar' --data-binary "@$VAR/files/f$s.tar" \
+			"$API/containers/$rid/archive?path=/tmp" >/dev/null; a=$(ms "$t")
+		t=$(now); curl -sf -H "$AUTH" -H 'Content-Type: application/json' --data-binary "@$VAR/files/f$s.json" \
+			"$SB/$sid/write" >/dev/null; b=$(ms "$t"); add "write $s MiB" "$a" "$b"
+		t=$(now); $D "$API/containers/$rid/archive?path=/tmp/f$s" >/dev/null; a=$(ms "$t")
+		t=$(now); curl -sf -H "$AUTH" -d "{\"path\":\"f$s\"}" "$SB/$sid/read" >/dev/null; b=$(ms "$t")
+		add "read $s MiB" "$a" "$b"
+	done
+	t=$(now); $D -X DELETE "$API/containers/$rid?force=1&v=1" >/dev/null; a=$(ms "$t")
+	t=$(now); curl -sf -H "$AUTH" -X POST "$SB/$sid/close" >/dev/null; b=$(ms "$t"); add close "$a" "$b"
+done
+echo
+echo "sandboxes: sandboxd beside the raw Docker Engine API (median of $RUNS, ms)"
+printf '%-22s %12s %12s %8s\n' "what" "raw API" "sandboxd" "ratio"
+for k in create "create to first exec" "exec true" "exec 1 MiB out" "write 1 MiB" "read 1 MiB" \
+	"write 10 MiB" "read 10 MiB" close; do
+	a=$(tr ' ' '\n' <<<"${RAW[$k]}" | grep . | median)
+	b=$(tr ' ' '\n' <<<"${OURS[$k]}" | grep . | median)
+	printf '%-22s %12s %12s %8s\n' "$k" "$a" "$b" "$(awk -v a="$b" -v b="$a" 'BEGIN {printf "%.2f", a / b}')"
+done
+# 1,000 more requests, then the workers' resident memory.
+for _ in $(seq 1000); do echo "url = \"$SANDBOXD_URL/api/v3/user\""; done >"$VAR/urls"
+curl -s -H "$AUTH" --parallel --parallel-max 16 -K "$VAR/urls" >/dev/null
+echo "worker resident memory after sandbox work and 1,000 more requests: $(worker_rss)"
