@@ -21,6 +21,7 @@ STATIC_PID=""
 cleanup() {
 	[ -n "$STATIC_PID" ] && kill "$STATIC_PID" 2>/dev/null || true
 	pkill -f "$VAR/plain/fcgiwrap.sock" 2>/dev/null || true
+	docker rm -f -v $(docker ps -aq --filter "label=sandboxd.bench=$VAR") >/dev/null 2>&1 || true
 	[ -f "$VAR/static/nginx.pid" ] && kill "$(cat "$VAR/static/nginx.pid")" 2>/dev/null || true
 	SANDBOXD_VAR=$VAR bash "$ROOT/deploy/local-stack.sh" down >/dev/null 2>&1 || true
 	[ "${BENCH_KEEP:-0}" = 1 ] && echo "bench: kept $VAR" >&2 || rm -rf -- "$VAR"
@@ -191,13 +192,19 @@ RUNS=${BENCH_SANDBOX_RUNS:-7}
 D="curl -sf --unix-socket /var/run/docker.sock"
 API=http://d/v1.41
 IMAGE=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
-SB="$SANDBOXD_URL/api/v3/repos/admin/big/diffinery/sandboxes"
+# A small repository: create-to-first-exec includes the clone.
+"$ROOT/build/sandboxctl" repo create admin/small >/dev/null
+git -C "$SRC" checkout -q --orphan small && git -C "$SRC" rm -rqf . && echo small >"$SRC/README" &&
+	git -C "$SRC" add README && git -C "$SRC" -c user.name=b -c user.email=b@b commit -qm small &&
+	git -C "$SRC" push -q "http://t:$SANDBOXD_TOKEN@${SANDBOXD_URL#http://}/admin/small.git" small:main
+SB="$SANDBOXD_URL/api/v3/repos/admin/small/diffinery/sandboxes"
 AUTH="Authorization: Bearer $SANDBOXD_TOKEN"
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 now() { date +%s%N; }
-# The raw side creates containers with the same hardening and labels sandboxd uses.
-RAW_CREATE=$(jq -cn --arg img "$IMAGE" --arg inst "$SANDBOXD_INSTANCE" '{Image: $img, User: "1000:1000",
-	Cmd: ["sleep", "infinity"], WorkingDir: "/workspace", Labels: {"sandboxd.instance": $inst},
+# The raw side creates containers with the same hardening sandboxd uses, labelled as the
+# bench's own (not the instance's: the reaper would take them for orphans).
+RAW_CREATE=$(jq -cn --arg img "$IMAGE" --arg v "$VAR" '{Image: $img, User: "1000:1000",
+	Cmd: ["sleep", "infinity"], WorkingDir: "/workspace", Labels: {"sandboxd.bench": $v},
 	HostConfig: {Init: true, CapDrop: ["ALL"], SecurityOpt: ["no-new-privileges"], PidsLimit: 512,
 	Memory: 2147483648, MemorySwap: 2147483648, NanoCpus: 2000000000, LogConfig: {Type: "none"}},
 	Volumes: {"/workspace": {}}}')
@@ -263,5 +270,5 @@ for k in create "create to first exec" "exec true" "exec 1 MiB out" "write 1 MiB
 done
 # 1,000 more requests, then the workers' resident memory.
 for _ in $(seq 1000); do echo "url = \"$SANDBOXD_URL/api/v3/user\""; done >"$VAR/urls"
-curl -s -H "$AUTH" --parallel --parallel-max 16 -K "$VAR/urls" >/dev/null
+curl -s -H "$AUTH" --parallel --parallel-max 16 -K "$VAR/urls" >/dev/null 2>&1
 echo "worker resident memory after sandbox work and 1,000 more requests: $(worker_rss)"
