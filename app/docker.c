@@ -526,14 +526,41 @@ static int create_body(const struct docker_create *c, json_object **out)
 	return 0;
 }
 
+/* POSTs body to path and reads the "Id" of what Docker made (a container or an exec) into
+ * id_out. */
+static int post_for_id(const char *kind, const char *path, json_object *body, char *id_out,
+		       long timeout_ms, struct err *e)
+{
+	json_object *resp = NULL, *id;
+	char what[32];
+	struct call c;
+	int rc;
+
+	snprintf(what, sizeof(what), "create %s", kind);
+	call_init(&c, what, "POST", path, timeout_ms, e);
+	c.ctype = "application/json";
+	c.body = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
+	c.body_len = strlen(c.body);
+	if ((rc = call_json(&c, json_type_object, &resp)))
+		goto out;
+	if (!json_object_object_get_ex(resp, "Id", &id) || !json_object_is_type(id, json_type_string) ||
+	    id_valid(kind, json_object_get_string(id), NULL)) {
+		rc = err_set(e, ERR_FAIL, "docker %s: no id in the answer", what);
+		goto out;
+	}
+	snprintf(id_out, DOCKER_ID_MAX + 1, "%s", json_object_get_string(id));
+out:
+	json_object_put(resp);
+	return rc;
+}
+
 int docker_container_create(const struct docker_create *c, char *id_out, long timeout_ms,
 			    struct err *e)
 {
-	json_object *body = NULL, *resp = NULL, *id;
+	json_object *body = NULL;
 	const char *const *l;
 	char path[256];
 	const char *s;
-	struct call call;
 	int rc;
 
 	id_out[0] = 0;
@@ -558,21 +585,9 @@ int docker_container_create(const struct docker_create *c, char *id_out, long ti
 		snprintf(path, sizeof(path), "/containers/create?name=%s", c->name);
 	else
 		snprintf(path, sizeof(path), "/containers/create");
-	call_init(&call, "create container", "POST", path, timeout_ms, e);
-	call.ctype = "application/json";
-	call.body = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
-	call.body_len = strlen(call.body);
-	if ((rc = call_json(&call, json_type_object, &resp)))
-		goto out;
-	if (!json_object_object_get_ex(resp, "Id", &id) || !json_object_is_type(id, json_type_string) ||
-	    id_valid("container", json_object_get_string(id), NULL)) {
-		rc = err_set(e, ERR_FAIL, "docker create container: no id in the answer");
-		goto out;
-	}
-	snprintf(id_out, DOCKER_ID_MAX + 1, "%s", json_object_get_string(id));
+	rc = post_for_id("container", path, body, id_out, timeout_ms, e);
 out:
 	json_object_put(body);
-	json_object_put(resp);
 	return rc;
 }
 
@@ -711,8 +726,7 @@ int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 		       char *id_out, long timeout_ms, struct err *e)
 {
 	char path[DOCKER_ID_MAX + 64];
-	json_object *body = NULL, *resp = NULL, *id;
-	struct call c;
+	json_object *body = NULL;
 	int rc;
 
 	id_out[0] = 0;
@@ -733,21 +747,9 @@ int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/containers/%s/exec", container);
-	call_init(&c, "create exec", "POST", path, timeout_ms, e);
-	c.ctype = "application/json";
-	c.body = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
-	c.body_len = strlen(c.body);
-	if ((rc = call_json(&c, json_type_object, &resp)))
-		goto out;
-	if (!json_object_object_get_ex(resp, "Id", &id) || !json_object_is_type(id, json_type_string) ||
-	    id_valid("exec", json_object_get_string(id), NULL)) {
-		rc = err_set(e, ERR_FAIL, "docker create exec: no id in the answer");
-		goto out;
-	}
-	snprintf(id_out, DOCKER_ID_MAX + 1, "%s", json_object_get_string(id));
+	rc = post_for_id("exec", path, body, id_out, timeout_ms, e);
 out:
 	json_object_put(body);
-	json_object_put(resp);
 	return rc;
 }
 
