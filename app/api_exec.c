@@ -79,8 +79,11 @@ static int internal(const char *container, const char *const *argv, struct grab 
 	return docker_exec_start(id, &io, CALL_MS, e);
 }
 
-static const char *sandbox_token(const struct sandbox *s)
+static const char *sandbox_token(struct db *db, const struct sandbox *s)
 {
+	char hash[TOKEN_HASH_LEN + 1];
+	PGresult *res;
+	int code = 0;
 	const char *argv[] = { "git", "config", "--file", "/workspace/repo/.git/config",
 			       "remote.origin.url", NULL };
 	struct grab g;
@@ -92,8 +95,19 @@ static const char *sandbox_token(const struct sandbox *s)
 	if (internal(s->container_id, argv, &g, &e))
 		return NULL;
 	const char *t = strstr(g.out, "dst_");
-	if (!t || token_classify(t, TOKEN_LEN) != TOKEN_SANDBOX)
+	if (!t || strlen(t) < TOKEN_LEN || token_classify(t, TOKEN_LEN) != TOKEN_SANDBOX)
 		return NULL;
+	/* Only the sandbox's own token: the user may rewrite the config, and a look-alike
+	 * with a valid checksum must not take the real one's place in the mask. */
+	token_hash(t, TOKEN_LEN, hash);
+	res = db_exec(db, &e, &code, "SELECT 1 FROM tokens WHERE sandbox_id = $1 AND hash = $2", 2,
+		      s->id, hash);
+	int ours = res && PQntuples(res) == 1;
+	PQclear(res);
+	if (!ours) {
+		OPENSSL_cleanse(g.out, sizeof(g.out));
+		return NULL;
+	}
 	unsigned i = token_next++ % 8;
 	OPENSSL_cleanse(token_cache[i].token, sizeof(token_cache[i].token));
 	snprintf(token_cache[i].sandbox, sizeof(token_cache[i].sandbox), "%s", s->id);
@@ -278,7 +292,7 @@ int api_sandbox_exec(struct req *r)
 		return http_fail(r, rc, &e);
 
 	capture_init(&cap, &copts);
-	const char *token = sandbox_token(&s);
+	const char *token = sandbox_token(r->db, &s);
 	if (token)
 		capture_add_token(&cap, token, strlen(token), &e);
 	struct buf masked;
