@@ -45,40 +45,6 @@ static struct {
 } token_cache[8];
 static unsigned token_next;
 
-struct grab {
-	char out[1024];
-	size_t len;
-};
-
-static int grab_sink(void *arg, int stream, const char *data, size_t len)
-{
-	struct grab *g = arg;
-	size_t take = len < sizeof(g->out) - 1 - g->len ? len : sizeof(g->out) - 1 - g->len;
-
-	if (stream == 1) {
-		memcpy(g->out + g->len, data, take);
-		g->len += take;
-		g->out[g->len] = 0;
-	}
-	return 0;
-}
-
-/* Runs a short internal command (as the sandbox user) and collects its stdout. */
-static int internal(const char *container, const char *const *argv, struct grab *g,
-		    struct err *e)
-{
-	struct docker_exec_opts o = { .cmd = argv };
-	struct docker_exec_io io = { .sink = grab_sink, .sink_arg = g };
-	char id[DOCKER_ID_MAX];
-	int rc;
-
-	g->len = 0;
-	g->out[0] = 0;
-	if ((rc = docker_exec_create(container, &o, id, CALL_MS, e)))
-		return rc;
-	return docker_exec_start(id, &io, CALL_MS, e);
-}
-
 static const char *sandbox_token(struct db *db, const struct sandbox *s)
 {
 	char hash[TOKEN_HASH_LEN + 1];
@@ -86,13 +52,13 @@ static const char *sandbox_token(struct db *db, const struct sandbox *s)
 	int code = 0;
 	const char *argv[] = { "git", "config", "--file", "/workspace/repo/.git/config",
 			       "remote.origin.url", NULL };
-	struct grab g;
+	struct sandbox_output g;
 	struct err e;
 
 	for (int i = 0; i < 8; i++)
 		if (strcmp(token_cache[i].sandbox, s->id) == 0)
 			return token_cache[i].token;
-	if (internal(s->container_id, argv, &g, &e))
+	if (sandbox_run(s->container_id, argv, &g, NULL, &e))
 		return NULL;
 	const char *t = strstr(g.out, "dst_");
 	if (!t || strlen(t) < TOKEN_LEN || token_classify(t, TOKEN_LEN) != TOKEN_SANDBOX)
@@ -121,7 +87,7 @@ static const char *sandbox_token(struct db *db, const struct sandbox *s)
 static void kill_group(const struct sandbox *s, const char *tag, long long waited_ms)
 {
 	char pidfile[96], script[400];
-	struct grab g;
+	struct sandbox_output g;
 	struct err e;
 
 	snprintf(pidfile, sizeof(pidfile), "/tmp/.sandboxd/exec-%s.pid", tag);
@@ -129,13 +95,8 @@ static void kill_group(const struct sandbox *s, const char *tag, long long waite
 	snprintf(script, sizeof(script), "p=$(cat %s 2>/dev/null) && pgrep -g $p >/dev/null",
 		 pidfile);
 	const char *probe[] = { "bash", "-c", script, NULL };
-	struct docker_exec_opts po = { .cmd = probe };
-	struct docker_exec_io pio = { .sink = grab_sink, .sink_arg = &g };
-	struct docker_exec_state pst = { 0, 1, 0 };
-	char pid[DOCKER_ID_MAX];
-	if (docker_exec_create(s->container_id, &po, pid, CALL_MS, &e) == 0 &&
-	    docker_exec_start(pid, &pio, CALL_MS, &e) == 0 &&
-	    docker_exec_inspect(pid, &pst, CALL_MS, &e) == 0 && pst.exit_code != 0)
+	int probe_rc = 0;  /* pgrep: 0 when some process of the group is left */
+	if (sandbox_run(s->container_id, probe, &g, &probe_rc, &e) == 0 && probe_rc != 0)
 		waited_ms = GRACE_S * 1000;
 	if (waited_ms < GRACE_S * 1000)
 		usleep((useconds_t)(GRACE_S * 1000 - waited_ms) * 1000);
@@ -143,7 +104,7 @@ static void kill_group(const struct sandbox *s, const char *tag, long long waite
 		 "p=$(cat %s 2>/dev/null) && kill -KILL -- -$p 2>/dev/null; rm -f %s; true",
 		 pidfile, pidfile);
 	const char *argv[] = { "bash", "-c", script, NULL };
-	if (internal(s->container_id, argv, &g, &e))
+	if (sandbox_run(s->container_id, argv, &g, NULL, &e))
 		log_warn("killing the process group of an exec in %s: %s", s->id, e.msg);
 }
 

@@ -116,15 +116,9 @@ static int resolve(const struct config *cfg, const struct repo *repo, const char
 	return rc;
 }
 
-/* What an exec of a short internal command printed on stdout (bounded). */
-struct collect {
-	char out[4096];
-	size_t len;
-};
-
 static int collect_sink(void *arg, int stream, const char *data, size_t len)
 {
-	struct collect *c = arg;
+	struct sandbox_output *c = arg;
 
 	if (stream == 1) {
 		size_t take = len < sizeof(c->out) - 1 - c->len ? len : sizeof(c->out) - 1 - c->len;
@@ -135,9 +129,8 @@ static int collect_sink(void *arg, int stream, const char *data, size_t len)
 	return 0;
 }
 
-/* Runs argv in the container as the sandbox user and collects its stdout. */
-static int run_internal(const char *container, const char *const *argv, struct collect *c,
-			int *exit_code, struct err *e)
+int sandbox_run(const char *container, const char *const *argv, struct sandbox_output *c,
+		int *exit_code, struct err *e)
 {
 	struct docker_exec_opts o = { .cmd = argv };
 	struct docker_exec_io io = { .sink = collect_sink, .sink_arg = c };
@@ -151,7 +144,8 @@ static int run_internal(const char *container, const char *const *argv, struct c
 	    (rc = docker_exec_start(id, &io, CALL_MS, e)) ||
 	    (rc = docker_exec_inspect(id, &st, CALL_MS, e)))
 		return rc;
-	*exit_code = st.exit_code;
+	if (exit_code)
+		*exit_code = st.exit_code;
 	return 0;
 }
 
@@ -412,19 +406,19 @@ int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
 int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct err *e)
 {
 	const char *argv[] = { "cat", STATE_DIR "/clone.state", NULL };
-	struct collect c;
+	struct sandbox_output c;
 	long waited = 0;
 	int exit_code, rc;
 
 	while (strcmp(s->clone_state, "pending") == 0) {
-		if ((rc = run_internal(s->container_id, argv, &c, &exit_code, e)))
+		if ((rc = sandbox_run(s->container_id, argv, &c, &exit_code, e)))
 			return rc;
 		if (exit_code == 0 && strncmp(c.out, "done", 4) == 0) {
 			copy(s->clone_state, sizeof(s->clone_state), "done");
 		} else if (exit_code == 0 && strncmp(c.out, "failed", 6) == 0) {
 			const char *log_argv[] = { "tail", "-n", "1", STATE_DIR "/clone.log", NULL };
 			copy(s->clone_state, sizeof(s->clone_state), "failed");
-			if (run_internal(s->container_id, log_argv, &c, &exit_code, e) == 0) {
+			if (sandbox_run(s->container_id, log_argv, &c, &exit_code, e) == 0) {
 				c.out[strcspn(c.out, "\n")] = 0;
 				copy(s->clone_error, sizeof(s->clone_error), c.out);
 			}

@@ -43,6 +43,17 @@ int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const
 /* The clone's state as the container reports it; updates the row when it changed. Waits up
  * to wait_ms for a pending clone. */
 int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct err *e);
+/* What a short internal command printed on stdout: at most sizeof(out) - 1 bytes, always
+ * NUL-terminated. */
+struct sandbox_output {
+	char out[4096];
+	size_t len;
+};
+/* Runs argv in container as the sandbox user (the service's own short commands: the clone's
+ * state, the git config, killing a process group) and collects its stdout and exit code
+ * (exit_code may be NULL). 0, or the Docker error. */
+int sandbox_run(const char *container, const char *const *argv, struct sandbox_output *o,
+		int *exit_code, struct err *e);
 /* {id, ref, commit, state, clone, created_at, last_used_at, idle_stop_at}. */
 json_object *sandbox_json(const struct sandbox *s);
 
