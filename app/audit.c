@@ -27,10 +27,11 @@ int audit_request(struct req *r, const char *action, struct err *e)
 	return db_run(r->db, e,
 		      "INSERT INTO audit_log (action, status, account_id, login, token_id, token_kind,"
 		      "  repository, request_id, remote_addr, via, duration_ms, details, sandbox_id)"
-		      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'rest', $10, $11, $12)",
-		      12, action, status, r->caller.account_id[0] ? r->caller.account_id : NULL,
+		      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, $10, $11, $12)",
+		      13, action, status, r->caller.account_id[0] ? r->caller.account_id : NULL,
 		      r->caller.login[0] ? r->caller.login : NULL,
 		      r->caller.token_id[0] ? r->caller.token_id : NULL,
 		      r->caller.kind ? token_kind_name(r->caller.kind) : NULL, r->audit_repo,
-		      r->request_id, r->remote_addr, ms, details, r->audit_sandbox);
+		      r->request_id, r->remote_addr, ms, details, r->audit_sandbox,
+		      r->via ? r->via : "rest");
 }

@@ -9,6 +9,7 @@
 const struct route api_routes[] = {
 	{ "GET", "/healthz", api_health, "health.get", ROUTE_PUBLIC },
 	{ "GET", "/api/v3/user", api_user_get, "user.get", 0 },
+	{ "POST", "/mcp", api_mcp, "mcp", 0 },
 	{ "POST", "/api/v3/user/repos", api_user_repos_create, "repo.create", ROUTE_JSON },
 	{ "POST", "/api/v3/user/tokens", api_user_tokens_create, "token.create", ROUTE_JSON },
 	{ "DELETE", "/api/v3/user/tokens/{id}", api_user_tokens_revoke, "token.revoke", 0 },

@@ -10,6 +10,7 @@
 #include <git2.h>
 #include "sandboxd/api.h"
 #include "sandboxd/audit.h"
+#include "sandboxd/dispatch.h"
 #include "sandboxd/auth.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
@@ -91,6 +92,23 @@ static int check_caller(struct req *r, const struct route *route)
 	return 0;
 }
 
+static void call_handler(struct req *r, const struct route *route)
+{
+	struct err e = { "" };
+	int rc = route->handler(r);
+
+	if (rc && !r->responded) {
+		err_set(&e, rc, "handler of %s failed with %d", route->action, rc);
+		http_fail(r, rc, &e);
+	}
+}
+
+void request_call(struct req *r, const struct route *route)
+{
+	if (!check_caller(r, route))
+		call_handler(r, route);
+}
+
 /* Runs the matched route: credentials, body, handler. The transaction is open. */
 static void run(struct req *r, const struct route *route)
 {
@@ -121,21 +139,22 @@ static void run(struct req *r, const struct route *route)
 			return;
 		}
 	}
-	rc = route->handler(r);
-	if (rc && !r->responded) {
-		if (!e.msg[0])
-			err_set(&e, rc, "handler of %s failed with %d", route->action, rc);
-		http_fail(r, rc, &e);
-	}
+	call_handler(r, route);
 }
 
 /* Writes the audit row and ends the transaction. A failed request rolls its work back and
  * its row commits on its own; a request whose row cannot be written does not succeed. */
-static void finish(struct req *r, const char *action)
+void request_finish(struct req *r, const char *action)
 {
 	struct err e = { "" };
 	int rc;
 
+	/* A handler that wrote its rows itself (MCP: one per message) only commits. */
+	if (r->audited) {
+		if (db_commit(r->db, &e))
+			log_error("commit after the request's own audit rows: %s", e.msg);
+		return;
+	}
 	if (r->status >= 400) {
 		db_rollback(r->db);
 		run_abort_hooks(r);
@@ -193,10 +212,12 @@ static void handle(struct req *r)
 		}
 		if (api_git(r, &git) && !r->responded)
 			http_error(r, 500, "internal error");
-		finish(r, r->status == 401 ? auth_action(r) : api_git_action(&git));
+		request_finish(r, r->status == 401 ? auth_action(r) : api_git_action(&git));
 		goto send;
 	}
 	status = router_match(api_routes, api_routes_count, r->method, r->path, &r->match);
+	if (strcmp(r->path, "/mcp") == 0)
+		r->via = "mcp";
 	/* A GET changes nothing but its audit row, which commits on its own: two round trips
 	 * (BEGIN, COMMIT) saved on the most frequent requests, with the same guarantees. */
 	if (strcmp(r->method, "GET") == 0 ? db_ensure(r->db, &e) : db_begin(r->db, &e)) {
@@ -211,7 +232,7 @@ static void handle(struct req *r)
 		http_error(r, status, status == 404 ? "not found" : "method not allowed");
 	}
 	action = r->status == 401 || !r->match.route ? auth_action(r) : r->match.route->action;
-	finish(r, action);
+	request_finish(r, action);
 send:
 	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);
 	if (!r->streamed)
@@ -236,6 +257,8 @@ static void reset(struct req *r)
 	r->streamed = 0;
 	r->git = 0;
 	r->error = NULL;
+	r->via = NULL;
+	r->audited = 0;
 	memset(&r->caller, 0, sizeof(r->caller));
 	memset(&r->match, 0, sizeof(r->match));
 	/* A request that needed a lot of memory (a file, a big output) gives it back, so that

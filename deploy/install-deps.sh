@@ -21,6 +21,11 @@ for p in "${PACKAGES[@]}"; do
         missing+=("$p")
     fi
 done
+# The MCP tests run the official MCP SDK on Node.js. Some machines have Node.js from
+# elsewhere (NodeSource's nodejs package carries npm itself, and Debian's npm would conflict
+# with it): ask for Debian's packages only when the commands are missing.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

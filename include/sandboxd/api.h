@@ -33,6 +33,8 @@ int api_sandbox_close(struct req *r);
 int api_sandbox_exec(struct req *r);
 int api_sandbox_read(struct req *r);
 int api_sandbox_write(struct req *r);
+/* POST /mcp: MCP's JSON-RPC over streamable HTTP (api_mcp.c). */
+int api_mcp(struct req *r);
 /* {"error": "..."}: how exec, read and write report errors raised inside a sandbox. */
 void api_sandbox_error(struct req *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -79,6 +79,8 @@ struct req {
 	const char *audit_repo;
 	const char *audit_sandbox;
 	json_object *audit_details;
+	const char *via;             /* the door the request came by: NULL for "rest", "mcp" */
+	int audited;                 /* the handler wrote its own audit rows (MCP: one per message) */
 	/* Undo steps for side effects outside the database, run when the request fails or its
 	 * transaction does not commit (e.g. a bare repository created on disk). */
 	struct req_cleanup *on_abort;

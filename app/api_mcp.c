@@ -1,0 +1,270 @@
+/* api_mcp.c: POST /mcp, MCP's streamable HTTP transport in its stateless form. Every POST
+ * carries one JSON-RPC message (or, in protocol 2025-03-26, a batch) and is answered with
+ * one application/json body; no session is kept and no server stream is opened (GET /mcp
+ * is 405). Each message is its own transaction with its own audit row (via 'mcp'); a tool
+ * call runs the REST route of the same action, so both doors behave alike. */
+#include <stdio.h>
+#include <string.h>
+#include "sandboxd/api.h"
+#include "sandboxd/dispatch.h"
+#include "sandboxd/json.h"
+#include "sandboxd/log.h"
+#include "sandboxd/mcp.h"
+#include "sandboxd/banned.h"
+
+/* The HTTP answer when the body as a whole is refused: a JSON-RPC error without an id. */
+static int refuse(struct req *r, int status, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int refuse(struct req *r, int status, int code, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	http_json(r, status, mcp_error(NULL, code, msg));
+	r->error = pool_strdup(r->pool, msg);
+	return 0;
+}
+
+/* A JSON-RPC error answer to one message; status is what its audit row records. */
+static json_object *fail(struct req *r, json_object *id, int status, int code, const char *msg)
+{
+	r->status = status;
+	r->error = pool_strdup(r->pool, msg);
+	return mcp_error(id, code, msg);
+}
+
+/* Clears what the previous message left in the request. */
+static void next_message(struct req *r)
+{
+	buf_clear(&r->out);
+	buf_clear(&r->headers);
+	r->status = 0;
+	r->responded = 0;
+	r->error = NULL;
+	json_object_put(r->json);
+	r->json = NULL;
+	json_object_put(r->audit_details);
+	r->audit_details = json_object_new_object();
+	r->audit_repo = NULL;
+	r->audit_sandbox = NULL;
+	r->on_abort = NULL;
+	memset(&r->match, 0, sizeof(r->match));
+}
+
+static const struct route *route_of(const char *action)
+{
+	for (size_t i = 0; i < api_routes_count; i++)
+		if (strcmp(api_routes[i].action, action) == 0)
+			return &api_routes[i];
+	return NULL;
+}
+
+static json_object *tool_call(struct req *r, const struct mcp_msg *m, const char **action)
+{
+	json_object *v, *args = NULL;
+	const struct mcp_tool *t;
+	const struct route *route;
+	struct mcp_call c;
+	char msg[512];
+
+	if (!m->params || !json_object_object_get_ex(m->params, "name", &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return fail(r, m->id, 400, MCP_INVALID_PARAMS, "params.name must be a tool's name");
+	if (!(t = mcp_tool_find(json_object_get_string(v)))) {
+		snprintf(msg, sizeof(msg), "unknown tool: %.64s", json_object_get_string(v));
+		return fail(r, m->id, 400, MCP_INVALID_PARAMS, msg);
+	}
+	*action = t->action;
+	json_add_str(r->audit_details, "tool", t->name);
+	if (json_object_object_get_ex(m->params, "arguments", &args) &&
+	    !json_object_is_type(args, json_type_null) && !json_object_is_type(args, json_type_object))
+		return fail(r, m->id, 400, MCP_INVALID_PARAMS, "params.arguments must be an object");
+	json_object *none = args && json_object_is_type(args, json_type_object)
+				    ? NULL : json_object_new_object();
+	int bad = mcp_tool_request(t, none ? none : args, &c, msg, sizeof(msg));
+	json_object_put(none);
+	/* Wrong arguments are the tool's error, not the protocol's: a model reads them. */
+	if (bad) {
+		r->status = 400;
+		r->error = pool_strdup(r->pool, msg);
+		return mcp_result(m->id, mcp_tool_error(msg));
+	}
+	if (!(route = route_of(t->action))) {
+		json_object_put(c.body);
+		return fail(r, m->id, 500, MCP_INTERNAL_ERROR, "internal error");
+	}
+	r->match.route = route;
+	r->match.nparams = c.sandbox_id ? 3 : 2;
+	snprintf(r->match.params[0], ROUTER_PARAM_MAX, "%s", c.owner);
+	snprintf(r->match.params[1], ROUTER_PARAM_MAX, "%s", c.repo);
+	snprintf(r->match.params[2], ROUTER_PARAM_MAX, "%s", c.sandbox_id ? c.sandbox_id : "");
+	r->json = c.body;
+	request_call(r, route);
+	return mcp_result(m->id, mcp_tool_result(t, r->status, r->out.data, r->out.len, r->error));
+}
+
+/* Answers one request; *action is its audit verb. */
+static json_object *serve_request(struct req *r, const struct mcp_msg *m, int in_batch,
+				  const char **action)
+{
+	json_object *v;
+	char msg[160];
+
+	json_add_str(r->audit_details, "rpc_method", m->method);
+	if (strcmp(m->method, "tools/call") == 0) {
+		*action = "mcp.tools_call";
+		return tool_call(r, m, action);
+	}
+	r->status = 200;
+	if (strcmp(m->method, "initialize") == 0) {
+		*action = "mcp.initialize";
+		if (in_batch)
+			return fail(r, m->id, 400, MCP_INVALID_REQUEST,
+				    "initialize may not be part of a batch");
+		if (!m->params || !json_object_object_get_ex(m->params, "protocolVersion", &v) ||
+		    !json_object_is_type(v, json_type_string))
+			return fail(r, m->id, 400, MCP_INVALID_PARAMS,
+				    "params.protocolVersion must be a string");
+		const char *version = mcp_version_pick(json_object_get_string(v));
+		json_add_str(r->audit_details, "protocol_version", version);
+		return mcp_result(m->id, mcp_initialize_result(version));
+	}
+	if (strcmp(m->method, "ping") == 0) {
+		*action = "mcp.ping";
+		return mcp_result(m->id, json_object_new_object());
+	}
+	if (strcmp(m->method, "tools/list") == 0) {
+		*action = "mcp.tools_list";
+		return mcp_result(m->id, mcp_tools_list());
+	}
+	*action = "mcp.unknown";
+	snprintf(msg, sizeof(msg), "method not found: %.64s", m->method);
+	return fail(r, m->id, 404, MCP_METHOD_NOT_FOUND, msg);
+}
+
+/* Serves one message in its own transaction (the one open on entry) with its audit row,
+ * and opens the next. The answer, or NULL for notifications and responses. *rows counts
+ * the audit rows written. */
+static json_object *serve(struct req *r, json_object *m, int in_batch, int *rows)
+{
+	struct mcp_msg msg;
+	struct err e = { "" };
+	const char *action = "mcp.invalid";
+	json_object *answer;
+	int status;
+
+	next_message(r);
+	mcp_classify(m, &msg);
+	if (msg.kind == MCP_NOTIFICATION || msg.kind == MCP_RESPONSE)
+		return NULL; /* nothing to do: we track no client state */
+	if (msg.kind == MCP_INVALID)
+		answer = fail(r, msg.id, 400, msg.code, msg.error);
+	else
+		answer = serve_request(r, &msg, in_batch, &action);
+	if (!answer)
+		answer = fail(r, msg.id, 500, MCP_INTERNAL_ERROR, "internal error");
+	status = r->status;
+	request_finish(r, action);
+	(*rows)++;
+	/* The audit row could not be written: the work was rolled back, so was the answer. */
+	if (r->status != status) {
+		json_object_put(answer);
+		answer = mcp_error(msg.id, MCP_INTERNAL_ERROR, "database unavailable");
+	}
+	if (db_begin(r->db, &e))
+		log_warn("mcp: next transaction: %s", e.msg);
+	return answer;
+}
+
+/* Parses the body: one message (an object) or a batch (an array). */
+static int parse(struct req *r, json_object **out, struct err *e)
+{
+	size_t i = 0;
+
+	while (i < r->body_len && strchr(" \t\r\n", r->body[i]))
+		i++;
+	if (i == r->body_len)
+		return err_set(e, ERR_INVALID, "the body is empty");
+	if (r->body[i] == '{')
+		return json_parse_object(r->body, r->body_len, out, e);
+	/* Anything else is wrapped in an object, for the same strict parser. */
+	char *wrapped = pool_alloc(r->pool, r->body_len + 8);
+	json_object *o = NULL;
+	int rc;
+	if (!wrapped)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	memcpy(wrapped, "{\"m\":", 5);
+	memcpy(wrapped + 5, r->body, r->body_len);
+	memcpy(wrapped + 5 + r->body_len, "\n}", 3);
+	if ((rc = json_parse_object(wrapped, r->body_len + 7, &o, e)))
+		return rc;
+	*out = json_object_get(json_object_object_get(o, "m"));
+	json_object_put(o);
+	return 0;
+}
+
+int api_mcp(struct req *r)
+{
+	const char *version = http_param(r, "HTTP_MCP_PROTOCOL_VERSION");
+	json_object *body = NULL, *answers = NULL;
+	struct err e = { "" };
+	struct mcp_msg first;
+	int rc, rows = 0, batch;
+	size_t n;
+
+	if ((rc = http_read_body(r, r->cfg->file_limit / 3 * 4 + 65536, &e)))
+		return rc == ERR_TOOBIG ? refuse(r, 413, MCP_INVALID_REQUEST, "%s", e.msg)
+					: refuse(r, 400, MCP_PARSE_ERROR, "%s", e.msg);
+	if ((rc = parse(r, &body, &e)))
+		return rc == ERR_INVALID ? refuse(r, 400, MCP_PARSE_ERROR, "parse error: %s", e.msg)
+					 : http_fail(r, rc, &e);
+	/* The header names the version agreed at initialize; an initialize has none yet. */
+	mcp_classify(body, &first);
+	if (version && !mcp_version_supported(version) &&
+	    !(first.kind == MCP_REQUEST && strcmp(first.method, "initialize") == 0)) {
+		json_object_put(body);
+		return refuse(r, 400, MCP_INVALID_REQUEST,
+			      "unsupported MCP-Protocol-Version: %.32s (this server speaks %s, "
+			      "2025-06-18 and 2025-03-26)", version, MCP_LATEST_VERSION);
+	}
+	batch = json_object_is_type(body, json_type_array);
+	if (batch) {
+		const char *v = version ? version : MCP_DEFAULT_VERSION;
+		n = json_object_array_length(body);
+		rc = !mcp_version_batches(v) ? refuse(r, 400, MCP_INVALID_REQUEST,
+						     "protocol version %s does not allow batches", v)
+		     : n == 0 ? refuse(r, 400, MCP_INVALID_REQUEST, "the batch is empty")
+		     : n > MCP_BATCH_MAX ? refuse(r, 400, MCP_INVALID_REQUEST,
+						  "a batch may hold at most %d messages", MCP_BATCH_MAX)
+		     : -1;
+		if (rc == 0) {
+			json_object_put(body);
+			return 0;
+		}
+		answers = json_object_new_array();
+		for (size_t i = 0; answers && i < n; i++) {
+			json_object *a = serve(r, json_object_array_get_idx(body, i), 1, &rows);
+			if (a && json_object_array_add(answers, a))
+				json_object_put(a);
+		}
+		if (answers && json_object_array_length(answers) == 0) {
+			json_object_put(answers);
+			answers = NULL;
+		}
+	} else {
+		answers = serve(r, body, 0, &rows);
+	}
+	json_object_put(body);
+	/* The HTTP answer; the rows of the messages stand for the request. */
+	next_message(r);
+	r->audited = rows > 0;
+	/* A lone message that is not JSON-RPC is a bad request at the HTTP level too. */
+	if (answers)
+		http_json(r, !batch && first.kind == MCP_INVALID ? 400 : 200, answers);
+	else
+		http_empty(r, 202);
+	return 0;
+}

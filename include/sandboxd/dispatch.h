@@ -1,0 +1,14 @@
+/* dispatch.h: the worker's request steps that a handler serving several calls in one HTTP
+ * request (MCP) runs once per call. */
+#ifndef SANDBOXD_DISPATCH_H
+#define SANDBOXD_DISPATCH_H
+#include "sandboxd/http.h"
+
+/* Checks route's demands on the (resolved) caller, then runs its handler with the request
+ * as it is (path parameters in r->match, body in r->json); the response is in r. */
+void request_call(struct req *r, const struct route *route);
+/* Writes the audit row for action and ends the transaction: committed, or rolled back when
+ * the response is an error (the row then commits on its own). */
+void request_finish(struct req *r, const char *action);
+
+#endif
