@@ -411,10 +411,21 @@ json_object *mcp_tool_result(const struct mcp_tool *t, int status, const char *b
 		json_object_put(item);
 		return NULL;
 	}
-	/* Clients that predate structuredContent read the same object as text. */
+	/* Clients that predate structuredContent read the same object as text. The answer
+	 * holds it twice, and must fit one response body (HTTP_OUT_MAX, 64 MiB). */
+	const char *json = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!json || strlen(json) > MCP_RESULT_MAX) {
+		json_object_put(o);
+		json_object_put(r);
+		json_object_put(content);
+		json_object_put(item);
+		snprintf(fallback, sizeof(fallback), "the result is too large for MCP (over %d MiB)",
+			 MCP_RESULT_MAX >> 20);
+		return mcp_tool_error(fallback);
+	}
 	json_add_str(item, "type", "text");
-	json_add_str(item, "text", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-						    JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_add_str(item, "text", json);
 	json_object_array_add(content, item);
 	json_object_object_add(r, "content", content);
 	json_object_object_add(r, "structuredContent", o);

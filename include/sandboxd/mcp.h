@@ -18,6 +18,8 @@
  * specification says so, for clients older than the header). */
 #define MCP_DEFAULT_VERSION "2025-03-26"
 #define MCP_BATCH_MAX 32
+/* The largest tool result (as JSON text); it is sent twice (text and structuredContent). */
+#define MCP_RESULT_MAX (24 << 20)
 
 /* 1 when v is a protocol version we speak. */
 int mcp_version_supported(const char *v);
@@ -73,8 +75,8 @@ json_object *mcp_tools_list(void);
 int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_call *c, char *msg,
 		     size_t msglen);
 /* The tool result for the REST answer (status and body) of the call: text content and
- * structuredContent, or isError with the REST error text (error, when status >= 400).
- * NULL when out of memory. */
+ * structuredContent, or isError with the REST error text (error, when status >= 400), or
+ * isError when the result is larger than MCP_RESULT_MAX. NULL when out of memory. */
 json_object *mcp_tool_result(const struct mcp_tool *t, int status, const char *body, size_t len,
 			     const char *error);
 /* An isError result with text. */

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include <json-c/json.h>
@@ -204,6 +205,17 @@ static void test_tool_result(void **state)
 	assert_string_equal(structured("sandbox_exec", 502, "<html>", NULL, &r),
 			    "the call failed with HTTP status 502");
 	json_object_put(r);
+	/* A result that could not be sent twice within one response body. */
+	size_t big = MCP_RESULT_MAX;
+	char *body = malloc(big + 64);
+	assert_non_null(body);
+	memcpy(body, "{\"path\":\"a\",\"size\":1,\"content\":\"", 32);
+	memset(body + 32, 'A', big);
+	memcpy(body + 32 + big, "\"}", 3);
+	assert_string_equal(structured("sandbox_read_file", 200, body, NULL, &r),
+			    "the result is too large for MCP (over 24 MiB)");
+	json_object_put(r);
+	free(body);
 	assert_string_equal(structured("sandbox_exec", 200, "{\"exitCode\":", NULL, &r),
 			    "internal error: the answer could not be read");
 	json_object_put(r);
