@@ -541,9 +541,12 @@ static int finish_text(const struct capture *c, struct capture_stream *st, struc
 	char num[24];
 	int rc;
 
+	size_t sent = st->sent;  /* streaming: the text of [0, sent) was taken already */
+	size_t start = out->len;
+
 	*truncated = st->bytes > (uint64_t)(head + tail);
 	if (!*truncated)
-		return mask_append(c, out, t, st->len, 0, 0);
+		return mask_append(c, out, t + sent, st->len - sent, 0, 0);
 	/* The ring in order (rotated left by ring), in place. */
 	if (st->ring > 0) {
 		reverse(st->data + head, st->ring);
@@ -564,10 +567,11 @@ static int finish_text(const struct capture *c, struct capture_stream *st, struc
 		post = 0;
 	if (pre < c->opts.fragment_min)
 		pre = 0;
-	if ((rc = mask_append(c, out, t, hlen, 0, post)))
+	/* capture_take stays far enough from the end of the head: sent <= hlen - post. */
+	if ((rc = mask_append(c, out, t + sent, hlen - sent, 0, post)))
 		return rc;
-	if (out->len > 0 && hlen > 0 && out->data[out->len - 1] != '\n' &&
-	    (rc = buf_append(out, "\n", 1)))
+	char lastc = out->len > start ? out->data[out->len - 1] : st->last;
+	if (lastc && hlen > 0 && lastc != '\n' && (rc = buf_append(out, "\n", 1)))
 		return rc;
 	omitted = st->bytes - hlen - (head + tail - tstart);
 	snprintf(num, sizeof(num), "%" PRIu64, omitted);
@@ -607,6 +611,61 @@ out:
 	st->data = NULL;
 	st->len = st->cap = st->ring = 0;
 	return rc;
+}
+
+/* The start of the first occurrence of a secret in t[from..to) that begins before k and
+ * ends after it, or k when there is none. */
+static size_t straddle(const struct capture *c, const unsigned char *t, size_t from,
+		       size_t to, size_t k)
+{
+	size_t best = k;
+
+	for (size_t i = 0; i < c->nsecrets; i++) {
+		struct finder f = {.sec = c->secrets[i]};
+
+		for (finder_next(&f, t + from, to - from); f.have && from + f.start < k;
+		     finder_next(&f, t + from, to - from))
+			if (from + f.end > k && from + f.start < best)
+				best = from + f.start;
+	}
+	return best;
+}
+
+int capture_take(struct capture *c, int stream, struct buf *out, struct err *e)
+{
+	struct capture_stream *st = stream_of(c, stream);
+	size_t head = c->opts.head, hold = 3, end, k, size0;
+	const unsigned char *t;
+	int rc;
+
+	if (!st || st->finished)
+		return err_set(e, ERR_INVALID, "capture: no open stream %d", stream);
+	if ((rc = st->failed))
+		return err_set(e, rc, "capture: stream %d: out of memory", stream);
+	for (size_t i = 0; i < c->nsecrets; i++)
+		if (c->secrets[i]->len + 3 > hold)
+			hold = c->secrets[i]->len + 3;
+	end = st->len < head ? st->len : head;
+	if (end <= st->sent + hold)
+		return 0;
+	t = (const unsigned char *)st->data;
+	/* Back to a character's start and out of any secret, until both hold. */
+	for (k = end - hold;;) {
+		size_t k2 = straddle(c, t, st->sent, end, utf8_cut_end(t, k));
+		if (k2 == k)
+			break;
+		k = k2;
+	}
+	if (k <= st->sent)
+		return 0;
+	size0 = out->len;
+	if ((rc = mask_append(c, out, t + st->sent, k - st->sent, 0, 0)))
+		return err_set(e, rc, rc == ERR_TOOBIG ? "capture: text over the buffer's bound"
+						       : "capture: out of memory");
+	st->sent = k;
+	if (out->len > size0)
+		st->last = out->data[out->len - 1];
+	return 0;
 }
 
 int capture_mask_text(const struct capture *c, const char *s, size_t n, struct buf *out,

@@ -95,6 +95,8 @@ struct capture_stream {
 	uint64_t bytes;    /* everything fed */
 	int failed;        /* the first failure of a feed, or 0 */
 	int finished;
+	size_t sent;       /* streaming: bytes of the head whose text capture_take gave */
+	char last;         /* streaming: the last byte of that text, 0 when none */
 };
 
 struct capture {
@@ -149,6 +151,17 @@ size_t capture_text_max(const struct capture_opts *o);
  * ERR_TOOBIG (out->max too small); on failure out may hold part of the text. */
 int capture_finish(struct capture *c, int stream, struct buf *out, uint64_t *bytes,
 		   int *truncated, struct err *e);
+
+/* Streaming (SPEC.md §4 "Streaming exec"): appends to out the text of the bytes of stream
+ * that are safe to show now and were not taken before, and remembers how far it got;
+ * capture_finish then appends only the text of the rest, so that everything taken plus what
+ * capture_finish appends is the text capture_finish alone would give. Safe bytes lie in the
+ * head (the part kept in place) and at least the longest secret's length + 3 bytes before
+ * the last byte fed (or the end of the head), so that a secret still arriving, a fragment
+ * masked at the cut or a character is never split; the point is moved back past any secret
+ * that would straddle it. Nothing is appended when nothing is safe yet. Errors as
+ * capture_finish (the stream is not finished by it). */
+int capture_take(struct capture *c, int stream, struct buf *out, struct err *e);
 
 /* Appends s[0..n) to out, masked and decoded like a stream that fits the caps (no cut),
  * e.g. the command text for the audit log. Errors: ERR_NOMEM, ERR_TOOBIG. */

@@ -605,6 +605,64 @@ static void test_from_dstream(void **state)
 	capture_release(&c);
 }
 
+/* Streaming: what capture_take gives along the way, then capture_finish, is exactly the text
+ * of capture_finish alone, for random streams (secret pieces, multibyte characters, bad
+ * bytes), random caps and random chunks; and nothing taken ever holds a whole secret or its
+ * start cut short. */
+static void test_take_is_invisible(void **state)
+{
+	static const char *const secrets[] = {"s3cr3t-Token", "zzzzzzzz", NULL};
+	static const char *const pieces[] = {"s3cr3t-Token", "s3cr3t-", "Token", "zzzz", "z",
+					     "\xC3\xA9", "\xE2\x9C\x93", "\xF0\x9F\x98\x80",
+					     "\xE2\x9C", "\xFF", "\n", "ab", "x"};
+	char in[4000];
+
+	(void)state;
+	for (int round = 0; round < 400; round++) {
+		struct capture_opts o = {rnd() % 300, rnd() % 300, 8};
+		size_t n = 0, want_n;
+		while (n < sizeof(in) - 16 && rnd() % 200) {
+			const char *p = pieces[rnd() % (sizeof(pieces) / sizeof(pieces[0]))];
+			memcpy(in + n, p, strlen(p));
+			n += strlen(p);
+		}
+		uint64_t bytes;
+		int trunc;
+		char *want = run(&o, secrets, in, n, 0, &bytes, &trunc);
+		want_n = strlen(want);
+
+		struct capture c;
+		struct buf got, piece;
+		struct err e;
+		capture_init(&c, &o);
+		for (size_t i = 0; secrets[i]; i++)
+			assert_int_equal(capture_add_secret(&c, secrets[i], strlen(secrets[i]), &e), 0);
+		buf_init(&got, capture_text_max(&o) * 2);
+		buf_init(&piece, capture_text_max(&o));
+		for (size_t i = 0; i < n;) {
+			size_t k = 1 + rnd() % 40;
+			if (k > n - i)
+				k = n - i;
+			assert_int_equal(capture_feed(&c, CAPTURE_STDOUT, in + i, k), 0);
+			i += k;
+			buf_clear(&piece);
+			assert_int_equal(capture_take(&c, CAPTURE_STDOUT, &piece, &e), 0);
+			if (piece.len) {
+				assert_null(strstr(piece.data, "s3cr3t-Token"));
+				assert_null(strstr(piece.data, "zzzzzzzz"));
+				assert_int_equal(buf_append(&got, piece.data, piece.len), 0);
+			}
+		}
+		assert_int_equal(capture_finish(&c, CAPTURE_STDOUT, &got, NULL, NULL, &e), 0);
+		assert_int_equal(got.len, want_n);
+		assert_memory_equal(got.data ? got.data : "", want, want_n);
+		buf_release(&got);
+		buf_release(&piece);
+		capture_release(&c);
+		free(want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -623,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_mask_inside_character),
 		cmocka_unit_test(test_mask_text_and_bounds),
 		cmocka_unit_test(test_from_dstream),
+		cmocka_unit_test(test_take_is_invisible),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
