@@ -10,6 +10,7 @@
 #include "sandboxd/api.h"
 #include "sandboxd/capture.h"
 #include "sandboxd/docker.h"
+#include "sandboxd/exec_stream.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
@@ -209,6 +210,15 @@ int api_sandbox_exec(struct req *r)
 		api_sandbox_error(r, 400, "%s", e.msg);
 		return 0;
 	}
+	int detach = 0;
+	if ((rc = json_field_bool(r->json, "detach", 0, &detach, &e)) < 0) {
+		api_sandbox_error(r, 400, "%s", e.msg);
+		return 0;
+	}
+	if (detach) {
+		api_sandbox_error(r, 501, "detached exec is not available on this server yet");
+		return 0;
+	}
 	if (json_object_object_get_ex(r->json, "env", &env) &&
 	    !json_object_is_type(env, json_type_null)) {
 		if (!json_object_is_type(env, json_type_object) ||
@@ -272,11 +282,32 @@ int api_sandbox_exec(struct req *r)
 	struct docker_exec_opts o = { .cmd = argv, .env = envv, .workdir = workdir };
 	struct docker_exec_io io = { .sink = capture_feed_cb, .sink_arg = &cap };
 	struct docker_exec_state st = { 0, -1, 0 };
+	struct exec_stream xs = { 0 };
+	int streaming = exec_stream_wanted(r);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = docker_exec_create(s.container_id, &o, exec_id, CALL_MS, &e);
+	/* Streamed from here on: errors before this point are ordinary JSON answers. */
+	if (!rc && streaming) {
+		exec_stream_begin(&xs, r, &cap);
+		io.sink = exec_stream_sink;
+		io.sink_arg = &xs;
+		io.cancel = exec_stream_tick;
+		io.cancel_arg = &xs;
+	}
 	/* The service's own deadline, past timeout's: a tree that escaped it still ends. */
-	if (!rc)
+	if (!rc && !xs.broken)
 		rc = docker_exec_start(exec_id, &io, (long)timeout_ms + (GRACE_S + 10) * 1000L, &e);
+	if (xs.broken) {
+		/* The client is gone: nobody reads the rest, so the command ends now. */
+		kill_group(&s, tag, GRACE_S * 1000);
+		capture_release(&cap);
+		json_add_bool(r->audit_details, "streamed", 1);
+		json_add_int(r->audit_details, "duration_ms", ms_since(&t0));
+		r->status = 499;  /* nginx's code for a client that closed the connection */
+		r->error = "the client closed the connection";
+		db_begin(r->db, &e);
+		return 0;
+	}
 	if (!rc || io.timed_out)
 		rc = docker_exec_inspect(exec_id, &st, CALL_MS, &e);
 	long long duration = ms_since(&t0);
@@ -284,6 +315,11 @@ int api_sandbox_exec(struct req *r)
 	if (rc && !io.timed_out) {
 		capture_release(&cap);
 		db_begin(r->db, &e);
+		if (streaming) {
+			log_warn("exec in %s: %s", s.id, e.msg);
+			exec_stream_fail(&xs, "the exec failed: the container engine did not answer");
+			return 0;
+		}
 		if (strstr(e.msg, "no such file or directory") || strstr(e.msg, "not a directory")) {
 			api_sandbox_error(r, 400, "no such directory: %s", workdir);
 			return 0;
@@ -293,6 +329,22 @@ int api_sandbox_exec(struct req *r)
 	/* Background jobs of a command that ended by itself keep running. */
 	if (timed_out)
 		kill_group(&s, tag, duration - timeout_ms);
+	if (streaming) {
+		int exit_code = timed_out ? 124 : st.exit_code;
+		json_object *res = json_object_new_object();
+		json_add_int(res, "exitCode", exit_code);
+		json_add_bool(res, "timedOut", timed_out);
+		json_add_int(res, "durationMs", duration);
+		exec_stream_end(&xs, res);
+		capture_release(&cap);
+		json_add_bool(r->audit_details, "streamed", 1);
+		json_add_int(r->audit_details, "exit_code", exit_code);
+		json_add_int(r->audit_details, "duration_ms", duration);
+		json_add_bool(r->audit_details, "timed_out", timed_out);
+		if (db_begin(r->db, &e) || sandbox_touch(r, &s, &e))
+			log_warn("exec in %s: marking the call: %s", s.id, e.msg);
+		return 0;
+	}
 
 	struct buf out, errb;
 	uint64_t nout = 0, nerr = 0;

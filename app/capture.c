@@ -570,8 +570,10 @@ static int finish_text(const struct capture *c, struct capture_stream *st, struc
 	/* capture_take stays far enough from the end of the head: sent <= hlen - post. */
 	if ((rc = mask_append(c, out, t + sent, hlen - sent, 0, post)))
 		return rc;
+	/* The text so far, taken or not, ends the line before the marker. */
+	int any = out->len > start || sent > 0;
 	char lastc = out->len > start ? out->data[out->len - 1] : st->last;
-	if (lastc && hlen > 0 && lastc != '\n' && (rc = buf_append(out, "\n", 1)))
+	if (any && hlen > 0 && lastc != '\n' && (rc = buf_append(out, "\n", 1)))
 		return rc;
 	omitted = st->bytes - hlen - (head + tail - tstart);
 	snprintf(num, sizeof(num), "%" PRIu64, omitted);
@@ -642,15 +644,25 @@ int capture_take(struct capture *c, int stream, struct buf *out, struct err *e)
 		return err_set(e, ERR_INVALID, "capture: no open stream %d", stream);
 	if ((rc = st->failed))
 		return err_set(e, rc, "capture: stream %d: out of memory", stream);
-	for (size_t i = 0; i < c->nsecrets; i++)
-		if (c->secrets[i]->len + 3 > hold)
-			hold = c->secrets[i]->len + 3;
 	end = st->len < head ? st->len : head;
-	if (end <= st->sent + hold)
+	if (end <= st->sent)
 		return 0;
 	t = (const unsigned char *)st->data;
+	/* Hold back what may be the start of a secret still arriving. */
+	k = end;
+	for (size_t i = 0; i < c->nsecrets; i++) {
+		size_t p = prefix_at_end(c->secrets[i], t + st->sent, end - st->sent);
+		if (end - p < k)
+			k = end - p;
+		if (c->secrets[i]->len + 3 > hold)
+			hold = c->secrets[i]->len + 3;
+	}
+	/* Near the end of the head, stay clear of the fragment the cut may mask. */
+	size_t limit = head > hold ? head - hold : 0;
+	if (end + hold > head && k > limit)
+		k = limit;
 	/* Back to a character's start and out of any secret, until both hold. */
-	for (k = end - hold;;) {
+	for (;;) {
 		size_t k2 = straddle(c, t, st->sent, end, utf8_cut_end(t, k));
 		if (k2 == k)
 			break;

@@ -1,7 +1,10 @@
 /* http.c: reading a FastCGI request and writing its response. */
+#define _GNU_SOURCE /* POLLRDHUP */
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include "sandboxd/http.h"
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
@@ -176,6 +179,7 @@ static const char *reason(int status)
 	case 422: return "Unprocessable Entity";
 	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
 	case 503: return "Service Unavailable";
 	default: return "Unknown";
 	}
@@ -211,4 +215,23 @@ int http_send(struct req *r)
 		return ERR_FAIL;
 	}
 	return 0;
+}
+
+int http_client_gone(struct req *r)
+{
+	struct pollfd p;
+	char c;
+
+	if (!r->fcgx || r->fcgx->ipcFd < 0)
+		return 0;
+	/* nginx sends nothing after the request's body; when its client goes away it closes
+	 * the FastCGI connection, which then reads as end of file. */
+	p.fd = r->fcgx->ipcFd;
+	p.events = POLLIN | POLLRDHUP;
+	p.revents = 0;
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	if (p.revents & (POLLHUP | POLLERR | POLLRDHUP))
+		return 1;
+	return (p.revents & POLLIN) && recv(p.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 }

@@ -96,7 +96,7 @@ struct capture_stream {
 	int failed;        /* the first failure of a feed, or 0 */
 	int finished;
 	size_t sent;       /* streaming: bytes of the head whose text capture_take gave */
-	char last;         /* streaming: the last byte of that text, 0 when none */
+	char last;         /* streaming: the last byte of that text */
 };
 
 struct capture {
@@ -156,11 +156,12 @@ int capture_finish(struct capture *c, int stream, struct buf *out, uint64_t *byt
  * that are safe to show now and were not taken before, and remembers how far it got;
  * capture_finish then appends only the text of the rest, so that everything taken plus what
  * capture_finish appends is the text capture_finish alone would give. Safe bytes lie in the
- * head (the part kept in place) and at least the longest secret's length + 3 bytes before
- * the last byte fed (or the end of the head), so that a secret still arriving, a fragment
- * masked at the cut or a character is never split; the point is moved back past any secret
- * that would straddle it. Nothing is appended when nothing is safe yet. Errors as
- * capture_finish (the stream is not finished by it). */
+ * head (the part kept in place), before what may be the start of a secret still arriving
+ * (the longest end that is a proper prefix of one), before an incomplete character, before
+ * any secret that would straddle the point, and never within the head's last
+ * longest-secret + 3 bytes (the cut may mask a fragment there). So output shows as it comes
+ * but for a few bytes that could begin a secret. Nothing is appended when nothing is safe
+ * yet. Errors as capture_finish (the stream is not finished by it). */
 int capture_take(struct capture *c, int stream, struct buf *out, struct err *e);
 
 /* Appends s[0..n) to out, masked and decoded like a stream that fits the caps (no cut),

@@ -110,6 +110,8 @@ int http_fail(struct req *r, int code, const struct err *e);
 void http_unauthorized(struct req *r, const char *message);
 /* Registers an undo step; see on_abort. */
 int http_on_abort(struct req *r, void (*fn)(void *), void *arg);
+/* 1 when the client has gone away (nginx closed the FastCGI connection); never blocks. */
+int http_client_gone(struct req *r);
 /* Writes status line, headers and body to the client. */
 int http_send(struct req *r);
 

@@ -1,7 +1,8 @@
 /* fuzz_capture.c: the exec output capture against a naive reference of the rules in
  * capture.h (caps and marker, masking with the cut's fragments, U+FFFD per maximal subpart,
- * the cut moved to character boundaries), with stdout fed in input-chosen chunks and stderr
- * the same bytes in one shot: both must give the reference's text, valid UTF-8.
+ * the cut moved to character boundaries), with stdout fed in input-chosen chunks (and, for
+ * an odd chunk seed, streamed: capture_take after each chunk, capture_finish for the rest)
+ * and stderr the same bytes in one shot: both must give the reference's text, valid UTF-8.
  *
  * Input: head cap, tail cap (0 to 47, times 64 when fragment_min's byte has its high bit),
  * fragment_min, chunk seed (one byte each, reduced), the number of secrets (0 to 3), each as a
@@ -230,6 +231,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	n = size - p;
 
+	/* Streamed (seed odd): what capture_take gives along the way, then the rest. */
+	int streaming = seed & 1;
+	buf_init(&got1, capture_text_max(&o));
 	capture_init(&c, &o);
 	for (size_t i = 0; i < sec.n; i++)
 		FUZZ_CHECK(capture_add_secret(&c, sec.s[i], sec.len[i], NULL) == 0);
@@ -241,9 +245,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (k > n - i)
 			k = n - i;
 		FUZZ_CHECK(capture_feed(&c, CAPTURE_STDOUT, in + p + i, k) == 0);
+		if (streaming)
+			FUZZ_CHECK(capture_take(&c, CAPTURE_STDOUT, &got1, NULL) == 0);
 	}
 	FUZZ_CHECK(capture_feed(&c, CAPTURE_STDERR, in + p + n / 2, n - n / 2) == 0);
-	buf_init(&got1, capture_text_max(&o));
 	buf_init(&got2, capture_text_max(&o));
 	buf_init(&want, (size_t)1 << 24);
 	buf_init(&masked, (size_t)1 << 24);

@@ -1,0 +1,36 @@
+/* exec_stream.h: an exec answered as NDJSON while it runs (SPEC.md §4 "Streaming exec"):
+ * 200 at once, then {"stdout": "…"} and {"stderr": "…"} lines as output arrives (masked and
+ * capped exactly as the attached result: see capture_take), {"keepalive": true} after every
+ * 15 s of silence, and last the result without stdout and stderr. A line that cannot be
+ * written means the client is gone: the exec is cancelled. */
+#ifndef SANDBOXD_EXEC_STREAM_H
+#define SANDBOXD_EXEC_STREAM_H
+#include <time.h>
+#include <json-c/json.h>
+#include "sandboxd/capture.h"
+#include "sandboxd/http.h"
+
+#define EXEC_STREAM_KEEPALIVE_S 15
+
+struct exec_stream {
+	struct req *r;
+	struct capture *cap;
+	struct timespec last;  /* the last line written */
+	int broken;            /* a write failed: the client is gone */
+};
+
+/* 1 when the request asks for NDJSON (Accept: application/x-ndjson). */
+int exec_stream_wanted(struct req *r);
+/* Sends the status line and headers; the request is streamed from here on. */
+int exec_stream_begin(struct exec_stream *s, struct req *r, struct capture *cap);
+/* A dstream_fn: feeds the capture and writes what is safe to show. Non-zero stops the exec. */
+int exec_stream_sink(void *arg, int stream, const char *data, size_t n);
+/* A docker_exec_io cancel hook: writes the keep-alive line when due; 1 when the client is
+ * gone. */
+int exec_stream_tick(void *arg);
+/* Writes the rest of each stream, then result (taken) as the last line. */
+int exec_stream_end(struct exec_stream *s, json_object *result);
+/* The last line when the exec could not finish: {"error": msg}. */
+void exec_stream_fail(struct exec_stream *s, const char *msg);
+
+#endif
