@@ -46,7 +46,7 @@ static struct {
 } token_cache[8];
 static unsigned token_next;
 
-static const char *sandbox_token(struct db *db, const struct sandbox *s)
+const char *api_sandbox_token(struct db *db, const struct sandbox *s)
 {
 	char hash[TOKEN_HASH_LEN + 1];
 	PGresult *res;
@@ -215,10 +215,6 @@ int api_sandbox_exec(struct req *r)
 		api_sandbox_error(r, 400, "%s", e.msg);
 		return 0;
 	}
-	if (detach) {
-		api_sandbox_error(r, 501, "detached exec is not available on this server yet");
-		return 0;
-	}
 	if (json_object_object_get_ex(r->json, "env", &env) &&
 	    !json_object_is_type(env, json_type_null)) {
 		if (!json_object_is_type(env, json_type_object) ||
@@ -263,7 +259,7 @@ int api_sandbox_exec(struct req *r)
 		return http_fail(r, rc, &e);
 
 	capture_init(&cap, &copts);
-	const char *token = sandbox_token(r->db, &s);
+	const char *token = api_sandbox_token(r->db, &s);
 	if (token)
 		capture_add_token(&cap, token, strlen(token), &e);
 	struct buf masked;
@@ -273,6 +269,10 @@ int api_sandbox_exec(struct req *r)
 	buf_release(&masked);
 	if (cwd)
 		json_add_str(r->audit_details, "cwd", workdir);
+	if (detach) {
+		capture_release(&cap);
+		return api_exec_detach(r, &s, envv, workdir, cmd, timeout_ms);
+	}
 
 	snprintf(tag, sizeof(tag), "%ld%09ld", (long)time(NULL), (long)getpid());
 	char tsecs[32];

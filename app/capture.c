@@ -680,6 +680,27 @@ int capture_take(struct capture *c, int stream, struct buf *out, struct err *e)
 	return 0;
 }
 
+size_t capture_cut_fragment(const struct capture *c, const char *t, size_t n)
+{
+	size_t most = 0;
+
+	for (size_t i = 0; i < c->nsecrets; i++) {
+		size_t k = suffix_at_start(c->secrets[i], (const unsigned char *)t, n);
+		most = k > most ? k : most;
+	}
+	return most;
+}
+
+int capture_marker(struct buf *out, uint64_t omitted)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%" PRIu64, omitted);
+	if (buf_puts(out, MARKER_OPEN) || buf_puts(out, num) || buf_puts(out, MARKER_CLOSE))
+		return ERR_TOOBIG;
+	return 0;
+}
+
 int capture_mask_text(const struct capture *c, const char *s, size_t n, struct buf *out,
 		      struct err *e)
 {

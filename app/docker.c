@@ -821,6 +821,23 @@ int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeo
 	return rc;
 }
 
+int docker_exec_start_detached(const char *exec_id, long timeout_ms, struct err *e)
+{
+	static const char body[] = "{\"Detach\":true,\"Tty\":false}";
+	char path[DOCKER_ID_MAX + 64];
+	struct call c;
+	int rc;
+
+	if ((rc = id_valid("exec", exec_id, e)))
+		return rc;
+	snprintf(path, sizeof(path), "/exec/%s/start", exec_id);
+	call_init(&c, "start detached exec", "POST", path, timeout_ms, e);
+	c.ctype = "application/json";
+	c.body = body;
+	c.body_len = sizeof(body) - 1;
+	return perform(&c);
+}
+
 int docker_exec_inspect(const char *exec_id, struct docker_exec_state *out, long timeout_ms,
 			struct err *e)
 {

@@ -26,6 +26,7 @@ const struct route api_routes[] = {
 	{ "GET", REPO SB "/{id}", api_sandbox_get, "sandbox.get", 0 },
 	{ "POST", REPO SB "/{id}/close", api_sandbox_close, "sandbox.close", 0 },
 	{ "POST", REPO SB "/{id}/exec", api_sandbox_exec, "sandbox.exec", ROUTE_JSON },
+	{ "GET", REPO SB "/{id}/execs/{execId}", api_sandbox_exec_get, "sandbox.exec_get", 0 },
 	{ "POST", REPO SB "/{id}/read", api_sandbox_read, "sandbox.read", ROUTE_JSON },
 	{ "POST", REPO SB "/{id}/write", api_sandbox_write, "sandbox.write", ROUTE_JSON | ROUTE_BIG_BODY },
 	{ "POST", REPO "/job-tokens", api_job_tokens_create, "job_token.create", ROUTE_JSON },

@@ -38,6 +38,14 @@ int api_mcp(struct req *r);
 /* {"error": "..."}: how exec, read and write report errors raised inside a sandbox. */
 void api_sandbox_error(struct req *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The sandbox's own token, read from its clone's git config and checked against the
+ * database (cached per worker), for masking; NULL when it cannot be found. */
+const char *api_sandbox_token(struct db *db, const struct sandbox *s);
+/* Starts a detached exec (api_detach.c) and answers 202 {execId}; the request's checks,
+ * its environment and the idle deadline are done. */
+int api_exec_detach(struct req *r, const struct sandbox *s, const char *const *env,
+		    const char *workdir, const char *cmd, long long timeout_ms);
+int api_sandbox_exec_get(struct req *r);
 /* Waits for the sandbox's clone; 409 when it failed. 0 to go on, 1 when answered. */
 int api_sandbox_ready(struct req *r, struct sandbox *s);
 /* The sandbox named by the path, if the caller may use it (creator or repository admin,

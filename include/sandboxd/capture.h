@@ -164,6 +164,12 @@ int capture_finish(struct capture *c, int stream, struct buf *out, uint64_t *byt
  * yet. Errors as capture_finish (the stream is not finished by it). */
 int capture_take(struct capture *c, int stream, struct buf *out, struct err *e);
 
+/* Output that starts where earlier output was dropped: the length of the longest start of
+ * t[0..n) that may be the end of a secret cut by the drop (to be dropped too). */
+size_t capture_cut_fragment(const struct capture *c, const char *t, size_t n);
+/* Appends the marker line "[… omitted bytes omitted …]\n". 0, or ERR_TOOBIG. */
+int capture_marker(struct buf *out, uint64_t omitted);
+
 /* Appends s[0..n) to out, masked and decoded like a stream that fits the caps (no cut),
  * e.g. the command text for the audit log. Errors: ERR_NOMEM, ERR_TOOBIG. */
 int capture_mask_text(const struct capture *c, const char *s, size_t n, struct buf *out,

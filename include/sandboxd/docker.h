@@ -146,6 +146,10 @@ struct docker_exec_io {
 int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeout_ms,
 		      struct err *e);
 
+/* POST /exec/{id}/start detached: the command runs on; its output goes nowhere (the
+ * command redirects it). */
+int docker_exec_start_detached(const char *exec_id, long timeout_ms, struct err *e);
+
 struct docker_exec_state {
 	int running;
 	int exit_code;            /* -1 while running */

@@ -1,0 +1,22 @@
+/* detach.h: the parts of detached exec (app/api_detach.c) that read untrusted text: the
+ * query string of GET …/execs/{execId}, and the state a script in the container prints
+ * (the container's files are the user's to change). */
+#ifndef SANDBOXD_DETACH_H
+#define SANDBOXD_DETACH_H
+#include <stdint.h>
+
+/* The non-negative integer query parameter name (at most 18 digits); 0 when absent. 0, or
+ * -1 when malformed. */
+int detach_query_offset(const char *query, const char *name, uint64_t *out);
+
+struct detach_state {
+	uint64_t first[2], total[2];  /* per stream (stdout, stderr): bytes kept [first, total) */
+	int ended;
+	int exit_code;
+	long long duration_ms;        /* 0 .. 2^40 */
+};
+/* Reads the state script's lines (modifies text). Lines that do not parse, or hold
+ * numbers out of bounds, are ignored. */
+void detach_parse_state(char *text, struct detach_state *st);
+
+#endif

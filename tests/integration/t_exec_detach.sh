@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# t_exec_detach.sh: detached exec: 202 and an id at once, the command running on, its output
+# read back by byte offsets (at most 1 MiB a call, whole when put together), the exit code,
+# time limits, dropped old output, masking, who may read, and activity.
+. "$(dirname "$0")/lib.sh"
+
+HOSTPORT=${SANDBOXD_URL#http://}
+fails() { ! "$@"; }
+O="sbd$SFX"
+mk_user "$O" || exit 1
+OT=$LAST_TOKEN
+R="$O/detach"
+api POST /api/v3/user/repos '{"name":"detach","visibility":"private"}' "$OT"
+W=$_T/w
+git init -q -b main "$W"
+echo hello >"$W/README" && git -C "$W" add README && git -C "$W" -c user.name=t -c user.email=t@t commit -qm one
+git -C "$W" push -q "http://t:$OT@$HOSTPORT/$R.git" main
+SB=/api/v3/repos/$R/diffinery/sandboxes
+api POST "$SB" '{}' "$OT"
+expect_status 201 'sandbox created'
+ID=$(_json .id)
+CONTAINER=$(docker ps -q --filter "label=sandboxd.sandbox=$ID")
+
+detach() { # JSON -> EXEC
+	api POST "$SB/$ID/exec" "$1" "$OT"
+	EXEC=$(_json .execId)
+}
+get() { api GET "$SB/$ID/execs/$EXEC?stdoutOffset=${1:-0}&stderrOffset=${2:-0}" '' "$OT"; }
+exited() { get "$@"; [ "$(_json .state)" = exited ]; }
+# all EXEC: reads the whole output by offsets into $_T/out and $_T/err; CALLS counts the calls
+all() {
+	local so=0 se=0 state=running
+	: >"$_T/out"
+	: >"$_T/err"
+	CALLS=0
+	while ((CALLS < 400)); do
+		get "$so" "$se"
+		[ "$STATUS" = 200 ] || return 1
+		CALLS=$((CALLS + 1))
+		jq -j .stdout <<<"$BODY" >>"$_T/out"
+		jq -j .stderr <<<"$BODY" >>"$_T/err"
+		local nso nse
+		nso=$(_json .stdoutOffset)
+		nse=$(_json .stderrOffset)
+		state=$(_json .state)
+		if [ "$state" = exited ] && [ "$nso" = "$so" ] && [ "$nse" = "$se" ]; then return 0; fi
+		so=$nso se=$nse
+		[ "$state" = exited ] || sleep 0.2
+	done
+	return 1
+}
+
+# --- the command runs on; its output comes back by offsets ------------------------------------
+detach '{"cmd":"echo start; sleep 3; echo done; echo oops >&2; exit 7","detach":true}'
+expect_status 202 'detach: 202 at once'
+expect_json_match .execId '^ex_[0-9a-f]{24}$' 'with an execId'
+check 'the output shows while it runs' wait_until 20 eval 'get; [ "$(_json .stdout)" = start ]'
+expect_json .state running 'state running'
+expect_keys . 'durationMs,stderr,stderrOffset,stdout,stdoutOffset,state' 'the running shape: no exit code yet'
+expect_json .stdoutOffset 6 'stdoutOffset past what was read'
+check 'it ends' wait_until 30 exited
+expect_json .exitCode 7 'the exit code'
+expect_json .timedOut false 'not timed out'
+check_cond 'durationMs counts its run' "(( $(_json .durationMs) >= 2900 ))"
+get 6 0
+expect_json .stdout done 'from stdoutOffset 6: only what came after'
+expect_json .stderr oops 'stderr apart'
+get 11 5
+expect_json .stdout '' 'at the end: nothing more'
+expect_json .stdoutOffset 11 'and the same offset'
+get 12 0
+expect_status 400 'an offset past the output: 400'
+expect_json .error 'stdoutOffset 12 is past the output (11 bytes so far)' 'naming it'
+api GET "$SB/$ID/execs/$EXEC?stdoutOffset=-1" '' "$OT"
+expect_status 400 'a negative offset: 400'
+api GET "$SB/$ID/execs/ex_000000000000000000000000" '' "$OT"
+expect_status 404 'an unknown exec: 404'
+expect_json .error 'no such exec: ex_000000000000000000000000' 'naming it'
+api GET "$SB/$ID/execs/..%2f..%2fetc" '' "$OT"
+expect_status 404 'a malformed exec id: 404'
+
+# --- big output in pieces of at most 1 MiB ----------------------------------------------------
+detach '{"cmd":"seq 1 300000; seq 1 1000 >&2","detach":true}'
+check 'a big output ends' wait_until 30 exited
+get
+check_cond 'one call gives at most 1 MiB' "(( $(jq -j .stdout <<<"$BODY" | wc -c) <= 1048576 && $(_json .stdoutOffset) < 1978895 ))"
+check 'read by offsets' all
+check 'put together, the output is exact' cmp -s "$_T/out" <(seq 1 300000)
+check 'stderr too' cmp -s "$_T/err" <(seq 1 1000)
+check_cond 'in several calls' "(( CALLS >= 2 ))"
+
+# --- limits, masking --------------------------------------------------------------------------
+detach '{"cmd":"sleep 60 & sleep 61","detach":true,"timeoutMs":1000}'
+check 'past its limit it ends' wait_until 30 exited
+expect_json .exitCode 124 'with 124'
+expect_json .timedOut true 'and timedOut'
+sleeping() { docker exec "$CONTAINER" pgrep -f 'sleep 6[01]' >/dev/null; }
+check 'nothing of its process tree runs on' wait_until 15 fails sleeping
+detach '{"cmd":"git config --list; cat .git/config","detach":true}'
+check 'the git config exec ends' wait_until 20 exited
+check 'the sandbox token is masked' fails grep -q dst_ <<<"$BODY"
+check 'with ***' grep -q '\*\*\*' <<<"$(_json .stdout)"
+detach '{"cmd":"head -c 75497472 /dev/zero | tr \"\\0\" a; echo; echo tail-end","detach":true}'
+check 'a 72 MiB output ends' wait_until 90 exited
+get
+check 'the oldest output was dropped: the marker says how much' grep -qE '^\[… [0-9]+ bytes omitted …\]$' <<<"$(_json .stdout | head -n 1)"
+check_cond 'and the offset moved past it' "(( $(_json .stdoutOffset) > 8388608 ))"
+check 'the end is kept' all
+check_eq 'its last line' tail-end "$(tail -n 1 "$_T/out")"
+
+# --- who may read, activity, audit ------------------------------------------------------------
+OTHER="sbdo$SFX"
+mk_user "$OTHER" || exit 1
+api PUT "/api/v3/repos/$R/collaborators/$OTHER" '{"role":"write"}' "$OT"
+api GET "$SB/$ID/execs/$EXEC" '' "$LAST_TOKEN"
+expect_error 403 'not your sandbox' "another user: not your sandbox"
+detach '{"cmd":"sleep 1","detach":true,"timeoutMs":1200000}'
+check_eq 'a detached exec holds the idle deadline past its limit' t "$(sql "select idle_stop_at > now() + interval '20 minutes' from sandboxes where id = '$ID'")"
+check_eq 'the start is audited' "true|$EXEC" "$(sql "select (details->>'detached')::boolean || '|' || (details->>'exec_id') from audit_log where sandbox_id = '$ID' and action = 'sandbox.exec' order by at desc limit 1")"
+check_cond 'reads are audited' "[ \"\$(sql \"select count(*) > 5 from audit_log where sandbox_id = '$ID' and action = 'sandbox.exec_get'\")\" = t ]"
+api POST "$SB/$ID/close" '' "$OT"
+api GET "$SB/$ID/execs/$EXEC" '' "$OT"
+expect_status 410 'a closed sandbox: 410'
+finish
