@@ -47,7 +47,7 @@ cleanup() {
 	SANDBOXD_VAR=$VAR timeout -k 5 60 bash "$ROOT/deploy/local-stack.sh" down >>"$VAR/stack-down.log" 2>&1 </dev/null ||
 		log "local-stack.sh down failed (exit $?); see below"
 	# Whatever is left: the master from the pid file, PostgreSQL, anything naming $VAR.
-	local pidf=${SANDBOXD_PID_FILE:-$VAR/run/sandboxd.pid} p i
+	local pidf=${SANDBOXD_PID_FILE:-$VAR/run/sandboxd/sandboxd.pid} p i
 	if [[ -f $pidf ]]; then
 		p=$(cat "$pidf" 2>/dev/null)
 		if [[ $p =~ ^[0-9]+$ ]] && kill -0 "$p" 2>/dev/null && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]]; then
@@ -84,6 +84,15 @@ cleanup() {
 		# shellcheck disable=SC2086
 		kill -KILL $left 2>/dev/null
 	fi
+	# Network namespaces that a killed t_egress left (named after this var dir), with
+	# whatever runs in them; their veth pairs go with them.
+	local vsum ns
+	vsum=$(printf '%s' "$VAR" | cksum | cut -d' ' -f1)
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^sbxit-$vsum-"); do
+		log "removing network namespace $ns"
+		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		ip netns del "$ns" 2>/dev/null
+	done
 	if [[ ${IT_KEEP:-0} == 1 ]]; then
 		log "keeping $VAR"
 	elif [[ $VAR == */sandboxd-it.* ]]; then
@@ -197,6 +206,9 @@ main() {
 	export SANDBOXD_REAPER_INTERVAL=${SANDBOXD_REAPER_INTERVAL:-1}
 	# 1 MiB files, so that t_sandbox_exec reaches the limit without moving 32 MiB.
 	export SANDBOXD_FILE_LIMIT=${SANDBOXD_FILE_LIMIT:-1048576}
+	# nginx's rate limit on, generous enough for the tests that hammer the API from
+	# 127.0.0.1; t_privilege tightens it for a moment to see the 429.
+	export SANDBOXD_RATE_LIMIT=${SANDBOXD_RATE_LIMIT:-100r/s} SANDBOXD_RATE_BURST=${SANDBOXD_RATE_BURST:-400}
 	export IT_RESULTS=$RESULTS
 	export IT_TMP=$VAR/it-tmp
 	mkdir -p "$IT_TMP"
