@@ -92,8 +92,22 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 	    (rc = set_str(c->runner_image, sizeof(c->runner_image), get, "SANDBOXD_RUNNER_IMAGE",
 			  "sandboxd-runner:bookworm", e)) ||
 	    (rc = set_str(c->sandbox_git_url, sizeof(c->sandbox_git_url), get,
-			  "SANDBOXD_SANDBOX_GIT_URL", "http://sandboxd.internal", e)))
+			  "SANDBOXD_SANDBOX_GIT_URL", "http://sandboxd.internal", e)) ||
+	    (rc = set_str(c->sandbox_network, sizeof(c->sandbox_network), get,
+			  "SANDBOXD_SANDBOX_NETWORK", "bridge", e)) ||
+	    (rc = set_str(c->signing_key_file, sizeof(c->signing_key_file), get,
+			  "SANDBOXD_SIGNING_KEY_FILE", "", e)))
 		return rc;
+	if (c->signing_key_file[0] && c->signing_key_file[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_SIGNING_KEY_FILE must be an absolute path");
+	/* Docker's own rule for network names; "host" and "none" would undo the isolation. */
+	if (strspn(c->sandbox_network, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				       "0123456789_.-") != strlen(c->sandbox_network) ||
+	    !strcmp(c->sandbox_network, "host") || !strcmp(c->sandbox_network, "none") ||
+	    c->sandbox_network[0] == '.' || c->sandbox_network[0] == '-')
+		return err_set(e, ERR_INVALID,
+			       "SANDBOXD_SANDBOX_NETWORK must name a Docker network (letters, digits, "
+			       "'_', '.', '-'; not host or none)");
 	ul = strlen(c->sandbox_git_url);
 	while (ul > 0 && c->sandbox_git_url[ul - 1] == '/')
 		c->sandbox_git_url[--ul] = 0;

@@ -4,11 +4,62 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include "sandboxd/giturl.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
+
+/* The key of SANDBOXD_SIGNING_KEY_FILE, loaded before the fork; NULL: none. */
+static EVP_PKEY *file_key;
+static char file_kid[JWT_KID_MAX + 1];
+
+int giturl_key_file_load(const char *path, struct err *e)
+{
+	char pem[JWT_PEM_MAX + 1];
+	struct stat st;
+	ssize_t n = 0, got;
+	int fd, rc = 0;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return err_set(e, ERR_INVALID, "cannot open '%s': %m", path);
+	if (fstat(fd, &st))
+		rc = err_set(e, ERR_INVALID, "cannot stat '%s': %m", path);
+	else if (!S_ISREG(st.st_mode))
+		rc = err_set(e, ERR_INVALID, "'%s' is not a regular file", path);
+	else if (st.st_uid != geteuid())
+		rc = err_set(e, ERR_INVALID, "'%s' must be owned by the service's user (uid %u), not uid %u",
+			     path, (unsigned)geteuid(), (unsigned)st.st_uid);
+	else if (st.st_mode & 077)
+		rc = err_set(e, ERR_INVALID, "'%s' must be readable by its owner only (mode %04o, want 0600)",
+			     path, (unsigned)(st.st_mode & 07777));
+	while (!rc && n < (ssize_t)sizeof(pem) &&
+	       (got = read(fd, pem + n, sizeof(pem) - (size_t)n)) != 0) {
+		if (got < 0)
+			rc = err_set(e, ERR_INVALID, "cannot read '%s': %m", path);
+		else
+			n += got;
+	}
+	close(fd);
+	if (!rc && n > JWT_PEM_MAX)
+		rc = err_set(e, ERR_INVALID, "'%s' is larger than %d bytes", path, JWT_PEM_MAX);
+	if (!rc && jwt_key_load_pem(pem, (size_t)n, JWT_KEY_PRIVATE, &file_key, e)) {
+		char why[sizeof(e->msg)];
+
+		snprintf(why, sizeof(why), "%s", e->msg);
+		rc = err_set(e, ERR_INVALID, "'%s': %s", path, why);
+	}
+	if (!rc && (rc = jwt_kid(file_key, file_kid, e))) {
+		EVP_PKEY_free(file_key);
+		file_key = NULL;
+	}
+	OPENSSL_cleanse(pem, sizeof(pem));
+	return rc;
+}
 
 int giturl_signing_key(struct db *db, EVP_PKEY **key, char kid[JWT_KID_MAX + 1],
 		       struct err *e)
@@ -18,6 +69,13 @@ int giturl_signing_key(struct db *db, EVP_PKEY **key, char kid[JWT_KID_MAX + 1],
 	int rc, code = 0;
 
 	*key = NULL;
+	if (file_key) {
+		if (!EVP_PKEY_up_ref(file_key))
+			return err_set(e, ERR_FAIL, "EVP_PKEY_up_ref failed");
+		*key = file_key;
+		snprintf(kid, JWT_KID_MAX + 1, "%s", file_kid);
+		return 0;
+	}
 	res = db_exec(db, e, &code,
 		      "SELECT kid, private_pem FROM signing_keys WHERE retired_at IS NULL"
 		      " ORDER BY created_at DESC LIMIT 1", 0);
@@ -87,6 +145,11 @@ static int key_for(struct db *db, const char *kid, EVP_PKEY **key, char owner_id
 	PGresult *res;
 	int rc, code = 0;
 
+	if (file_key && strcmp(kid, file_kid) == 0 && EVP_PKEY_up_ref(file_key)) {
+		*key = file_key;
+		owner_id[0] = 0;
+		return 0;
+	}
 	res = db_exec(db, e, &code,
 		      "SELECT private_pem, NULL, 'private' FROM signing_keys WHERE kid = $1"
 		      " UNION ALL"

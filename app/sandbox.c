@@ -292,7 +292,8 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
 	struct docker_create dc = {
 		.image = r->cfg->runner_image, .labels = labels, .env = env, .cmd = cmd,
-		.extra_hosts = hosts, .memory = r->cfg->sandbox_memory,
+		.extra_hosts = hosts, .network = r->cfg->sandbox_network,
+		.memory = r->cfg->sandbox_memory,
 		.nano_cpus = (int64_t)r->cfg->sandbox_cpus * 1000000000,
 		.pids_limit = r->cfg->sandbox_pids,
 	};

@@ -9,7 +9,7 @@ PACKAGES=(
     libfcgi-dev libjson-c-dev libgit2-dev libpq-dev libcurl4-openssl-dev libssl-dev
     libcmocka-dev zlib1g-dev clang libclang-rt-14-dev
     postgresql nginx-light docker.io
-    curl jq git wrk ca-certificates iproute2 procps psmisc openssl fcgiwrap debootstrap
+    curl jq git wrk ca-certificates iproute2 iptables procps psmisc openssl fcgiwrap debootstrap
 )
 
 # dpkg-query prints nothing (and complains on stderr) for packages it has never heard of;

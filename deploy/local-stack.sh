@@ -13,6 +13,15 @@
 #   SANDBOXD_SKIP_DEPS=1  do not run deploy/install-deps.sh
 #   SANDBOXD_SKIP_BUILD=1 do not run make
 #   SANDBOXD_STOP_TIMEOUT seconds `down` lets sandboxd drain before SIGKILL (default: 60)
+#   SANDBOXD_USER         the system user sandboxd runs as when this runs as root; made if
+#                         missing, in groups docker and www-data (default: sandboxd)
+#   SANDBOXD_RATE_LIMIT   nginx's request rate per client address, e.g. 20r/s or 600r/m,
+#                         or off (default: off locally; nginx/sandboxd.conf has 20r/s)
+#   SANDBOXD_RATE_BURST   requests over the rate served at once before 429s (default: 40)
+#   SANDBOXD_SANDBOX_NETWORK  the Docker network of this stack's sandboxes (default:
+#                         sandboxd-<instance>, made by `up` and removed by `down`)
+#   SANDBOXD_EGRESS       open, or web: sandboxes reach only HTTP, HTTPS and DNS, and of the
+#                         host only the git port (deploy/egress.sh; default: open)
 # Other SANDBOXD_* settings in the environment (SANDBOXD_LOG_LEVEL, SANDBOXD_BODY_LIMIT, …)
 # reach sandboxd as they are.
 #
@@ -38,19 +47,36 @@ RUNDIR=$VAR/run
 NGXDIR=$VAR/nginx
 REPOS=$VAR/repos
 ENVFILE=$VAR/local.env
-PIDFILE=$RUNDIR/sandboxd.pid
-FCGI_SOCK=$RUNDIR/fcgi.sock
+PIDFILE=$RUNDIR/sandboxd/sandboxd.pid
+FCGI_SOCK=$RUNDIR/sandboxd/fcgi.sock
 SETTINGS_FILE=$RUNDIR/sandboxd.settings
 NGX_PID=$RUNDIR/nginx.pid
+# What the service's user owns or reads: its run dir (socket, pid file), the repositories,
+# its signing key. The binaries are copied out of the build tree so that it need not be
+# reachable by that user (and a rebuild does not change a running service under its feet).
+SVC_RUNDIR=$RUNDIR/sandboxd
+LEGACY_PIDFILE=$RUNDIR/sandboxd.pid
+BINDIR=$VAR/bin
+KEYDIR=$VAR/keys
+KEYFILE=$KEYDIR/signing.pem
 NGX_CONF=$NGXDIR/nginx.conf
 NGX_TEMPLATE=$REPO/nginx/local.conf
 # Every container this stack's sandboxd makes carries label sandboxd.instance=$INSTANCE, so
 # that `down` removes exactly this stack's containers.
-INSTANCE="local-$(printf '%s' "$VAR" | cksum | cut -d' ' -f1)"
+VAR_SUM=$(printf '%s' "$VAR" | cksum | cut -d' ' -f1)
+INSTANCE="local-$VAR_SUM"
+# The sandboxes' own Docker network, so that deploy/egress.sh can tell their traffic by its
+# bridge (named here: at most 15 characters) from every other stack's.
+NETWORK=${SANDBOXD_SANDBOX_NETWORK:-sandboxd-$INSTANCE}
+BRIDGE=sbx$VAR_SUM
+EGRESS=${SANDBOXD_EGRESS:-open}
+RATE_LIMIT=${SANDBOXD_RATE_LIMIT:-off}
+RATE_BURST=${SANDBOXD_RATE_BURST:-40}
 # SANDBOXD_BUILD=build-san runs the ASan + UBSan build (make SANITIZE=1).
 BUILD=${SANDBOXD_BUILD:-build}
 SANDBOXD_BIN=$REPO/$BUILD/sandboxd
 SANDBOXCTL_BIN=$REPO/$BUILD/sandboxctl
+SANDBOXD_HOOK_BIN=$REPO/$BUILD/sandboxd-hook
 URL=http://127.0.0.1:$HTTP_PORT
 # Two roles, as in production: sandboxd_owner owns the schema and runs the migrations;
 # sandboxd (the service, SANDBOXD_DATABASE_URL) only gets the privileges granted after each
@@ -63,12 +89,16 @@ if [ "$(id -u)" -eq 0 ]; then
     PG_OWNER=postgres
     SOCKET_GROUP=www-data
     NGX_USER_LINE='user www-data www-data;'
+    # sandboxd never runs as root: its own user, in group docker for the Engine API socket
+    # and www-data so that it may hand its FastCGI socket to nginx's group.
+    SVC_USER=${SANDBOXD_USER:-sandboxd}
 else
     # Best effort without root: everything runs as the caller, so no group is needed.
     IS_ROOT=0
     PG_OWNER=$(id -un)
     SOCKET_GROUP=
     NGX_USER_LINE='# not started as root: workers run as the invoking user'
+    SVC_USER=$(id -un)
 fi
 
 say() { printf 'local-stack: %s\n' "$*" >&2; }
@@ -126,6 +156,13 @@ check_settings() {
         die "SANDBOXD_WORKERS=$WORKERS is not a positive number"
     fi
     [[ $STOP_TIMEOUT =~ ^[0-9]+$ ]] || die "SANDBOXD_STOP_TIMEOUT=$STOP_TIMEOUT is not a number of seconds"
+    [[ $SVC_USER =~ ^[a-z_][a-z0-9_-]{0,31}$ ]] || die "SANDBOXD_USER=$SVC_USER is not a user name"
+    [[ $NETWORK =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] && [ "$NETWORK" != host ] && [ "$NETWORK" != none ] ||
+        die "SANDBOXD_SANDBOX_NETWORK=$NETWORK does not name a Docker network (not host or none)"
+    case $EGRESS in open | web) ;; *) die "SANDBOXD_EGRESS=$EGRESS: use open or web" ;; esac
+    [[ $RATE_LIMIT =~ ^(off|[1-9][0-9]*r/[sm])$ ]] ||
+        die "SANDBOXD_RATE_LIMIT=$RATE_LIMIT: use off or a rate like 20r/s or 600r/m"
+    [[ $RATE_BURST =~ ^[0-9]+$ ]] || die "SANDBOXD_RATE_BURST=$RATE_BURST is not a number"
     # sun_path holds 108 bytes; PostgreSQL's socket has the longest name.
     [ ${#PGSOCK} -le 88 ] || die "SANDBOXD_VAR=$VAR is too long for unix socket paths (keep it under 80 characters)"
 }
@@ -142,6 +179,98 @@ make_traversable() {
         fi
         d=$(dirname "$d")
     done
+}
+
+# --- the service's user ------------------------------------------------------------------
+
+# The system user sandboxd runs as (root only): made when missing, added to docker and
+# www-data when not yet in them. Stacks of other var dirs may do this at the same time:
+# one lock for the whole host, and a user made meanwhile by another counts as made.
+ensure_service_user() {
+    [ "$IS_ROOT" = 1 ] || return 0
+    (
+        flock -w 120 8 || die "could not take /run/lock/sandboxd-local-stack.user.lock"
+        if ! id -u "$SVC_USER" >/dev/null 2>&1; then
+            say "creating the system user $SVC_USER"
+            useradd --system --user-group --home-dir /nonexistent --no-create-home \
+                --shell /usr/sbin/nologin --comment "sandboxd service" "$SVC_USER" ||
+                id -u "$SVC_USER" >/dev/null 2>&1 || die "useradd $SVC_USER failed"
+        fi
+        local g
+        for g in docker www-data; do
+            getent group "$g" >/dev/null || die "group $g does not exist (is docker.io installed?)"
+            if ! id -nG "$SVC_USER" | tr ' ' '\n' | grep -qx "$g"; then
+                say "adding $SVC_USER to group $g"
+                usermod -a -G "$g" "$SVC_USER" || die "usermod -a -G $g $SVC_USER failed"
+            fi
+        done
+    ) 8>/run/lock/sandboxd-local-stack.user.lock
+}
+
+# What the service writes or reads is its own; nothing else of the var dir is.
+service_dirs() {
+    local group
+    group=$(id -gn "$SVC_USER")
+    install -d -m 0755 -o "$SVC_USER" -g "$group" "$SVC_RUNDIR"
+    install -d -m 0750 -o "$SVC_USER" -g "$group" "$REPOS"
+    install -d -m 0700 -o "$SVC_USER" -g "$group" "$KEYDIR"
+    # Repositories made before the stack ran as this user (or by root by hand).
+    if [ -n "$(find "$REPOS" \( ! -user "$SVC_USER" -o ! -group "$group" \) -print -quit)" ]; then
+        say "giving $REPOS to $SVC_USER"
+        find "$REPOS" \( ! -user "$SVC_USER" -o ! -group "$group" \) -exec chown -h "$SVC_USER:$group" {} +
+    fi
+    # The git-URL signing key: made once, readable by the service's user only (sandboxd
+    # refuses to start otherwise).
+    if [ ! -s "$KEYFILE" ]; then
+        say "making the signing key $KEYFILE"
+        rm -f "$KEYFILE.new"
+        "$SANDBOXCTL_BIN" key generate --out "$KEYFILE.new" >/dev/null || die "sandboxctl key generate failed"
+        chown "$SVC_USER:$group" "$KEYFILE.new"
+        mv "$KEYFILE.new" "$KEYFILE"
+    fi
+    chown "$SVC_USER:$group" "$KEYFILE"
+    chmod 0600 "$KEYFILE"
+}
+
+# The binaries the service runs, copied out of the build tree (root's, 0755). A copy is
+# renamed into place, so that a running process never sees a half-written file.
+install_bin() { # SRC DST
+    install -m 0755 "$1" "$2.new" && mv -f "$2.new" "$2"
+}
+
+# --- the sandboxes' network ---------------------------------------------------------------
+
+# Made with the stack's instance label; one that lacks it is someone else's (an operator's
+# SANDBOXD_SANDBOX_NETWORK) and is used as it is, never removed.
+network_up() {
+    if docker network inspect "$NETWORK" >/dev/null 2>&1; then
+        return 0
+    fi
+    say "creating Docker network $NETWORK (bridge $BRIDGE)"
+    docker network create --driver bridge --label "sandboxd.instance=$INSTANCE" \
+        -o "com.docker.network.bridge.name=$BRIDGE" "$NETWORK" >/dev/null ||
+        docker network inspect "$NETWORK" >/dev/null 2>&1 ||
+        die "docker network create $NETWORK failed"
+}
+
+network_ours() {
+    [ "$(docker network inspect -f '{{index .Labels "sandboxd.instance"}}' "$NETWORK" 2>/dev/null)" = "$INSTANCE" ]
+}
+
+network_down() {
+    curl -s --max-time 2 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 || return 0
+    if network_ours; then
+        say "removing Docker network $NETWORK"
+        docker network rm "$NETWORK" >/dev/null 2>&1 || say "warning: could not remove network $NETWORK"
+    fi
+}
+
+# egress.sh with this stack's settings.
+egress() { # apply|remove
+    [ "$IS_ROOT" = 1 ] || { [ "$EGRESS" = open ] && return 0; die "SANDBOXD_EGRESS=web needs root (iptables)"; }
+    SANDBOXD_EGRESS=$EGRESS SANDBOXD_SANDBOX_NETWORK=$NETWORK \
+        SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$HTTP_PORT" \
+        bash "$REPO/deploy/egress.sh" "$1" 9>&-
 }
 
 # --- PostgreSQL -------------------------------------------------------------------------
@@ -263,11 +392,19 @@ sandboxd_settings() {
     printf 'bin=%s\n' "$(stat -c '%d:%i:%Y:%s' "$SANDBOXD_BIN")"
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
-    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' | sort || true
+    printf 'user=%s\nnetwork=%s\nkey=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE"
+    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' |
+        grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL)=' | sort || true
 }
 
 sandboxd_up() {
     local pid
+    # A sandboxd started before the service got its own run dir.
+    if pid_of "$LEGACY_PIDFILE" sandboxd >/dev/null; then
+        say "sandboxd runs with an old layout: restarting it"
+        sandboxd_stop "$LEGACY_PIDFILE"
+        rm -f "$RUNDIR/fcgi.sock"
+    fi
     if pid=$(pid_of "$PIDFILE" sandboxd) && [ -S "$FCGI_SOCK" ]; then
         if [ "$(sandboxd_settings)" = "$(cat "$SETTINGS_FILE" 2>/dev/null)" ]; then
             say "sandboxd is running (pid $pid)"
@@ -281,22 +418,33 @@ sandboxd_up() {
     fi
 
     rm -f "$PIDFILE" "$FCGI_SOCK"
-    say "starting sandboxd ($WORKERS workers, log $LOGDIR/sandboxd.log)"
-    local group_env=(-u SANDBOXD_SOCKET_GROUP)
+    install_bin "$SANDBOXD_BIN" "$BINDIR/sandboxd"
+    say "starting sandboxd as $SVC_USER ($WORKERS workers, log $LOGDIR/sandboxd.log)"
+    local group_env=(-u SANDBOXD_SOCKET_GROUP) as_user=()
     [ -z "$SOCKET_GROUP" ] || group_env=("SANDBOXD_SOCKET_GROUP=$SOCKET_GROUP")
+    # As root: the service's user and its groups, no capability left to gain back (empty
+    # bounding set), no_new_privs: what the systemd unit's User=, CapabilityBoundingSet=
+    # and NoNewPrivileges= give in production.
+    if [ "$IS_ROOT" = 1 ]; then
+        as_user=(setpriv "--reuid=$SVC_USER" "--regid=$(id -g "$SVC_USER")" --init-groups
+                 --inh-caps=-all --bounding-set=-all --no-new-privs --)
+    fi
     (
         cd "$VAR"
         exec env "${group_env[@]}" \
+            HOME=/nonexistent USER="$SVC_USER" LOGNAME="$SVC_USER" \
             SANDBOXD_DATABASE_URL="$DB_URL" \
             SANDBOXD_SOCKET="$FCGI_SOCK" \
             SANDBOXD_WORKERS="$WORKERS" \
             SANDBOXD_REPOS_DIR="$REPOS" \
             SANDBOXD_PUBLIC_URL="$URL" \
-            SANDBOXD_HOOKS_DIR="$REPO/$BUILD/hooks" \
+            SANDBOXD_HOOKS_DIR="$BINDIR/hooks" \
             SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$HTTP_PORT" \
+            SANDBOXD_SANDBOX_NETWORK="$NETWORK" \
+            SANDBOXD_SIGNING_KEY_FILE="$KEYFILE" \
             SANDBOXD_INSTANCE="$INSTANCE" \
             SANDBOXD_PID_FILE="$PIDFILE" \
-            setsid nohup "$SANDBOXD_BIN" </dev/null >>"$LOGDIR/sandboxd.log" 2>&1 9>&-
+            setsid nohup "${as_user[@]}" "$BINDIR/sandboxd" </dev/null >>"$LOGDIR/sandboxd.log" 2>&1 9>&-
     ) &
     local launched=$! i
     for ((i = 0; i < 300; i++)); do
@@ -315,10 +463,19 @@ sandboxd_up() {
 }
 
 sandboxd_down() {
+    if pid_of "$LEGACY_PIDFILE" sandboxd >/dev/null; then
+        sandboxd_stop "$LEGACY_PIDFILE"
+        rm -f "$RUNDIR/fcgi.sock"
+    fi
+    sandboxd_stop "$PIDFILE"
+    rm -f "$PIDFILE" "$FCGI_SOCK" "$SETTINGS_FILE"
+}
+
+sandboxd_stop() { # PIDFILE
     local pid
-    if ! pid=$(pid_of "$PIDFILE" sandboxd); then
+    if ! pid=$(pid_of "$1" sandboxd); then
         say "sandboxd is not running"
-        rm -f "$PIDFILE" "$FCGI_SOCK" "$SETTINGS_FILE"
+        rm -f "$1"
         return 0
     fi
     say "stopping sandboxd (pid $pid; draining up to ${STOP_TIMEOUT}s)"
@@ -334,7 +491,7 @@ sandboxd_down() {
         fi
         wait_gone "$pid" 5 || die "sandboxd (pid $pid) survived SIGKILL"
     fi
-    rm -f "$PIDFILE" "$FCGI_SOCK" "$SETTINGS_FILE"
+    rm -f "$1"
 }
 
 # --- nginx ------------------------------------------------------------------------------
@@ -359,12 +516,32 @@ bridge_listen() {
     fi
 }
 
+# Requests per client address (SANDBOXD_RATE_LIMIT, SANDBOXD_RATE_BURST); past the burst,
+# 429 with a JSON body. off: no limit_req at all.
+limit_req_zone() {
+    if [ "$RATE_LIMIT" = off ]; then
+        printf '# no rate limit (SANDBOXD_RATE_LIMIT=off)'
+    else
+        printf 'limit_req_zone $binary_remote_addr zone=sandboxd_api:10m rate=%s;' "$RATE_LIMIT"
+    fi
+}
+
+limit_req() {
+    if [ "$RATE_LIMIT" = off ]; then
+        printf '# no rate limit'
+    else
+        printf 'limit_req zone=sandboxd_api burst=%s nodelay;' "$RATE_BURST"
+    fi
+}
+
 render_nginx() {
     sed -e "s|@VAR@|$VAR|g" \
         -e "s|@HTTP_PORT@|$HTTP_PORT|g" \
         -e "s|@SOCKET@|$FCGI_SOCK|g" \
         -e "s|@USER@|$NGX_USER_LINE|g" \
         -e "s|@BRIDGE_LISTEN@|$(bridge_listen)|g" \
+        -e "s|@LIMIT_REQ_ZONE@|$(limit_req_zone)|g" \
+        -e "s|@LIMIT_REQ@|$(limit_req)|g" \
         "$NGX_TEMPLATE"
 }
 
@@ -413,7 +590,17 @@ nginx_up() {
         mv "$new" "$NGX_CONF"
         nginx_check_conf
         say "nginx configuration changed: reloading nginx (pid $pid)"
+        local old_workers
+        old_workers=$(pgrep -P "$pid" | tr '\n' ' ') || true
         nginx_cmd -s reload
+        # The new configuration holds once the old workers are gone (they finish what they
+        # serve; idle keepalive connections are closed at once): wait a while for that.
+        for ((i = 0; i < 100; i++)); do
+            local w left=0
+            for w in $old_workers; do kill -0 "$w" 2>/dev/null && left=1; done
+            [ "$left" = 0 ] && break
+            sleep 0.1
+        done
         # A reload that cannot bind keeps the old configuration and only logs it.
         for ((i = 0; i < 50; i++)); do
             ss -Hltn "sport = :$HTTP_PORT" 2>/dev/null | grep -q . && return 0
@@ -517,11 +704,13 @@ SANDBOXD_OWNER_DATABASE_URL='$OWNER_DB_URL'
 SANDBOXD_REPOS_DIR=$REPOS
 SANDBOXD_PID_FILE=$PIDFILE
 SANDBOXD_INSTANCE=$INSTANCE
+SANDBOXD_USER=$SVC_USER
+SANDBOXD_SANDBOX_NETWORK=$NETWORK
 PGHOST=$PGSOCK
 PGPORT=$PG_PORT
 PGDATABASE=sandboxd
 PGUSER=sandboxd_owner
-export SANDBOXD_VAR SANDBOXD_URL SANDBOXD_TOKEN SANDBOXD_DATABASE_URL SANDBOXD_OWNER_DATABASE_URL SANDBOXD_REPOS_DIR SANDBOXD_PID_FILE SANDBOXD_INSTANCE PGHOST PGPORT PGDATABASE PGUSER
+export SANDBOXD_VAR SANDBOXD_URL SANDBOXD_TOKEN SANDBOXD_DATABASE_URL SANDBOXD_OWNER_DATABASE_URL SANDBOXD_REPOS_DIR SANDBOXD_PID_FILE SANDBOXD_INSTANCE SANDBOXD_USER SANDBOXD_SANDBOX_NETWORK PGHOST PGPORT PGDATABASE PGUSER
 EOF
     )
     chmod 0600 "$tmp"
@@ -544,7 +733,7 @@ cmd_up() {
         [ -x "$bin" ] || die "$bin is missing after the build"
     done
 
-    install -d -m 0755 "$VAR" "$LOGDIR" "$RUNDIR" "$REPOS"
+    install -d -m 0755 "$VAR" "$LOGDIR" "$RUNDIR" "$BINDIR" "$BINDIR/hooks"
     make_traversable "$VAR"
     exec 9>"$RUNDIR/lock"
     flock -w 300 9 || die "another local-stack.sh holds $RUNDIR/lock"
@@ -564,6 +753,12 @@ cmd_up() {
     bash "$REPO/deploy/ensure-docker.sh" 9>&-
     # The runner image: built once (about 40 s), reused while it is in the engine.
     bash "$REPO/deploy/build-runner-image.sh" >&2 9>&- || die "building the runner image failed"
+    ensure_service_user
+    service_dirs
+    # git runs the hook afresh for every push: replacing it needs no restart.
+    install_bin "$SANDBOXD_HOOK_BIN" "$BINDIR/hooks/pre-receive"
+    network_up
+    egress "$([ "$EGRESS" = web ] && echo apply || echo remove)" || die "deploy/egress.sh failed"
     sandboxd_up
     nginx_up
     wait_healthy
@@ -607,6 +802,11 @@ cmd_down() {
     nginx_down
     sandboxd_down
     containers_down
+    # The rules name the network's bridge: they go first, then the network.
+    if [ "$IS_ROOT" = 1 ]; then
+        egress remove || say "warning: deploy/egress.sh remove failed"
+    fi
+    network_down
     pg_down
     say "stopped (data kept in $VAR; dockerd left running)"
 }
@@ -624,7 +824,7 @@ cmd_status() {
         echo "postgresql:  stopped"; ok=0
     fi
     if pid=$(pid_of "$PIDFILE" sandboxd); then
-        echo "sandboxd:    running (pid $pid, $(pgrep -c -P "$pid" || true) workers, socket $FCGI_SOCK)"
+        echo "sandboxd:    running (pid $pid, user $(ps -o user= -p "$pid"), $(pgrep -c -P "$pid" || true) workers, socket $FCGI_SOCK)"
     else
         echo "sandboxd:    stopped"; ok=0
     fi

@@ -1,5 +1,6 @@
 /* sandboxctl: the operator's command line. Exit codes scripts can rely on:
  * 0 done, 1 runtime failure (database, disk), 2 usage, 3 not found, 4 already exists. */
+#define _GNU_SOURCE /* setresuid, setresgid */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +8,10 @@
 #include <openssl/crypto.h>
 #include <git2.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "sandboxd/account.h"
 #include "sandboxd/giturl.h"
 #include "sandboxd/jwt.h"
@@ -302,6 +305,28 @@ static int split_repo(const char *arg, char *owner, size_t on, char *name, size_
 	return rc ? rc : repo_valid_name(name, "name", e);
 }
 
+/* Run as root, `repo create` makes the repository as the owner of SANDBOXD_REPOS_DIR (the
+ * service's user): a repository that root owns would refuse the service's first push.
+ * Called once the database is connected, so that nothing of root's (a ~/.pgpass) is needed
+ * after the switch. */
+static int become_repos_owner(const char *dir, struct err *e)
+{
+	struct stat st;
+
+	if (geteuid() != 0 || stat(dir, &st) || st.st_uid == 0)
+		return 0;
+	if (setgroups(0, NULL) || setresgid(st.st_gid, st.st_gid, st.st_gid) ||
+	    setresuid(st.st_uid, st.st_uid, st.st_uid))
+		return err_set(e, ERR_FAIL, "cannot become the owner (uid %u) of '%s': %m",
+			       (unsigned)st.st_uid, dir);
+	/* root's ~/.gitconfig is out of reach now, and none of its business: as the service,
+	 * which runs with no home, read no global configuration. */
+	if (git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, "") ||
+	    git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_XDG, ""))
+		return err_set(e, ERR_FAIL, "cannot reset libgit2's configuration search path");
+	return 0;
+}
+
 static int cmd_repo(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -338,8 +363,8 @@ static int cmd_repo(int argc, char **argv)
 	    (rc = repo_valid_branch(branch, "default-branch", &e)))
 		return fail(rc, &e);
 	git_libgit2_init();
-	if ((rc = connect_db(&e)) || (rc = account_load(&db, owner, &a, &e)) ||
-	    (rc = db_begin(&db, &e)))
+	if ((rc = connect_db(&e)) || (rc = become_repos_owner(dir, &e)) ||
+	    (rc = account_load(&db, owner, &a, &e)) || (rc = db_begin(&db, &e)))
 		return fail(rc, &e);
 	rc = repo_create(&db, dir, a.id, a.login, name, visibility, branch, &repo, &path, &e);
 	if (rc) {

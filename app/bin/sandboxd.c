@@ -5,6 +5,7 @@
 #include <string.h>
 #include <curl/curl.h>
 #include "sandboxd/config.h"
+#include "sandboxd/giturl.h"
 #include "sandboxd/log.h"
 #include "sandboxd/master.h"
 #include "sandboxd/banned.h"
@@ -32,6 +33,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_set_level(cfg.log_level);
+	/* Read once, before the fork and before anything serves: a key that others may read
+	 * stops the start, as ssh does. */
+	if (cfg.signing_key_file[0] && giturl_key_file_load(cfg.signing_key_file, &e)) {
+		fprintf(stderr, "sandboxd: SANDBOXD_SIGNING_KEY_FILE: %s\n", e.msg);
+		return 2;
+	}
 	/* Before forking: curl's global state is not safe to set up in several threads, and
 	 * doing it once here means workers inherit it. */
 	curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -23,6 +23,8 @@ struct config {
 	char runner_image[256];
 	char instance[64];          /* label sandboxd.instance on every container: whose it is */
 	char sandbox_git_url[256];  /* how containers reach our git endpoint, no trailing / */
+	char sandbox_network[128];  /* the Docker network of every sandbox (NetworkMode) */
+	char signing_key_file[256]; /* PEM P-256 key that signs git URLs; empty: the database's */
 	int idle_timeout;           /* seconds without a call before a sandbox is stopped */
 	int reaper_interval;        /* seconds between the reaper's passes */
 	int start_timeout;          /* seconds a container may take to start */

@@ -12,8 +12,15 @@
 /* The "aud" of every git URL token: the same for the service and for owner-signed ones. */
 #define GITURL_AUDIENCE "sandboxd"
 
-/* The service's newest signing key, created (and stored) on first use. The caller frees
- * *key with EVP_PKEY_free. */
+/* Loads the service's signing key from a PEM file (SANDBOXD_SIGNING_KEY_FILE), once, in
+ * the master before it forks: the file must be a regular file owned by the effective user
+ * and readable by nobody else (mode 0600 or 0400), like ssh's keys; anything else is
+ * ERR_INVALID naming the file and what is wrong. Once loaded, that key signs every git URL
+ * and its kid verifies; keys in the database still verify what they signed before. */
+int giturl_key_file_load(const char *path, struct err *e);
+
+/* The service's signing key: the file's when one was loaded, else the newest in the
+ * database, created (and stored) on first use. The caller frees *key with EVP_PKEY_free. */
 int giturl_signing_key(struct db *db, EVP_PKEY **key, char kid[JWT_KID_MAX + 1],
 		       struct err *e);
 

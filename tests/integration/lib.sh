@@ -26,12 +26,19 @@
 #   mk_token LOGIN [scope] [flags]      prints the token; last_token_id gives its id
 #   wait_until SECONDS CMD…             poll CMD every 0.1 s
 #   ok NAME / fail NAME DETAIL / finish
+#   it_tokens TEXT                      record the tokens in TEXT (see below)
+#
+# Every token the suite mints is recorded in $IT_TOKENS (one a line), so that run.sh can
+# look for each of them in the logs and the audit log at the end: api records the tokens
+# in response bodies, $SANDBOXCTL is a wrapper that records what sandboxctl prints, and a
+# sandbox's token (which no response shows) is read from its container once it is made.
 
 set -u
 
 IT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$IT_DIR/../.." && pwd)
 SANDBOXCTL="$ROOT/${SANDBOXD_BUILD:-build}/sandboxctl"
+
 LOCAL_STACK="$ROOT/deploy/local-stack.sh"
 TEST_NAME=$(basename "$0" .sh)
 
@@ -41,6 +48,47 @@ TEST_NAME=$(basename "$0" .sh)
 export SANDBOXD_REPOS_DIR=${SANDBOXD_REPOS_DIR:-$SANDBOXD_VAR/repos}
 REPOS_DIR=$SANDBOXD_REPOS_DIR
 SANDBOXD_URL=${SANDBOXD_URL%/}
+
+# --- recording minted tokens ------------------------------------------------------------------
+: "${IT_TOKENS:=$SANDBOXD_VAR/it-tokens}"
+# personal, job and sandbox tokens (prefix, 36 + 6 base62), and JWTs (git URLs)
+IT_TOKEN_RE='d(fy|jt|st)_[0-9A-Za-z]{42}|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}'
+it_tokens() { grep -oE "$IT_TOKEN_RE" <<<"$*" >>"$IT_TOKENS" 2>/dev/null || true; }
+# sandboxctl through a wrapper that records the tokens it prints (token create, git-url).
+_it_ctl_wrapper() {
+	local real=$SANDBOXCTL w=$SANDBOXD_VAR/it-bin/sandboxctl
+	if [[ -x $w ]] && grep -qF "\"$real\"" "$w"; then
+		SANDBOXCTL=$w
+		return 0
+	fi
+	mkdir -p "${w%/*}" || return 0
+	{
+		printf '#!/usr/bin/env bash\n'
+		printf '# Written by tests/integration/lib.sh: sandboxctl, recording the tokens it prints.\n'
+		printf 'set -o pipefail\n'
+		printf '"%s" "$@" | tee >(grep -oE %q >>%q || true)\n' "$real" "$IT_TOKEN_RE" "$IT_TOKENS"
+		printf 'exit "${PIPESTATUS[0]}"\n'
+	} >"$w.new" && chmod 0755 "$w.new" && mv -f "$w.new" "$w" && SANDBOXCTL=$w
+}
+_it_ctl_wrapper
+
+# A new sandbox's token lives only in its container (the clone's remote URL, and before
+# that the clone's parameter file): read it from there while the container runs.
+_it_sandbox_token() { # SANDBOX_ID
+	local cid out i
+	for ((i = 0; i < 150; i++)); do
+		cid=$(docker ps -q --filter "label=sandboxd.sandbox=$1" 2>/dev/null)
+		[[ -n $cid ]] || break
+		out=$(docker exec -u 1000:1000 "$cid" sh -c 'cat /tmp/.sandboxd/clone 2>/dev/null;
+			git -C /workspace/repo config --get remote.origin.url 2>/dev/null' 2>/dev/null)
+		if [[ $out =~ dst_[0-9A-Za-z]{42} ]]; then
+			printf '%s\n' "${BASH_REMATCH[0]}" >>"$IT_TOKENS"
+			return 0
+		fi
+		sleep 0.2
+	done
+	printf '%s\n' "$1" >>"$IT_TOKENS.missed"
+}
 
 # scratch space; run.sh points IT_TMP into its var dir, so nothing outlives a run
 _T=$(mktemp -d "${IT_TMP:-${TMPDIR:-/tmp}}/sandboxd-it-$TEST_NAME.XXXXXX")
@@ -102,6 +150,12 @@ api() {
 	BODY=$(cat "$_T/body")
 	HEADERS=$(tr -d '\r' <"$_T/headers")
 	REQ_ID=$(header X-Request-Id || true)
+	it_tokens "$BODY"
+	if [[ $method == POST && $path == */diffinery/sandboxes && $STATUS == 201 ]]; then
+		local sid
+		sid=$(jq -r '.id // empty' <<<"$BODY" 2>/dev/null)
+		[[ -n $sid ]] && _it_sandbox_token "$sid"
+	fi
 	return 0
 }
 

@@ -47,7 +47,7 @@ cleanup() {
 	SANDBOXD_VAR=$VAR timeout -k 5 60 bash "$ROOT/deploy/local-stack.sh" down >>"$VAR/stack-down.log" 2>&1 </dev/null ||
 		log "local-stack.sh down failed (exit $?); see below"
 	# Whatever is left: the master from the pid file, PostgreSQL, anything naming $VAR.
-	local pidf=${SANDBOXD_PID_FILE:-$VAR/run/sandboxd.pid} p i
+	local pidf=${SANDBOXD_PID_FILE:-$VAR/run/sandboxd/sandboxd.pid} p i
 	if [[ -f $pidf ]]; then
 		p=$(cat "$pidf" 2>/dev/null)
 		if [[ $p =~ ^[0-9]+$ ]] && kill -0 "$p" 2>/dev/null && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]]; then
@@ -84,6 +84,15 @@ cleanup() {
 		# shellcheck disable=SC2086
 		kill -KILL $left 2>/dev/null
 	fi
+	# Network namespaces that a killed t_egress left (named after this var dir), with
+	# whatever runs in them; their veth pairs go with them.
+	local vsum ns
+	vsum=$(printf '%s' "$VAR" | cksum | cut -d' ' -f1)
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^sbxit-$vsum-"); do
+		log "removing network namespace $ns"
+		for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		ip netns del "$ns" 2>/dev/null
+	done
 	if [[ ${IT_KEEP:-0} == 1 ]]; then
 		log "keeping $VAR"
 	elif [[ $VAR == */sandboxd-it.* ]]; then
@@ -144,6 +153,48 @@ pick_port() { # VAR: a free loopback TCP port not picked before, into VAR
 	return 1
 }
 
+# record_token: the stack's admin token (local.env) counts as minted too; a test may have
+# made a new one (t_workers restarts the stack).
+record_token() {
+	[[ -n ${SANDBOXD_TOKEN:-} ]] && printf '%s\n' "$SANDBOXD_TOKEN" >>"$VAR/it-tokens"
+}
+
+# No secret anywhere it should not be: every token the run minted (recorded by lib.sh in
+# $VAR/it-tokens: API responses, sandboxctl's output, each sandbox's token read from its
+# container, the admin token) is looked for in the stack's logs (sandboxd, nginx's access
+# and error logs, PostgreSQL's) and in every audit_log row. One hit fails the run.
+secrets_check() {
+	local all=$VAR/it-tokens.all audit=$VAR/it-audit.txt hits=$VAR/it-secret-hits n missed kinds
+	grep -E '^[A-Za-z0-9_.-]{20,}$' "$VAR/it-tokens" 2>/dev/null | sort -u >"$all"
+	n=$(wc -l <"$all")
+	kinds=$(sed -E 's/^(dfy|djt|dst)_.*/\1/; s/^eyJ.*/jwt/' "$all" | sort | uniq -c | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}')
+	missed=$(sort -u "$VAR/it-tokens.missed" 2>/dev/null | wc -l)
+	((missed > 0)) && log "note: $missed sandbox token(s) could not be read (their container ended first)"
+	if ! psql -X -Atq -v ON_ERROR_STOP=1 -c 'SELECT row_to_json(a)::text FROM audit_log a' >"$audit" 2>"$audit.err"; then
+		printf 'FAIL run: the audit log could be read for the secret check: %s\n' "$(head -c 300 "$audit.err")"
+		printf 'fail\trun\taudit log unreadable for the secret check\n' >>"$RESULTS"
+		return 0
+	fi
+	local logs=("$VAR"/log/*.log)
+	: >"$hits"
+	if ((n > 0)); then
+		grep -HnoF -f "$all" "${logs[@]}" "$audit" >"$hits" 2>/dev/null
+	fi
+	if [[ -s $hits ]]; then
+		printf 'FAIL run: minted tokens appear in logs or the audit log (%s hits):\n' "$(wc -l <"$hits")"
+		# file:line: and the token's first characters only
+		sed -E 's/^([^:]*):([0-9]+):(.{10}).*/       \1:\2: \3…/' "$hits" | sed "s|$VAR/||" | sort -u | head -n 20
+		printf 'fail\trun\tminted tokens in the logs or the audit log\n' >>"$RESULTS"
+	elif ((n == 0)); then
+		printf 'FAIL run: no minted token was recorded, so none could be looked for\n'
+		printf 'fail\trun\tno token recorded for the secret check\n' >>"$RESULTS"
+	else
+		printf 'ok   run: none of the %s tokens minted (%s) is in %s or %s audit rows\n' \
+			"$n" "$kinds" "$(printf '%s ' "${logs[@]##*/}" | sed 's/ $//')" "$(wc -l <"$audit")"
+		printf 'ok\trun\tno minted token in the logs or the audit log\n' >>"$RESULTS"
+	fi
+}
+
 count() { # ok|fail: how many checks had that outcome
 	grep -c "^$1	" "$RESULTS" 2>/dev/null || true
 }
@@ -197,6 +248,9 @@ main() {
 	export SANDBOXD_REAPER_INTERVAL=${SANDBOXD_REAPER_INTERVAL:-1}
 	# 1 MiB files, so that t_sandbox_exec reaches the limit without moving 32 MiB.
 	export SANDBOXD_FILE_LIMIT=${SANDBOXD_FILE_LIMIT:-1048576}
+	# nginx's rate limit on, generous enough for the tests that hammer the API from
+	# 127.0.0.1; t_privilege tightens it for a moment to see the 429.
+	export SANDBOXD_RATE_LIMIT=${SANDBOXD_RATE_LIMIT:-100r/s} SANDBOXD_RATE_BURST=${SANDBOXD_RATE_BURST:-400}
 	export IT_RESULTS=$RESULTS
 	export IT_TMP=$VAR/it-tmp
 	mkdir -p "$IT_TMP"
@@ -224,6 +278,8 @@ main() {
 			export SANDBOXD_REPOS_DIR=${SANDBOXD_REPOS_DIR:-$VAR/repos}
 			# The tests run as root and read repositories that the service may own.
 			export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
+			export IT_TOKENS=$VAR/it-tokens
+			record_token
 		fi
 	fi
 
@@ -254,8 +310,14 @@ main() {
 			# shellcheck disable=SC1091
 			. "$VAR/local.env"
 			set +a
+			record_token
 		fi
 	done
+
+	if ((${#tests[@]} > 0)); then
+		log "---- secrets: minted tokens in the logs and the audit log"
+		secrets_check
+	fi
 
 	# Crashes show in the logs even when every check passed: point at them.
 	if [[ -n $VAR && -d $VAR ]]; then

@@ -331,6 +331,29 @@ static void test_git_timeout(void **state)
 			"SANDBOXD_GIT_TIMEOUT must be an integer between 10 and 86400");
 }
 
+/* The sandboxes' Docker network and the signing key file (hardening, issue 7). */
+static void test_network_and_key_file(void **state)
+{
+	struct config c;
+	struct err e;
+
+	assert_int_equal(load(&c, &e), 0);
+	assert_string_equal(c.sandbox_network, "bridge");
+	assert_string_equal(c.signing_key_file, "");
+	accepted("SANDBOXD_SANDBOX_NETWORK", "sandboxd-local_1.a", &c);
+	assert_string_equal(c.sandbox_network, "sandboxd-local_1.a");
+	accepted("SANDBOXD_SIGNING_KEY_FILE", "/etc/sandboxd/signing.pem", &c);
+	assert_string_equal(c.signing_key_file, "/etc/sandboxd/signing.pem");
+	refused("SANDBOXD_SIGNING_KEY_FILE", "signing.pem",
+		"SANDBOXD_SIGNING_KEY_FILE must be an absolute path");
+	env_set("SANDBOXD_SIGNING_KEY_FILE", NULL);
+	static const char *const bad[] = { "host", "none", "a b", "-x", "a/b", "x;y" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		refused("SANDBOXD_SANDBOX_NETWORK", bad[i],
+			"SANDBOXD_SANDBOX_NETWORK must name a Docker network (letters, digits, "
+			"'_', '.', '-'; not host or none)");
+}
+
 static void test_string_bounds(void **state)
 {
 	static const struct {
@@ -376,6 +399,7 @@ int main(void)
 		cmocka_unit_test_setup(test_git, setup),
 		cmocka_unit_test_setup(test_git_timeout, setup),
 		cmocka_unit_test_setup(test_string_bounds, setup),
+		cmocka_unit_test_setup(test_network_and_key_file, setup),
 		cmocka_unit_test_setup(test_public_url_needs_a_host, setup),
 	};
 

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# t_egress.sh: SANDBOXD_EGRESS=web (deploy/egress.sh). Only servers this test starts on
+# this machine are ever contacted: a network namespace of its own, joined to the host by a
+# veth pair in a /30 of 10.213.0.0/16 (nothing routes there but this pair), with listeners
+# on ports 80 and 8081, and one listener on the host at the sandboxes' gateway address.
+# From a sandbox: before the rules both ports answer; with them port 80 answers, 8081 and
+# the host's other port are refused at once, and git push to the service still works; after
+# `remove` iptables shows no trace of them. The rules are scoped to this stack's sandbox
+# network (other stacks on the machine are not touched) and are removed on any exit.
+. "$(dirname "$0")/lib.sh"
+
+export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
+HOSTPORT=${SANDBOXD_URL#http://}
+GIT_PORT=${HOSTPORT##*:}
+NET=${SANDBOXD_SANDBOX_NETWORK:-}
+EGRESS="$ROOT/deploy/egress.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v iptables >/dev/null || [ -z "$NET" ]; then
+	ok 'not root, no iptables or no sandbox network: egress checks skipped'
+	finish
+fi
+
+egress() { # apply|remove|status, for this stack's network
+	SANDBOXD_EGRESS=web SANDBOXD_SANDBOX_NETWORK="$NET" \
+		SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$GIT_PORT" bash "$EGRESS" "$@" 2>>"$_T/egress.log"
+}
+SUM=$(printf '%s' "$NET" | cksum | cut -d' ' -f1)
+# Every line of the rule set that is ours (both families).
+our_rules() { { iptables -w 10 -S; ip6tables -w 10 -S 2>/dev/null; } | grep -E -- "SBXD-(FWD|IN)-$SUM|sandboxd-egress:$NET( |\"|\$)"; }
+
+# --- the namespace with its servers -----------------------------------------------------------
+# run.sh removes namespaces named after its var dir that a killed test left behind.
+VSUM=$(printf '%s' "$SANDBOXD_VAR" | cksum | cut -d' ' -f1)
+NS=sbxit-$VSUM-$SFX
+VH=sbxh$SFX      # host side, 12 characters (interface names hold 15)
+VN=sbxn$SFX
+PY=$(command -v /usr/bin/python3 python3 | head -n 1)
+pick_subnet() {
+	local i x
+	for ((i = 0; i < 50; i++)); do
+		x=$((SRANDOM % 256)).$((SRANDOM % 64 * 4))
+		ip -4 addr show | grep -q "inet 10\.213\.${x%.*}\." && continue
+		ip -4 route show | grep -q "^10\.213\.${x%.*}\." && continue
+		echo "$x"
+		return 0
+	done
+	return 1
+}
+X=$(pick_subnet) || { fail 'a free /30 in 10.213.0.0/16'; finish; }
+HOST_IP=10.213.${X%.*}.$((${X##*.} + 1))
+NS_IP=10.213.${X%.*}.$((${X##*.} + 2))
+
+teardown() {
+	egress remove || true
+	local p
+	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	[ -n "${HOSTSRV:-}" ] && kill -KILL "$HOSTSRV" 2>/dev/null
+	ip netns del "$NS" 2>/dev/null   # takes the veth pair with it
+	ip link del "$VH" 2>/dev/null
+	true
+}
+AT_EXIT+=(teardown)
+
+ip netns add "$NS" &&
+	ip link add "$VH" type veth peer name "$VN" &&
+	ip link set "$VN" netns "$NS" &&
+	ip addr add "$HOST_IP/30" dev "$VH" && ip link set "$VH" up &&
+	ip -n "$NS" addr add "$NS_IP/30" dev "$VN" && ip -n "$NS" link set "$VN" up &&
+	ip -n "$NS" link set lo up
+check "namespace $NS with $NS_IP, host side $HOST_IP" [ $? -eq 0 ]
+mkdir -p "$_T/www" && echo "egress-ok-$SFX" >"$_T/www/index.html"
+chmod 0755 "$_T" "$_T/www"
+for port in 80 8081; do
+	ip netns exec "$NS" "$PY" -m http.server "$port" --bind "$NS_IP" --directory "$_T/www" \
+		>"$_T/srv$port.log" 2>&1 </dev/null &
+	disown   # teardown kills them; no job notices
+done
+answers() { [ "$(curl -s -m 2 "$1")" = "egress-ok-$SFX" ]; }
+check 'the listener on port 80 answers the host' wait_until 15 answers "http://$NS_IP:80/"
+check 'the listener on port 8081 answers the host' wait_until 15 answers "http://$NS_IP:8081/"
+
+# A listener on the host itself, on the gateway address the sandboxes know as
+# sandboxd.internal, on a port that is not git's.
+GW=$(docker network inspect -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' bridge 2>/dev/null | awk '{print $1}')
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	HOST_PORT=$((20000 + SRANDOM % 40000))
+	[ -z "$(ss -Hltn "sport = :$HOST_PORT")" ] && break
+done
+"$PY" -m http.server "$HOST_PORT" --bind "$GW" --directory "$_T/www" >"$_T/hostsrv.log" 2>&1 </dev/null &
+HOSTSRV=$!
+disown
+check "a host listener on $GW:$HOST_PORT" wait_until 15 answers "http://$GW:$HOST_PORT/"
+
+# --- a sandbox on the stack's network ----------------------------------------------------------
+O="eg$SFX"
+mk_user "$O" || exit 1
+OT=$LAST_TOKEN
+R="$O/site"
+api POST /api/v3/user/repos '{"name":"site"}' "$OT"
+git init -q -b main "$_T/w" && echo x >"$_T/w/f" && git -C "$_T/w" add f && git -C "$_T/w" commit -qm x
+git -C "$_T/w" push -q "http://t:$OT@$HOSTPORT/$R.git" main
+SB=/api/v3/repos/$R/diffinery/sandboxes
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a sandbox'
+ID=$(_json .id)
+CID=$(docker ps -q --filter "label=sandboxd.sandbox=$ID")
+AT_EXIT+=("api POST '$SB/$ID/close' '' '$OT' >/dev/null")
+check_eq "the sandbox is on the stack's network $NET" "$NET" \
+	"$(docker inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}}{{end}}' "$CID" 2>/dev/null)"
+clone_done() { api GET "$SB/$ID" "" "$OT"; [ "$(_json .clone.state)" = done ]; }
+check 'its clone is done' wait_until 60 clone_done
+
+box() { docker exec -u 1000:1000 -w /workspace/repo "$CID" "$@"; }
+# fetch URL: curl's exit code and the time it took (ms); the body must be ours on success.
+fetch() {
+	local t0 rc out
+	t0=$(date +%s%N)
+	out=$(box curl -s --connect-timeout 5 -m 8 "$1" 2>/dev/null)
+	rc=$?
+	[ "$rc" = 0 ] && [ "$out" != "egress-ok-$SFX" ] && rc=99
+	echo "$rc $((($(date +%s%N) - t0) / 1000000))"
+}
+code() { fetch "$1" | cut -d' ' -f1; }
+
+check_eq 'open: port 80 of the namespace answers the sandbox' 0 "$(code "http://$NS_IP:80/")"
+check_eq 'open: port 8081 too' 0 "$(code "http://$NS_IP:8081/")"
+check_eq "open: the host's other port too" 0 "$(code "http://sandboxd.internal:$HOST_PORT/")"
+
+# --- web ------------------------------------------------------------------------------------------
+check 'egress.sh apply (web)' egress apply
+check 'apply again (idempotent)' egress apply
+BR=$(docker network inspect -f '{{index .Options "com.docker.network.bridge.name"}}' "$NET")
+check_eq 'one jump from DOCKER-USER, for our bridge only' \
+	"-A DOCKER-USER -i $BR -m comment --comment sandboxd-egress:$NET -j SBXD-FWD-$SUM" \
+	"$(iptables -w 10 -S DOCKER-USER | grep -F "SBXD-FWD-$SUM" | tr -d '"')"
+check_eq 'one jump from INPUT, for our bridge only' \
+	"-A INPUT -i $BR -m comment --comment sandboxd-egress:$NET -j SBXD-IN-$SUM" \
+	"$(iptables -w 10 -S INPUT | grep -F "SBXD-IN-$SUM" | tr -d '"')"
+check 'the host port allowed is the git port' iptables -w 10 -C "SBXD-IN-$SUM" -p tcp -m multiport --dports "53,$GIT_PORT" -j RETURN
+
+check_eq 'web: port 80 answers' 0 "$(code "http://$NS_IP:80/")"
+read -r rc ms <<<"$(fetch "http://$NS_IP:8081/")"
+check_eq 'web: port 8081 is refused (curl: could not connect)' 7 "$rc"
+check "and at once, not after a timeout (${ms} ms)" [ "$ms" -lt 4000 ]
+read -r rc ms <<<"$(fetch "http://sandboxd.internal:$HOST_PORT/")"
+check_eq "web: the host's other port is refused" 7 "$rc"
+check "and at once (${ms} ms)" [ "$ms" -lt 4000 ]
+check 'web: git push to the service still works' box sh -c \
+	'echo web > w && git add w && git commit -qm web && git push -q origin HEAD:refs/heads/from-web'
+check_eq 'the push landed' "$(box git rev-parse HEAD)" \
+	"$(git --git-dir "$REPOS_DIR/$R.git" rev-parse -q --verify refs/heads/from-web)"
+check 'the host itself still reaches port 8081 (only sandboxes are confined)' answers "http://$NS_IP:8081/"
+
+# --- remove ----------------------------------------------------------------------------------------
+check 'egress.sh remove' egress remove
+check 'iptables -S and ip6tables -S show no trace of the rules' eval '[ -z "$(our_rules)" ]'
+check 'remove again is fine' egress remove
+check_eq 'open again: port 8081 answers the sandbox' 0 "$(code "http://$NS_IP:8081/")"
+
+api POST "$SB/$ID/close" '' "$OT"
+expect_status 204 'the sandbox is closed'
+teardown
+check 'the namespace is gone' eval '! ip netns list | grep -qw "$NS"'
+check 'the veth pair is gone' eval '! ip link show "$VH" >/dev/null 2>&1'
+check 'no rule left' eval '[ -z "$(our_rules)" ]'
+
+finish
