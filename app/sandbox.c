@@ -227,6 +227,11 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 	buf_init(&tar, 65536);
 	if (!ref || !*ref)
 		ref = repo->default_branch;
+	/* The limit holds under concurrent creates: the account's row is locked until the new
+	 * sandbox's row commits (step 1 below), so a second create counts it. */
+	if ((rc = db_run(r->db, &e, "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", 1,
+			 r->caller.account_id)))
+		return http_fail(r, rc, &e);
 	res = db_exec(r->db, &e, &code,
 		      "SELECT count(*) FROM sandboxes WHERE account_id = $1"
 		      "   AND state IN ('starting', 'ready')", 1, r->caller.account_id);
