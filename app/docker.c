@@ -895,6 +895,146 @@ out:
 	return rc;
 }
 
+/* ---- images ---- */
+
+/* The last ch in s[0..n), or NULL. */
+static const char *last_of(const char *s, size_t n, char ch)
+{
+	while (n > 0)
+		if (s[--n] == ch)
+			return s + n;
+	return NULL;
+}
+
+int docker_image_pull_path(const char *image, struct buf *path, struct err *e)
+{
+	size_t n = image ? strlen(image) : 0, namelen, i;
+	const char *at, *slash, *colon, *tag;
+	char name[256], *qn = NULL, *qt = NULL;
+	int rc;
+
+	if (n == 0 || n > 255)
+		return err_set(e, ERR_INVALID, "an image name must be 1 to 255 characters");
+	for (i = 0; i < n; i++) {
+		char ch = image[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		      strchr("._-/:@", ch)))
+			return err_set(e, ERR_INVALID, "image name '%s' has a character other than "
+				       "[A-Za-z0-9._/:@-]", image);
+	}
+	/* name[:tag][@digest]: a digest wins over a tag; a colon before the last slash is a
+	 * registry's port. */
+	if ((at = strchr(image, '@'))) {
+		namelen = (size_t)(at - image);
+		tag = at + 1;
+		slash = last_of(image, namelen, '/');
+		colon = last_of(image, namelen, ':');
+		if (colon && (!slash || colon > slash))
+			namelen = (size_t)(colon - image);
+	} else {
+		slash = strrchr(image, '/');
+		colon = strrchr(image, ':');
+		if (colon && (!slash || colon > slash)) {
+			namelen = (size_t)(colon - image);
+			tag = colon + 1;
+		} else {
+			namelen = n;
+			tag = "latest";
+		}
+	}
+	if (namelen == 0 || !*tag || image[namelen - 1] == '/' || strchr(tag, '/') ||
+	    (!at && strchr(tag, '@')))
+		return err_set(e, ERR_INVALID, "image name '%s' is not name[:tag] or name@digest", image);
+	memcpy(name, image, namelen);
+	name[namelen] = 0;
+	if (!(qn = curl_easy_escape(NULL, name, 0)) || !(qt = curl_easy_escape(NULL, tag, 0)))
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	else if ((rc = buf_printf(path, "/images/create?fromImage=%s&tag=%s", qn, qt)))
+		rc = err_set(e, rc, "image name '%s' is too long", image);
+	curl_free(qn);
+	curl_free(qt);
+	return rc;
+}
+
+/* The pull's progress: one JSON object a line. Lines are kept up to a bound (progress
+ * lines are short); the first {"error": …} is the pull's failure. */
+struct pull_state {
+	struct buf line;
+	char error[512];
+};
+
+static void pull_line(struct pull_state *ps)
+{
+	json_object *o, *v;
+
+	if (ps->error[0] || !ps->line.len || !strstr(ps->line.data, "\"error\""))
+		return;
+	o = json_tokener_parse(ps->line.data);
+	if (o && json_object_object_get_ex(o, "error", &v) && json_object_is_type(v, json_type_string))
+		snprintf(ps->error, sizeof(ps->error), "%s", json_object_get_string(v));
+	json_object_put(o);
+}
+
+static int sink_pull(struct call *c, const char *p, size_t n)
+{
+	struct pull_state *ps = c->sink_arg;
+
+	while (n > 0) {
+		const char *nl = memchr(p, '\n', n);
+		size_t take = nl ? (size_t)(nl - p) : n;
+
+		if (buf_append(&ps->line, p, take))
+			buf_clear(&ps->line);  /* a line past the bound: not one of Docker's */
+		if (!nl)
+			break;
+		pull_line(ps);
+		buf_clear(&ps->line);
+		p += take + 1;
+		n -= take + 1;
+	}
+	return 0;
+}
+
+int docker_image_pull(const char *image, long timeout_ms, struct err *e)
+{
+	struct pull_state ps;
+	struct buf path;
+	struct call c;
+	struct err why;
+	int rc;
+
+	memset(&ps, 0, sizeof(ps));
+	buf_init(&ps.line, 64 * 1024);
+	buf_init(&path, 2048);
+	if ((rc = docker_image_pull_path(image, &path, e)))
+		goto out;
+	call_init(&c, "pull image", "POST", path.data, timeout_ms, &why);
+	c.sink = sink_pull;
+	c.sink_arg = &ps;
+	rc = perform(&c);
+	pull_line(&ps);  /* a last line without its newline */
+	if (rc) {
+		/* Docker's own message, without the "docker pull image:" prefix or status. */
+		const char *m = why.msg, *p = strstr(m, "docker pull image: ");
+		char text[sizeof(why.msg)];
+
+		snprintf(text, sizeof(text), "%s", p ? p + 19 : m);
+		size_t l = strlen(text);
+		if (c.status && l > 6 && text[l - 1] == ')' && strrchr(text, '('))
+			*strrchr(text, '(') = 0;
+		l = strlen(text);
+		while (l > 0 && text[l - 1] == ' ')
+			text[--l] = 0;
+		rc = err_set(e, rc, "%s", text);
+	} else if (ps.error[0]) {
+		rc = err_set(e, ERR_FAIL, "%s", ps.error);
+	}
+out:
+	buf_release(&ps.line);
+	buf_release(&path);
+	return rc;
+}
+
 /* ---- archive ---- */
 
 static int archive_path(struct buf *path, const char *container, const char *p, struct err *e)

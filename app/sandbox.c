@@ -302,7 +302,28 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 		.pids_limit = r->cfg->sandbox_pids,
 	};
 	long left = (long)r->cfg->start_timeout * 1000;
+	const char *why = NULL;  /* what the 503 says, when not the spec's text */
 	rc = docker_container_create(&dc, cid, left < CALL_MS ? left : CALL_MS, &e);
+	if (rc == ERR_NOTFOUND && strstr(e.msg, "No such image")) {
+		/* The image is a setting; pulling it is one too (off: there may be no registry).
+		 * The first sandbox on a host waits for the pull, within the start limit;
+		 * workers that pull at once are one pull for Docker. */
+		if (!r->cfg->image_pull) {
+			why = pool_printf(r->pool, "the sandbox image %s is missing and pulling is off",
+					  r->cfg->runner_image);
+		} else {
+			left = (long)r->cfg->start_timeout * 1000 - ((long)time(NULL) - started) * 1000;
+			log_info("sandbox %s: pulling the image %s", id, r->cfg->runner_image);
+			rc = docker_image_pull(r->cfg->runner_image, left > 1000 ? left : 1000, &e);
+			if (rc)
+				why = pool_printf(r->pool, "the sandbox image %s is missing and could not be "
+						  "pulled: %s", r->cfg->runner_image, e.msg);
+			else
+				rc = docker_container_create(&dc, cid, CALL_MS, &e);
+		}
+		if (why)
+			rc = err_set(&e, ERR_NOTFOUND, "%s", why);
+	}
 	if (!rc) {
 		copy(s.container_id, sizeof(s.container_id), cid);
 		rc = db_run(r->db, &e, "UPDATE sandboxes SET container_id = $2 WHERE id = $1", 2, id,
@@ -338,10 +359,10 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 		struct err e2;
 		log_warn("sandbox %s did not start: %s", id, e.msg);
 		json_add_str(r->audit_details, "error", e.msg);
-		if (sandbox_end(r->db, &s, "failed", "the container did not start", &e2) ||
+		if (sandbox_end(r->db, &s, "failed", why ? why : "the container did not start", &e2) ||
 		    commit_now(r, &e2))
 			log_error("marking %s failed: %s", id, e2.msg);
-		http_error(r, 503, "the sandbox container did not start; try again");
+		http_error(r, 503, "%s", why ? why : "the sandbox container did not start; try again");
 		return 0;
 	}
 	res = db_exec(r->db, &e, &code,

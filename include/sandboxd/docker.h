@@ -157,6 +157,19 @@ struct docker_exec_state {
 int docker_exec_inspect(const char *exec_id, struct docker_exec_state *out, long timeout_ms,
 			struct err *e);
 
+/* ---- images ---- */
+
+/* The request path that pulls image ("name", "name:tag", "host:port/name:tag",
+ * "name@sha256:…") into path: /images/create?fromImage=<name>&tag=<tag or digest>, both
+ * percent-encoded. The tag is always given ("latest" when the name has none): without one
+ * Docker pulls every tag of the name. ERR_INVALID for an empty or malformed name. */
+int docker_image_pull_path(const char *image, struct buf *path, struct err *e);
+
+/* POST /images/create: pulls image, waiting for the end of Docker's progress stream
+ * within timeout_ms. Docker reports a failed pull inside a 200 stream as
+ * {"error": …}: that message, or the HTTP error's, is e's text, without any prefix. */
+int docker_image_pull(const char *image, long timeout_ms, struct err *e);
+
 /* ---- archive ---- */
 
 /* PUT /containers/{id}/archive?path=dir&noOverwriteDirNonDir=1: unpacks the tar archive
