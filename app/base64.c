@@ -56,54 +56,83 @@ void base64url_encode(const unsigned char *in, size_t n, char *out)
 	encode(in, n, out, url_alphabet, 0);
 }
 
-static int value(unsigned char c, int url)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == (url ? '-' : '+'))
-		return 62;
-	if (c == (url ? '_' : '/'))
-		return 63;
-	return -1;
-}
+/* Each character's value, 255 for characters outside the alphabet. */
+static const unsigned char std_values[256] = {
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,  62, 255, 255, 255,  63,
+	 52,  53,  54,  55,  56,  57,  58,  59,  60,  61, 255, 255, 255, 255, 255, 255,
+	255,   0,   1,   2,   3,   4,   5,   6,   7,   8,   9,  10,  11,  12,  13,  14,
+	 15,  16,  17,  18,  19,  20,  21,  22,  23,  24,  25, 255, 255, 255, 255, 255,
+	255,  26,  27,  28,  29,  30,  31,  32,  33,  34,  35,  36,  37,  38,  39,  40,
+	 41,  42,  43,  44,  45,  46,  47,  48,  49,  50,  51, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+};
+static const unsigned char url_values[256] = {
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,  62, 255, 255,
+	 52,  53,  54,  55,  56,  57,  58,  59,  60,  61, 255, 255, 255, 255, 255, 255,
+	255,   0,   1,   2,   3,   4,   5,   6,   7,   8,   9,  10,  11,  12,  13,  14,
+	 15,  16,  17,  18,  19,  20,  21,  22,  23,  24,  25, 255, 255, 255, 255,  63,
+	255,  26,  27,  28,  29,  30,  31,  32,  33,  34,  35,  36,  37,  38,  39,  40,
+	 41,  42,  43,  44,  45,  46,  47,  48,  49,  50,  51, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
+};
 
 /* Decodes in[0..n) (no padding) with a tail of n % 4 characters; the bits past the last
- * whole byte must be zero, so every value has one encoding. */
+ * whole byte must be zero, so every value has one encoding. Four characters at a time
+ * through a table: a file of 32 MiB goes through here. */
 static int decode(const char *in, size_t n, unsigned char *out, size_t cap, size_t *outlen,
 		  int url)
 {
-	size_t rem = n % 4, o = 0;
-	uint32_t acc = 0;
+	const unsigned char *p = (const unsigned char *)in, *t = url ? url_values : std_values;
+	size_t rem = n % 4, o = 0, full = n - rem;
+	unsigned a, b, c, d;
 
 	*outlen = 0;
 	if (rem == 1 || n / 4 * 3 + (rem ? rem - 1 : 0) > cap)
 		return ERR_INVALID;
-	for (size_t i = 0; i < n; i++) {
-		int v = value((unsigned char)in[i], url);
-
-		if (v < 0)
+	for (size_t i = 0; i < full; i += 4) {
+		a = t[p[i]];
+		b = t[p[i + 1]];
+		c = t[p[i + 2]];
+		d = t[p[i + 3]];
+		if ((a | b | c | d) & 0x80)
 			return ERR_INVALID;
-		acc = acc << 6 | (uint32_t)v;
-		if (i % 4 == 3) {
-			out[o++] = (unsigned char)(acc >> 16);
-			out[o++] = (unsigned char)(acc >> 8);
-			out[o++] = (unsigned char)acc;
-			acc = 0;
-		}
+		out[o] = (unsigned char)(a << 2 | b >> 4);
+		out[o + 1] = (unsigned char)(b << 4 | c >> 2);
+		out[o + 2] = (unsigned char)(c << 6 | d);
+		o += 3;
 	}
-	if (rem == 2) {
-		if (acc & 0xf)
+	p += full;
+	if (rem >= 2) {
+		a = t[p[0]];
+		b = t[p[1]];
+		c = rem == 3 ? t[p[2]] : 0;
+		if ((a | b | c) & 0x80)
 			return ERR_INVALID;
-		out[o++] = (unsigned char)(acc >> 4);
-	} else if (rem == 3) {
-		if (acc & 0x3)
+		if (rem == 2 && (b & 0xf))
 			return ERR_INVALID;
-		out[o++] = (unsigned char)(acc >> 10);
-		out[o++] = (unsigned char)(acc >> 2);
+		if (rem == 3 && (c & 0x3))
+			return ERR_INVALID;
+		out[o++] = (unsigned char)(a << 2 | b >> 4);
+		if (rem == 3)
+			out[o++] = (unsigned char)(b << 4 | c >> 2);
 	}
 	*outlen = o;
 	return 0;

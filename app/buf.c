@@ -91,6 +91,30 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	return 0;
 }
 
+int buf_reserve(struct buf *b, size_t n)
+{
+	char *p;
+
+	if (n > b->max - b->len)
+		return ERR_TOOBIG;
+	if (b->len + n + 1 <= b->cap)
+		return 0;
+	p = realloc(b->data, b->len + n + 1);
+	if (!p)
+		return ERR_NOMEM;
+	if (!b->data)
+		p[0] = 0;
+	b->data = p;
+	b->cap = b->len + n + 1;
+	return 0;
+}
+
+void buf_advance(struct buf *b, size_t n)
+{
+	b->len += n;
+	b->data[b->len] = 0;
+}
+
 char *buf_detach(struct buf *b, size_t *len)
 {
 	char *p = b->data;

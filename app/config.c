@@ -113,6 +113,9 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 		c->sandbox_git_url[--ul] = 0;
 	if (strncmp(c->sandbox_git_url, "http://", 7) && strncmp(c->sandbox_git_url, "https://", 8))
 		return err_set(e, ERR_INVALID, "SANDBOXD_SANDBOX_GIT_URL must start with http:// or https://");
+	if ((rc = set_num(&n, get, "SANDBOXD_IMAGE_PULL", 0, 0, 1, e)))
+		return rc;
+	c->image_pull = (int)n;
 	if ((rc = set_num(&n, get, "SANDBOXD_IDLE_TIMEOUT", 1800, 5, 86400, e)))
 		return rc;
 	c->idle_timeout = (int)n;

@@ -14,6 +14,9 @@
 #define ERRBODY_MAX (16 * 1024)
 #define STATHDR_MAX (16 * 1024)
 #define DEFAULT_USER "1000:1000"
+/* curl's buffers for archive bodies: fewer, larger reads and writes than its 16 KiB and
+ * 64 KiB defaults (megabytes go through them). */
+#define ARCHIVE_BUFSIZE (512L * 1024)
 
 static CURL *handle;
 
@@ -34,6 +37,10 @@ struct call {
 	const char *ctype;            /* request body type */
 	const void *body;
 	size_t body_len;
+	/* Or a body in pieces, sent as they are (no copy into one buffer). */
+	const struct docker_part *parts;
+	size_t nparts, part, part_off;
+	long bufsize;                 /* curl's receive buffer; 0: curl's default */
 	long timeout_ms;
 	/* A 2xx body goes to sink; non-zero stops the transfer and is returned (the sink has
 	 * filled c->e). Other bodies go to errbody. */
@@ -158,6 +165,28 @@ static size_t on_write(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* The request body from c->parts, as curl asks for it. */
+static size_t on_read(char *p, size_t size, size_t n, void *arg)
+{
+	struct call *c = arg;
+	size_t room = size * n, done = 0;
+
+	while (room > 0 && c->part < c->nparts) {
+		const struct docker_part *pt = &c->parts[c->part];
+		size_t take = pt->len - c->part_off < room ? pt->len - c->part_off : room;
+
+		memcpy(p + done, (const char *)pt->data + c->part_off, take);
+		done += take;
+		room -= take;
+		c->part_off += take;
+		if (c->part_off == pt->len) {
+			c->part++;
+			c->part_off = 0;
+		}
+	}
+	return done;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *arg)
 {
 	static const char name[] = "X-Docker-Container-Path-Stat:";
@@ -276,8 +305,22 @@ static int perform_at(struct call *c, const struct target *t)
 	curl_easy_setopt(handle, CURLOPT_WRITEDATA, c);
 	curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(handle, CURLOPT_HEADERDATA, c);
+	/* Always set: curl keeps the receive buffer of the last size asked for, and a big one
+	 * (for an archive) should not stay with the worker. */
+	curl_easy_setopt(handle, CURLOPT_BUFFERSIZE, c->bufsize ? c->bufsize : (long)CURL_MAX_WRITE_SIZE);
 
-	if (strcmp(c->method, "HEAD") == 0) {
+	if (c->parts) {
+		curl_off_t total = 0;
+
+		for (size_t i = 0; i < c->nparts; i++)
+			total += (curl_off_t)c->parts[i].len;
+		curl_easy_setopt(handle, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, c->method);
+		curl_easy_setopt(handle, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(handle, CURLOPT_READDATA, c);
+		curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE, total);
+		curl_easy_setopt(handle, CURLOPT_UPLOAD_BUFFERSIZE, ARCHIVE_BUFSIZE);
+	} else if (strcmp(c->method, "HEAD") == 0) {
 		curl_easy_setopt(handle, CURLOPT_NOBODY, 1L);
 	} else if (strcmp(c->method, "GET") != 0) {
 		curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, c->method);
@@ -869,6 +912,146 @@ out:
 	return rc;
 }
 
+/* ---- images ---- */
+
+/* The last ch in s[0..n), or NULL. */
+static const char *last_of(const char *s, size_t n, char ch)
+{
+	while (n > 0)
+		if (s[--n] == ch)
+			return s + n;
+	return NULL;
+}
+
+int docker_image_pull_path(const char *image, struct buf *path, struct err *e)
+{
+	size_t n = image ? strlen(image) : 0, namelen, i;
+	const char *at, *slash, *colon, *tag;
+	char name[256], *qn = NULL, *qt = NULL;
+	int rc;
+
+	if (n == 0 || n > 255)
+		return err_set(e, ERR_INVALID, "an image name must be 1 to 255 characters");
+	for (i = 0; i < n; i++) {
+		char ch = image[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+		      strchr("._-/:@", ch)))
+			return err_set(e, ERR_INVALID, "image name '%s' has a character other than "
+				       "[A-Za-z0-9._/:@-]", image);
+	}
+	/* name[:tag][@digest]: a digest wins over a tag; a colon before the last slash is a
+	 * registry's port. */
+	if ((at = strchr(image, '@'))) {
+		namelen = (size_t)(at - image);
+		tag = at + 1;
+		slash = last_of(image, namelen, '/');
+		colon = last_of(image, namelen, ':');
+		if (colon && (!slash || colon > slash))
+			namelen = (size_t)(colon - image);
+	} else {
+		slash = strrchr(image, '/');
+		colon = strrchr(image, ':');
+		if (colon && (!slash || colon > slash)) {
+			namelen = (size_t)(colon - image);
+			tag = colon + 1;
+		} else {
+			namelen = n;
+			tag = "latest";
+		}
+	}
+	if (namelen == 0 || !*tag || image[namelen - 1] == '/' || strchr(tag, '/') ||
+	    (!at && strchr(tag, '@')))
+		return err_set(e, ERR_INVALID, "image name '%s' is not name[:tag] or name@digest", image);
+	memcpy(name, image, namelen);
+	name[namelen] = 0;
+	if (!(qn = curl_easy_escape(NULL, name, 0)) || !(qt = curl_easy_escape(NULL, tag, 0)))
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	else if ((rc = buf_printf(path, "/images/create?fromImage=%s&tag=%s", qn, qt)))
+		rc = err_set(e, rc, "image name '%s' is too long", image);
+	curl_free(qn);
+	curl_free(qt);
+	return rc;
+}
+
+/* The pull's progress: one JSON object a line. Lines are kept up to a bound (progress
+ * lines are short); the first {"error": …} is the pull's failure. */
+struct pull_state {
+	struct buf line;
+	char error[512];
+};
+
+static void pull_line(struct pull_state *ps)
+{
+	json_object *o, *v;
+
+	if (ps->error[0] || !ps->line.len || !strstr(ps->line.data, "\"error\""))
+		return;
+	o = json_tokener_parse(ps->line.data);
+	if (o && json_object_object_get_ex(o, "error", &v) && json_object_is_type(v, json_type_string))
+		snprintf(ps->error, sizeof(ps->error), "%s", json_object_get_string(v));
+	json_object_put(o);
+}
+
+static int sink_pull(struct call *c, const char *p, size_t n)
+{
+	struct pull_state *ps = c->sink_arg;
+
+	while (n > 0) {
+		const char *nl = memchr(p, '\n', n);
+		size_t take = nl ? (size_t)(nl - p) : n;
+
+		if (buf_append(&ps->line, p, take))
+			buf_clear(&ps->line);  /* a line past the bound: not one of Docker's */
+		if (!nl)
+			break;
+		pull_line(ps);
+		buf_clear(&ps->line);
+		p += take + 1;
+		n -= take + 1;
+	}
+	return 0;
+}
+
+int docker_image_pull(const char *image, long timeout_ms, struct err *e)
+{
+	struct pull_state ps;
+	struct buf path;
+	struct call c;
+	struct err why;
+	int rc;
+
+	memset(&ps, 0, sizeof(ps));
+	buf_init(&ps.line, 64 * 1024);
+	buf_init(&path, 2048);
+	if ((rc = docker_image_pull_path(image, &path, e)))
+		goto out;
+	call_init(&c, "pull image", "POST", path.data, timeout_ms, &why);
+	c.sink = sink_pull;
+	c.sink_arg = &ps;
+	rc = perform(&c);
+	pull_line(&ps);  /* a last line without its newline */
+	if (rc) {
+		/* Docker's own message, without the "docker pull image:" prefix or status. */
+		const char *m = why.msg, *p = strstr(m, "docker pull image: ");
+		char text[sizeof(why.msg)];
+
+		snprintf(text, sizeof(text), "%s", p ? p + 19 : m);
+		size_t l = strlen(text);
+		if (c.status && l > 6 && text[l - 1] == ')' && strrchr(text, '('))
+			*strrchr(text, '(') = 0;
+		l = strlen(text);
+		while (l > 0 && text[l - 1] == ' ')
+			text[--l] = 0;
+		rc = err_set(e, rc, "%s", text);
+	} else if (ps.error[0]) {
+		rc = err_set(e, ERR_FAIL, "%s", ps.error);
+	}
+out:
+	buf_release(&ps.line);
+	buf_release(&path);
+	return rc;
+}
+
 /* ---- archive ---- */
 
 static int archive_path(struct buf *path, const char *container, const char *p, struct err *e)
@@ -888,8 +1071,9 @@ static int archive_path(struct buf *path, const char *container, const char *p, 
 	return rc ? err_set(e, ERR_NOMEM, "out of memory") : 0;
 }
 
-int docker_archive_put(const char *container, const char *dir, const void *tar, size_t len,
-		       long timeout_ms, struct err *e)
+int docker_archive_put_parts(const char *container, const char *dir,
+			     const struct docker_part *parts, size_t nparts, long timeout_ms,
+			     struct err *e)
 {
 	struct buf path;
 	struct call c;
@@ -898,14 +1082,31 @@ int docker_archive_put(const char *container, const char *dir, const void *tar, 
 	buf_init(&path, 3 * TAR_NAME_MAX + 256);
 	if ((rc = archive_path(&path, container, dir, e)))
 		goto out;
+	/* Never let a file of the archive replace a directory (or the other way round). */
+	if (buf_puts(&path, "&noOverwriteDirNonDir=1")) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
 	call_init(&c, "write archive", "PUT", path.data, timeout_ms, e);
 	c.ctype = "application/x-tar";
-	c.body = tar;
-	c.body_len = len;
+	c.parts = parts;
+	c.nparts = nparts;
 	rc = perform(&c);
+	if (rc == ERR_FAIL && strstr(e->msg, "cannot overwrite directory"))
+		rc = err_set(e, ERR_EXISTS, "docker write archive: a directory is in the way");
+	else if (rc == ERR_FAIL && strstr(e->msg, "extraction point is not a directory"))
+		rc = err_set(e, ERR_INVALID, "docker write archive: %s is not a directory", dir);
 out:
 	buf_release(&path);
 	return rc;
+}
+
+int docker_archive_put(const char *container, const char *dir, const void *tar, size_t len,
+		       long timeout_ms, struct err *e)
+{
+	struct docker_part part = { tar, len };
+
+	return docker_archive_put_parts(container, dir, &part, 1, timeout_ms, e);
 }
 
 int docker_archive_get(const char *container, const char *path, struct buf *out,
@@ -932,38 +1133,45 @@ static int sink_tar(struct call *c, const char *p, size_t n)
 	return tar_reader_feed(c->sink_arg, p, n, c->e);
 }
 
-int docker_archive_read_file(const char *container, const char *path, size_t max_size,
-			     struct tar_file *out, char *type, long timeout_ms, struct err *e)
+int docker_archive_read(const char *container, const char *path, struct tar_reader *r,
+			long timeout_ms, struct err *e)
 {
-	struct tar_reader *r = NULL;
 	struct buf p;
 	struct call c;
 	int rc;
 
-	out->data = NULL;
-	out->size = 0;
 	buf_init(&p, 3 * TAR_NAME_MAX + 256);
 	if ((rc = archive_path(&p, container, path, e)))
 		goto out;
-	if (!(r = malloc(sizeof(*r)))) {
-		rc = err_set(e, ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	tar_reader_init(r, max_size);
 	call_init(&c, "read file", "GET", p.data, timeout_ms, e);
 	c.sink = sink_tar;
 	c.sink_arg = r;
-	if ((rc = perform(&c)) == 0)
+	c.bufsize = ARCHIVE_BUFSIZE;
+	rc = perform(&c);
+out:
+	buf_release(&p);
+	return rc;
+}
+
+int docker_archive_read_file(const char *container, const char *path, size_t max_size,
+			     struct tar_file *out, char *type, long timeout_ms, struct err *e)
+{
+	struct tar_reader *r;
+	int rc;
+
+	out->data = NULL;
+	out->size = 0;
+	if (!(r = malloc(sizeof(*r))))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	tar_reader_init(r, max_size);
+	if ((rc = docker_archive_read(container, path, r, timeout_ms, e)) == 0)
 		rc = tar_reader_finish(r, out, e);
 	if (rc == ERR_INVALID && type)
 		*type = r->type;
 	if (rc == ERR_TOOBIG)
 		out->size = r->file.size;
-out:
-	if (r)
-		tar_reader_release(r);
+	tar_reader_release(r);
 	free(r);
-	buf_release(&p);
 	return rc;
 }
 

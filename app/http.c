@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include "sandboxd/http.h"
+#include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
 
@@ -81,13 +82,11 @@ void http_header(struct req *r, const char *name, const char *value)
 
 void http_json(struct req *r, int status, json_object *obj)
 {
-	const char *s;
-
 	buf_clear(&r->out);
 	r->status = status;
 	r->responded = 1;
-	s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!s || buf_puts(&r->out, s) || buf_puts(&r->out, "\n")) {
+	/* json_write, not json-c's printer: an exec's output or a file is megabytes of string. */
+	if (json_write(&r->out, obj) || buf_puts(&r->out, "\n")) {
 		buf_clear(&r->out);
 		r->status = 500;
 		buf_puts(&r->out, "{\"message\":\"internal error\"}\n");

@@ -36,8 +36,16 @@ void pool_reset(struct pool *p)
 		free(c);
 		c = next;
 	}
+	/* Unless the first request of the worker was a big one (a file): a chunk that size
+	 * would stay resident, and be cleared, for the worker's whole life. */
+	if (c->size > POOL_FIRST) {
+		free(c);
+		p->head = NULL;
+		p->used = 0;
+		return;
+	}
+	memset(c->mem, 0, c->off);  /* what was used; the rest is still zero */
 	c->off = 0;
-	memset(c->mem, 0, c->size);
 	p->head = c;
 	p->used = 0;
 }

@@ -227,6 +227,11 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 	buf_init(&tar, 65536);
 	if (!ref || !*ref)
 		ref = repo->default_branch;
+	/* The limit holds under concurrent creates: the account's row is locked until the new
+	 * sandbox's row commits (step 1 below), so a second create counts it. */
+	if ((rc = db_run(r->db, &e, "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", 1,
+			 r->caller.account_id)))
+		return http_fail(r, rc, &e);
 	res = db_exec(r->db, &e, &code,
 		      "SELECT count(*) FROM sandboxes WHERE account_id = $1"
 		      "   AND state IN ('starting', 'ready')", 1, r->caller.account_id);
@@ -298,7 +303,28 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 		.pids_limit = r->cfg->sandbox_pids,
 	};
 	long left = (long)r->cfg->start_timeout * 1000;
+	const char *why = NULL;  /* what the 503 says, when not the spec's text */
 	rc = docker_container_create(&dc, cid, left < CALL_MS ? left : CALL_MS, &e);
+	if (rc == ERR_NOTFOUND && strstr(e.msg, "No such image")) {
+		/* The image is a setting; pulling it is one too (off: there may be no registry).
+		 * The first sandbox on a host waits for the pull, within the start limit;
+		 * workers that pull at once are one pull for Docker. */
+		if (!r->cfg->image_pull) {
+			why = pool_printf(r->pool, "the sandbox image %s is missing and pulling is off",
+					  r->cfg->runner_image);
+		} else {
+			left = (long)r->cfg->start_timeout * 1000 - ((long)time(NULL) - started) * 1000;
+			log_info("sandbox %s: pulling the image %s", id, r->cfg->runner_image);
+			rc = docker_image_pull(r->cfg->runner_image, left > 1000 ? left : 1000, &e);
+			if (rc)
+				why = pool_printf(r->pool, "the sandbox image %s is missing and could not be "
+						  "pulled: %s", r->cfg->runner_image, e.msg);
+			else
+				rc = docker_container_create(&dc, cid, CALL_MS, &e);
+		}
+		if (why)
+			rc = err_set(&e, ERR_NOTFOUND, "%s", why);
+	}
 	if (!rc) {
 		copy(s.container_id, sizeof(s.container_id), cid);
 		rc = db_run(r->db, &e, "UPDATE sandboxes SET container_id = $2 WHERE id = $1", 2, id,
@@ -334,10 +360,10 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 		struct err e2;
 		log_warn("sandbox %s did not start: %s", id, e.msg);
 		json_add_str(r->audit_details, "error", e.msg);
-		if (sandbox_end(r->db, &s, "failed", "the container did not start", &e2) ||
+		if (sandbox_end(r->db, &s, "failed", why ? why : "the container did not start", &e2) ||
 		    commit_now(r, &e2))
 			log_error("marking %s failed: %s", id, e2.msg);
-		http_error(r, 503, "the sandbox container did not start; try again");
+		http_error(r, 503, "%s", why ? why : "the sandbox container did not start; try again");
 		return 0;
 	}
 	res = db_exec(r->db, &e, &code,
@@ -406,14 +432,22 @@ int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
 
 int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct err *e)
 {
-	const char *argv[] = { "cat", STATE_DIR "/clone.state", NULL };
+	/* One exec waits inside the container (up to 5 s, polling every 50 ms), so that the
+	 * call goes on as soon as the clone ends rather than on the next poll of ours. */
+	static const char script[] =
+		"for i in $(seq 100); do [ -s " STATE_DIR "/clone.state ] && break; sleep 0.05; done; "
+		"cat " STATE_DIR "/clone.state";
+	const char *argv[] = { "bash", "-c", script, NULL };
 	struct sandbox_output c;
-	long waited = 0;
+	struct timespec t0, t1;
 	int exit_code, rc;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (strcmp(s->clone_state, "pending") == 0) {
 		if ((rc = sandbox_run(s->container_id, argv, &c, &exit_code, e)))
 			return rc;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		long waited = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 		if (exit_code == 0 && strncmp(c.out, "done", 4) == 0) {
 			copy(s->clone_state, sizeof(s->clone_state), "done");
 		} else if (exit_code == 0 && strncmp(c.out, "failed", 6) == 0) {
@@ -426,8 +460,7 @@ int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct er
 		} else if (waited >= wait_ms) {
 			return 0;
 		} else {
-			usleep(200000);
-			waited += 260; /* the exec itself takes about 60 ms */
+			usleep(50000);  /* never a busy loop, whatever the exec did */
 			continue;
 		}
 		return db_run(r->db, e,

@@ -129,9 +129,10 @@ static int put_padding(struct buf *out, uint64_t len)
 	return pad ? buf_append(out, zeros, pad) : 0;
 }
 
-/* One entry: a pax header first when the name does not fit the ustar name field. */
-static int put_entry(struct buf *out, const char *name, size_t namelen, char type,
-		     unsigned mode, int64_t mtime, const void *data, size_t len)
+/* An entry's headers: a pax header first when the name does not fit the ustar name field,
+ * then the ustar header saying size bytes follow. */
+static int put_entry_head(struct buf *out, const char *name, size_t namelen, char type,
+			  unsigned mode, int64_t mtime, uint64_t size)
 {
 	int rc;
 
@@ -147,18 +148,13 @@ static int put_entry(struct buf *out, const char *name, size_t namelen, char typ
 		    (rc = put_padding(out, rl)))
 			return rc;
 	}
-	if ((rc = put_header(out, name, namelen, type, mode, len, mtime)))
-		return rc;
-	if (len && (rc = buf_append(out, data, len)))
-		return rc;
-	return put_padding(out, len);
+	return put_header(out, name, namelen, type, mode, size, mtime);
 }
 
-int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mtime,
-		   const void *data, size_t len, struct err *e)
+int tar_write_head(struct buf *out, const char *name, unsigned mode, int64_t mtime, size_t len,
+		   struct err *e)
 {
-	static const char zeros[2 * TAR_BLOCK];
-	size_t start = out->len, n, i, total;
+	size_t start = out->len, n, i;
 	char dir[TAR_NAME_MAX + 2];
 	int rc;
 
@@ -168,9 +164,6 @@ int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mti
 		return err_set(e, ERR_INVALID, "mtime %lld is out of range", (long long)mtime);
 	if (len > TAR_SIZE_MAX)
 		return err_set(e, ERR_TOOBIG, "'%s' is larger than a tar entry can hold", name);
-	total = tar_write_size(name, len);
-	if (total == 0 || total > out->max - out->len)
-		return err_set(e, ERR_TOOBIG, "an archive of '%s' (%zu bytes) is too large", name, len);
 	n = strlen(name);
 	for (i = 0; i < n; i++) {
 		if (name[i] != '/')
@@ -178,11 +171,11 @@ int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mti
 		memcpy(dir, name, i);
 		dir[i] = '/';
 		dir[i + 1] = 0;
-		if ((rc = put_entry(out, dir, i + 1, TAR_DIR, 0755, mtime, NULL, 0)))
+		if ((rc = put_entry_head(out, dir, i + 1, TAR_DIR, 0755, mtime, 0)))
 			goto fail;
 	}
-	if ((rc = put_entry(out, name, n, TAR_FILE, mode & 0777, mtime, data, len)) ||
-	    (rc = buf_append(out, zeros, sizeof(zeros))))
+	/* The file's headers alone: its bytes and their padding come after. */
+	if ((rc = put_entry_head(out, name, n, TAR_FILE, mode & 0777, mtime, len)))
 		goto fail;
 	return 0;
 fail:
@@ -191,6 +184,47 @@ fail:
 		out->data[start] = 0;
 	return rc == ERR_NOMEM ? err_set(e, rc, "out of memory writing an archive of '%s'", name)
 			       : err_set(e, rc, "an archive of '%s' is too large", name);
+}
+
+int tar_write_tail(struct buf *out, size_t len, struct err *e)
+{
+	static const char zeros[2 * TAR_BLOCK];
+	size_t start = out->len;
+	int rc;
+
+	if ((rc = put_padding(out, len)) || (rc = buf_append(out, zeros, sizeof(zeros)))) {
+		out->len = start;
+		if (out->data)
+			out->data[start] = 0;
+		return err_set(e, rc, rc == ERR_NOMEM ? "out of memory writing an archive"
+						      : "an archive is too large");
+	}
+	return 0;
+}
+
+int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mtime,
+		   const void *data, size_t len, struct err *e)
+{
+	size_t start = out->len, total;
+	int rc;
+
+	if ((rc = name_valid(name, e)))
+		return rc;
+	if (len > TAR_SIZE_MAX)
+		return err_set(e, ERR_TOOBIG, "'%s' is larger than a tar entry can hold", name);
+	total = tar_write_size(name, len);
+	if (total == 0 || total > out->max - out->len)
+		return err_set(e, ERR_TOOBIG, "an archive of '%s' (%zu bytes) is too large", name, len);
+	if ((rc = tar_write_head(out, name, mode, mtime, len, e)))
+		return rc;
+	if ((len && (rc = buf_append(out, data, len))) || (rc = tar_write_tail(out, len, e))) {
+		out->len = start;
+		if (out->data)
+			out->data[start] = 0;
+		return err_set(e, rc, rc == ERR_NOMEM ? "out of memory writing an archive of '%s'"
+						      : "an archive of '%s' is too large", name);
+	}
+	return 0;
 }
 
 /* ---- reading ---- */
@@ -427,6 +461,9 @@ static int header(struct tar_reader *r, struct err *e)
 			       r->file.name, (unsigned long long)size, r->max_size);
 	buf_release(&r->content);
 	buf_init(&r->content, (size_t)size);
+	/* The size is known (and within the limit): one allocation, not a doubling series. */
+	if (!r->sink && size && buf_reserve(&r->content, (size_t)size))
+		return err_set(e, ERR_NOMEM, "out of memory reading '%s'", r->file.name);
 	r->state = S_DATA;
 	r->remaining = size;
 	r->pad = (size_t)(round_block(size) - size);
@@ -462,7 +499,10 @@ int tar_reader_feed(struct tar_reader *r, const void *data, size_t len, struct e
 			if (r->state == S_PAX && (rc = buf_append(&r->pax, p, take)))
 				return fail(r, err_set(e, rc == ERR_NOMEM ? ERR_NOMEM : ERR_FAIL,
 						       "pax header in archive is too large"));
-			if (r->state == S_DATA && (rc = buf_append(&r->content, p, take)))
+			if (r->state == S_DATA && r->sink && take &&
+			    (rc = r->sink(r->sink_arg, r, (const char *)p, take, e)))
+				return fail(r, rc);
+			if (r->state == S_DATA && !r->sink && (rc = buf_append(&r->content, p, take)))
 				return fail(r, err_set(e, rc == ERR_NOMEM ? ERR_NOMEM : ERR_FAIL,
 						       "out of memory reading '%s'", r->file.name));
 			r->remaining -= take;
@@ -500,6 +540,9 @@ int tar_reader_finish(struct tar_reader *r, struct tar_file *out, struct err *e)
 	out->mode = r->file.mode;
 	out->mtime = r->file.mtime;
 	out->size = r->file.size;
+	out->data = NULL;
+	if (r->sink)
+		return 0;
 	out->data = buf_detach(&r->content, NULL);
 	if (!out->data && !(out->data = calloc(1, 1)))
 		return err_set(e, ERR_NOMEM, "out of memory");

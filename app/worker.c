@@ -297,6 +297,9 @@ int worker_run(const struct config *cfg, int listen_fd)
 	sigemptyset(&none);
 
 	git_libgit2_init();
+	/* libgit2 only opens local repositories here, never TLS: drop the CA bundle it parsed
+	 * at init (about 370 KB of every worker's heap) for a directory without certificates. */
+	git_libgit2_opts(GIT_OPT_SET_SSL_CERT_LOCATIONS, NULL, cfg->repos_dir);
 	db_init(&db, cfg->database_url);
 	pool_init(&pool, POOL_MAX);
 	memset(&r, 0, sizeof(r));

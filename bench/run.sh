@@ -36,6 +36,8 @@ free_port() {
 	done
 }
 
+PARTS=" ${BENCH_PARTS:-user clones sandboxes} "
+part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
 export SANDBOXD_WORKERS=${BENCH_WORKERS:-16} SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
@@ -43,6 +45,16 @@ echo "bench: starting a throwaway stack in $VAR" >&2
 bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
 . "$VAR/local.env"
 
+# Resident memory of the workers (KiB): the largest and the sum.
+worker_rss() {
+	ps -o rss=,comm= --ppid "$(cat "$SANDBOXD_PID_FILE")" |
+		awk '$2 == "sandboxd" { if ($1 > m) m = $1; s += $1; n++ } END { printf "max %d KiB, total %d KiB over %d workers", m, s, n }'
+}
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+SRC=$VAR/src
+git init -q -b main "$SRC"
+
+if part user || part clones; then
 # The baseline: the same nginx binary, same worker count, answering from memory.
 STATIC_PORT=$(free_port)
 mkdir -p "$VAR/static"
@@ -110,12 +122,10 @@ measure() { # name url [header]
 	p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
 	printf '%s %s %s %s\n' "$1" "$rps" "$p50" "$p99"
 }
+fi
 
-# Resident memory of the workers (KiB): the largest and the sum.
-worker_rss() {
-	ps -o rss=,comm= --ppid "$(cat "$SANDBOXD_PID_FILE")" |
-		awk '$2 == "sandboxd" { if ($1 > m) m = $1; s += $1; n++ } END { printf "max %d KiB, total %d KiB over %d workers", m, s, n }'
-}
+# --- 1. GET /api/v3/user ----------------------------------------------------------
+if part user; then
 RSS_BEFORE=$(worker_rss)
 # Warm up the workers' connections, then measure.
 wrk -t1 -c"$CLIENTS" -d2s -H "Authorization: Bearer $SANDBOXD_TOKEN" "$SANDBOXD_URL/api/v3/user" >/dev/null
@@ -141,15 +151,15 @@ awk -v b="$brps" -v u="$urps" -v bp="$(to_ms "$bp50")" -v up="$(to_ms "$up50")" 
 echo "worker resident memory: before $RSS_BEFORE; after $(worker_rss)"
 rows=$(psql "$SANDBOXD_DATABASE_URL" -Atc "select count(*) from audit_log where action = 'user.get'")
 echo "audit rows written for user.get: $rows (one per request)"
+fi
 
 # --- 2. clones ----------------------------------------------------------------------
+if part clones; then
 MB=${BENCH_REPO_MB:-60}
 RUNS=${BENCH_CLONES:-5}
 echo
 echo "bench: making a ${MB} MB repository (incompressible files over 3 commits)" >&2
 "$ROOT/build/sandboxctl" repo create admin/big --visibility public >/dev/null
-SRC=$VAR/src
-git init -q -b main "$SRC"
 for c in 1 2 3; do
 	for i in $(seq $((MB / 3))); do head -c 1048576 /dev/urandom >"$SRC/f$c-$i"; done
 	git -C "$SRC" add -A && git -C "$SRC" -c user.name=b -c user.email=b@b commit -qm "c$c"
@@ -159,7 +169,6 @@ SIZE=$(du -sm "$VAR/repos/admin/big.git" | cut -f1)
 # Both servers read the same bare repository; www-data (fcgiwrap) needs to read it.
 chmod -R a+rX "$VAR/repos"
 
-median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 clone_ms() { # URL [git clone flags…]: one clone's wall time in ms
 	local url=$1 t0 t1
 	shift
@@ -184,17 +193,20 @@ for kind in full shallow; do
 	p=$(median <"$VAR/p.txt"); o=$(median <"$VAR/o.txt")
 	printf '%-22s %14s %14s %8s\n' "$kind clone" "$p" "$o" "$(awk -v a="$o" -v b="$p" 'BEGIN {printf "%.3f", a / b}')"
 done
+fi
 
 # --- 3. sandboxes -------------------------------------------------------------------------
 # Each operation through sandboxd (curl through nginx) beside the raw Docker Engine API
 # doing the same work (curl on the socket), alternating, median of BENCH_SANDBOX_RUNS.
+if part sandboxes; then
+RSS_BEFORE=$(worker_rss)
 RUNS=${BENCH_SANDBOX_RUNS:-7}
 D="curl -sf --unix-socket /var/run/docker.sock"
 API=http://d/v1.41
 IMAGE=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
 # A small repository: create-to-first-exec includes the clone.
 "$ROOT/build/sandboxctl" repo create admin/small >/dev/null
-git -C "$SRC" checkout -q --orphan small && git -C "$SRC" rm -rqf . && echo small >"$SRC/README" &&
+git -C "$SRC" checkout -q --orphan small && git -C "$SRC" rm -rqf --ignore-unmatch . && echo small >"$SRC/README" &&
 	git -C "$SRC" add README && git -C "$SRC" -c user.name=b -c user.email=b@b commit -qm small &&
 	git -C "$SRC" push -q "http://t:$SANDBOXD_TOKEN@${SANDBOXD_URL#http://}/admin/small.git" small:main
 SB="$SANDBOXD_URL/api/v3/repos/admin/small/diffinery/sandboxes"
@@ -271,4 +283,6 @@ done
 # 1,000 more requests, then the workers' resident memory.
 for _ in $(seq 1000); do echo "url = \"$SANDBOXD_URL/api/v3/user\""; done >"$VAR/urls"
 curl -s -H "$AUTH" --parallel --parallel-max 16 -K "$VAR/urls" >/dev/null 2>&1
+echo "worker resident memory before the sandbox work: $RSS_BEFORE"
 echo "worker resident memory after sandbox work and 1,000 more requests: $(worker_rss)"
+fi

@@ -12,6 +12,7 @@
 #   SANDBOXD_WORKERS      sandboxd workers              (default: 4)
 #   SANDBOXD_SKIP_DEPS=1  do not run deploy/install-deps.sh
 #   SANDBOXD_SKIP_BUILD=1 do not run make
+#   SANDBOXD_SKIP_IMAGE=1 do not build the runner image (deploy/build-runner-image.sh)
 #   SANDBOXD_STOP_TIMEOUT seconds `down` lets sandboxd drain before SIGKILL (default: 60)
 #   SANDBOXD_USER         the system user sandboxd runs as when this runs as root; made if
 #                         missing, in groups docker and www-data (default: sandboxd)
@@ -393,7 +394,7 @@ sandboxd_settings() {
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
     printf 'user=%s\nnetwork=%s\nkey=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE"
-    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' |
+    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' |
         grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL)=' | sort || true
 }
 
@@ -752,7 +753,10 @@ cmd_up() {
     db_grants || die "granting the service role its privileges failed"
     bash "$REPO/deploy/ensure-docker.sh" 9>&-
     # The runner image: built once (about 40 s), reused while it is in the engine.
-    bash "$REPO/deploy/build-runner-image.sh" >&2 9>&- || die "building the runner image failed"
+    # SANDBOXD_SKIP_IMAGE=1 leaves it alone (a test that configures one that must stay missing).
+    if [ "${SANDBOXD_SKIP_IMAGE:-0}" != 1 ]; then
+        bash "$REPO/deploy/build-runner-image.sh" >&2 9>&- || die "building the runner image failed"
+    fi
     ensure_service_user
     service_dirs
     # git runs the hook afresh for every push: replacing it needs no restart.

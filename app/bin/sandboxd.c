@@ -1,5 +1,6 @@
 /* sandboxd: the FastCGI server. Configuration comes from SANDBOXD_* variables only, so that
  * nothing secret is ever on a command line. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sandboxd: SANDBOXD_SIGNING_KEY_FILE: %s\n", e.msg);
 		return 2;
 	}
+	/* Workers inherit this. Big blocks (a file, an exec's output) are mapped on their own
+	 * and go back to the kernel when freed: a fixed threshold, because glibc's sliding one
+	 * rises after the first big free and then keeps such blocks in the heap, where they
+	 * stay resident. */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	mallopt(M_TRIM_THRESHOLD, 256 * 1024);
 	/* Before forking: curl's global state is not safe to set up in several threads, and
 	 * doing it once here means workers inherit it. */
 	curl_global_init(CURL_GLOBAL_DEFAULT);

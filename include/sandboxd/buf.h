@@ -20,6 +20,13 @@ void buf_clear(struct buf *b);
 int buf_append(struct buf *b, const void *data, size_t n);
 int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Makes room for n more bytes (and the NUL) in one allocation of exactly that size, so
+ * that a caller who knows the final length writes straight into data + len. ERR_TOOBIG
+ * past max (nothing changes), ERR_NOMEM. */
+int buf_reserve(struct buf *b, size_t n);
+/* After writing n bytes at data + len (within what buf_reserve made room for): counts them
+ * and puts the NUL after them. */
+void buf_advance(struct buf *b, size_t n);
 /* Hands the contents (NUL-terminated, possibly NULL when empty) to the caller. */
 char *buf_detach(struct buf *b, size_t *len);
 

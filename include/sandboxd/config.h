@@ -21,6 +21,7 @@ struct config {
 	/* Docker and sandboxes. */
 	char docker_ca[256], docker_cert[256], docker_key[256]; /* TLS for tcp:// hosts */
 	char runner_image[256];
+	int image_pull;             /* pull runner_image when the Docker host lacks it */
 	char instance[64];          /* label sandboxd.instance on every container: whose it is */
 	char sandbox_git_url[256];  /* how containers reach our git endpoint, no trailing / */
 	char sandbox_network[128];  /* the Docker network of every sandbox (NetworkMode) */

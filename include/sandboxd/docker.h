@@ -161,12 +161,38 @@ struct docker_exec_state {
 int docker_exec_inspect(const char *exec_id, struct docker_exec_state *out, long timeout_ms,
 			struct err *e);
 
+/* ---- images ---- */
+
+/* The request path that pulls image ("name", "name:tag", "host:port/name:tag",
+ * "name@sha256:…") into path: /images/create?fromImage=<name>&tag=<tag or digest>, both
+ * percent-encoded. The tag is always given ("latest" when the name has none): without one
+ * Docker pulls every tag of the name. ERR_INVALID for an empty or malformed name. */
+int docker_image_pull_path(const char *image, struct buf *path, struct err *e);
+
+/* POST /images/create: pulls image, waiting for the end of Docker's progress stream
+ * within timeout_ms. Docker reports a failed pull inside a 200 stream as
+ * {"error": …}: that message, or the HTTP error's, is e's text, without any prefix. */
+int docker_image_pull(const char *image, long timeout_ms, struct err *e);
+
 /* ---- archive ---- */
 
-/* PUT /containers/{id}/archive?path=dir: unpacks the tar archive (tar_write_file) into the
- * directory dir, which must exist (ERR_NOTFOUND otherwise). */
+/* PUT /containers/{id}/archive?path=dir&noOverwriteDirNonDir=1: unpacks the tar archive
+ * (tar_write_file) into the directory dir, which must exist: ERR_NOTFOUND otherwise,
+ * ERR_INVALID when dir is not a directory, ERR_EXISTS when an entry would replace a
+ * directory with a file (or a file with a directory); nothing is written then. */
 int docker_archive_put(const char *container, const char *dir, const void *tar, size_t len,
 		       long timeout_ms, struct err *e);
+
+/* One piece of a request body. */
+struct docker_part {
+	const void *data;
+	size_t len;
+};
+/* docker_archive_put with the archive in pieces, sent in order without being copied into
+ * one buffer (a header, a file's bytes, the end blocks). */
+int docker_archive_put_parts(const char *container, const char *dir,
+			     const struct docker_part *parts, size_t nparts, long timeout_ms,
+			     struct err *e);
 
 /* GET /containers/{id}/archive?path=path into out (bounded by out->max: ERR_TOOBIG). */
 int docker_archive_get(const char *container, const char *path, struct buf *out,
@@ -179,6 +205,13 @@ int docker_archive_get(const char *container, const char *path, struct buf *out,
  * which: TAR_DIR...), ERR_NOTFOUND for a missing path. */
 int docker_archive_read_file(const char *container, const char *path, size_t max_size,
 			     struct tar_file *out, char *type, long timeout_ms, struct err *e);
+
+/* GET /containers/{id}/archive?path=path fed to r, which the caller made (tar_reader_init,
+ * a sink if it wants the bytes as they come), finishes and releases. 0 when the whole
+ * answer went through r; the reader's code when it refused; ERR_NOTFOUND for a missing
+ * path. */
+int docker_archive_read(const char *container, const char *path, struct tar_reader *r,
+			long timeout_ms, struct err *e);
 
 struct docker_path_stat {
 	char name[256];

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
+#include "sandboxd/buf.h"
 #include "sandboxd/err.h"
 
 #define JSON_MAX_DEPTH 32
@@ -28,5 +29,13 @@ int json_field_enum(json_object *o, const char *name, int required, const char *
 int json_add_str(json_object *o, const char *key, const char *val);   /* NULL -> null */
 int json_add_bool(json_object *o, const char *key, int val);
 int json_add_int(json_object *o, const char *key, int64_t val);
+
+/* Appends o as json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+ * JSON_C_TO_STRING_NOSLASHESCAPE) writes it, byte for byte, but with long strings copied
+ * in runs instead of byte by byte (an exec's output, a file's base64). 0, ERR_TOOBIG past
+ * out's max, ERR_NOMEM; out may then hold part of the text. */
+int json_write(struct buf *out, json_object *o);
+/* Appends s[0..n) as a quoted JSON string, escaped as json_write escapes it. */
+int json_write_string(struct buf *out, const char *s, size_t n);
 
 #endif

@@ -10,8 +10,9 @@
  * are checksum-verified, numeric fields are parsed within their 8/12 bytes (octal or GNU
  * base-256) and range-checked, pax records within TAR_PAX_MAX bytes, names within
  * TAR_NAME_MAX bytes, content within the caller's limit. The reader keeps one 512-byte
- * block, the pax header and the file's content: never more than
- * 512 + TAR_PAX_MAX + max_size bytes, whatever it is fed. No input makes it read outside
+ * block, the pax header and the file's content (in one allocation of the size its header
+ * gives, or none when a sink takes the bytes): never more than 512 + TAR_PAX_MAX + max_size
+ * bytes, whatever it is fed. No input makes it read outside
  * what it was given.
  *
  * Return codes (struct err names the thing):
@@ -60,8 +61,20 @@ enum tar_type {
 int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mtime,
 		   const void *data, size_t len, struct err *e);
 
+/* tar_write_file in three steps, for a caller that holds the file's bytes elsewhere and
+ * sends the archive in pieces: tar_write_head appends everything before the bytes (the
+ * directory entries, a pax header for a long name, the file's header saying len bytes),
+ * the caller sends len bytes of content, and tar_write_tail appends the padding after
+ * them and the end of the archive. Same arguments, checks and codes as tar_write_file; on
+ * failure out is left as it was. */
+int tar_write_head(struct buf *out, const char *name, unsigned mode, int64_t mtime, size_t len,
+		   struct err *e);
+int tar_write_tail(struct buf *out, size_t len, struct err *e);
+
 /* The bytes tar_write_file appends for a name and len, or 0 when len is too big. */
 size_t tar_write_size(const char *name, size_t len);
+
+struct tar_reader;
 
 /* The file read out of an archive. name is NUL-terminated; data holds size bytes (plus a
  * NUL) in memory the caller owns after tar_reader_finish: free it with tar_file_release. */
@@ -75,9 +88,18 @@ struct tar_file {
 
 void tar_file_release(struct tar_file *f);
 
+/* Where a reader with a sink hands the file's bytes as they arrive, instead of keeping
+ * them: r->file has the name, mode and size of the file (from its header) from the first
+ * call on; a file of 0 bytes makes no call. Non-zero stops the reader with that code (the
+ * sink fills e). */
+typedef int (*tar_sink_fn)(void *arg, const struct tar_reader *r, const char *data, size_t n,
+			   struct err *e);
+
 /* An incremental reader: init, feed the archive's bytes in chunks of any size, finish.
  * Everything it holds is released by tar_reader_release, which is safe after any result. */
 struct tar_reader {
+	tar_sink_fn sink;        /* NULL: the reader keeps the content (set after init) */
+	void *sink_arg;
 	size_t max_size;         /* the content limit */
 	int state;               /* internal */
 	int failed;              /* a feed failed: every later call fails */
@@ -99,8 +121,9 @@ struct tar_reader {
 void tar_reader_init(struct tar_reader *r, size_t max_size);
 /* Consumes len bytes. 0, or one of the codes above; after a failure it fails again. */
 int tar_reader_feed(struct tar_reader *r, const void *data, size_t len, struct err *e);
-/* After the last byte: 0 and the file in out (out->data is the caller's), or ERR_FAIL when
- * the archive stopped early, held no file, or lacked its end-of-archive block. */
+/* After the last byte: 0 and the file in out (out->data is the caller's; NULL when a sink
+ * took the bytes), or ERR_FAIL when the archive stopped early, held no file, or lacked its
+ * end-of-archive block. */
 int tar_reader_finish(struct tar_reader *r, struct tar_file *out, struct err *e);
 void tar_reader_release(struct tar_reader *r);
 

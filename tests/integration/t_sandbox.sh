@@ -133,4 +133,41 @@ check_eq 'create and close are audited with the sandbox id' 2 "$(sql "select cou
 for s in $TAGID $SHAID; do api POST "$SB/$s/close" "" "$OT"; done
 for s in $(sql "select id from sandboxes where account_id = (select id from accounts where login = '$OTHER') and state = 'ready'"); do api POST "$SB/$s/close" "" "$XT"; done
 check_eq 'nothing of this test runs any more' '' "$(docker ps -q --filter "label=sandboxd.sandbox=$TAGID"; docker ps -q --filter "label=sandboxd.sandbox=$XID")"
+# --- the per-account limit under concurrent creates ----------------------------------------
+# The count and the insert are one step for the database (the account row is locked):
+# creates that race never pass the limit (4 in the test configuration).
+L="sbl$SFX"
+mk_user "$L" || exit 1
+LT=$LAST_TOKEN
+api POST /api/v3/user/repos '{"name":"lim","visibility":"private"}' "$LT"
+git -C "$W" push -q "http://t:$LT@$HOSTPORT/$L/lim.git" main
+LSB=/api/v3/repos/$L/lim/diffinery/sandboxes
+race() { # N: N creates at once; prints their statuses, sorted
+	local i
+	for i in $(seq "$1"); do
+		curl -s -o "$_T/race.$i" -w '%{http_code}\n' -X POST -H "Authorization: Bearer $LT" \
+			-H 'Content-Type: application/json' -d '{}' --max-time 120 "$SANDBOXD_URL$LSB" &
+	done
+	wait
+}
+running() { sql "select count(*) from sandboxes s join accounts a on a.id = s.account_id where a.login = '$L' and s.state in ('starting', 'ready')"; }
+close_all() {
+	local s
+	for s in $(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$L' and s.state in ('starting', 'ready')"); do
+		api POST "$LSB/$s/close" "" "$LT"
+	done
+}
+OUT=$(race 6 | sort | uniq -c | awk '{print $2 "x" $1}' | paste -sd' ')
+check_eq 'six creates at once: exactly four 201 and two 429' '201x4 429x2' "$OUT"
+check_eq 'four sandboxes run' 4 "$(running)"
+check_eq 'the two refused ones say why' 2 "$(grep -l '{"message":"sandbox limit reached"}' "$_T"/race.* | wc -l)"
+close_all
+# With two already running, the racing creates see them and each other.
+api POST "$LSB" '{}' "$LT"
+api POST "$LSB" '{}' "$LT"
+OUT=$(race 4 | sort | uniq -c | awk '{print $2 "x" $1}' | paste -sd' ')
+check_eq 'two running, four creates at once: two 201 and two 429' '201x2 429x2' "$OUT"
+check_eq 'never more than the limit' 4 "$(running)"
+close_all
+check_eq 'nothing of the race runs any more' '' "$(for s in $(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$L'"); do docker ps -q --filter "label=sandboxd.sandbox=$s"; done)"
 finish

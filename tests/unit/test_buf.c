@@ -296,6 +296,29 @@ static void test_detach(void **state)
 	buf_release(&b);
 }
 
+static void test_reserve_exact(void **state)
+{
+	struct buf b;
+
+	buf_init(&b, 10);
+	assert_int_equal(buf_reserve(&b, 11), ERR_TOOBIG);
+	assert_null(b.data);
+	assert_int_equal(buf_reserve(&b, 4), 0);
+	assert_int_equal(b.cap, 5);          /* exactly: 4 bytes and the NUL */
+	assert_string_equal(b.data, "");
+	memcpy(b.data, "abcd", 4);
+	buf_advance(&b, 4);
+	assert_int_equal(b.len, 4);
+	assert_string_equal(b.data, "abcd");
+	assert_int_equal(buf_reserve(&b, 0), 0);
+	assert_int_equal(b.cap, 5);          /* already room: nothing allocated */
+	assert_int_equal(buf_reserve(&b, 7), ERR_TOOBIG);
+	assert_int_equal(buf_reserve(&b, 6), 0);
+	assert_int_equal(b.cap, 11);
+	assert_string_equal(b.data, "abcd"); /* kept */
+	buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_clear),
 		cmocka_unit_test(test_release_and_reuse),
 		cmocka_unit_test(test_detach),
+		cmocka_unit_test(test_reserve_exact),
 		cmocka_unit_test(test_unbounded_max),
 	};
 

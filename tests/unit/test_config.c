@@ -354,6 +354,24 @@ static void test_network_and_key_file(void **state)
 			"'_', '.', '-'; not host or none)");
 }
 
+static void test_image_pull(void **state)
+{
+	static const char *bad[] = { "2", "-1", "yes", "true" };
+	struct config c;
+	struct err e;
+
+	assert_int_equal(load(&c, &e), 0);
+	assert_int_equal(c.image_pull, 0);   /* off by default: there may be no registry */
+	assert_string_equal(c.runner_image, "sandboxd-runner:bookworm");
+	accepted("SANDBOXD_IMAGE_PULL", "1", &c);
+	assert_int_equal(c.image_pull, 1);
+	accepted("SANDBOXD_IMAGE_PULL", "0", &c);
+	assert_int_equal(c.image_pull, 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		refused("SANDBOXD_IMAGE_PULL", bad[i],
+			"SANDBOXD_IMAGE_PULL must be an integer between 0 and 1");
+}
+
 static void test_string_bounds(void **state)
 {
 	static const struct {
@@ -398,6 +416,7 @@ int main(void)
 		cmocka_unit_test_setup(test_body_limit, setup),
 		cmocka_unit_test_setup(test_git, setup),
 		cmocka_unit_test_setup(test_git_timeout, setup),
+		cmocka_unit_test_setup(test_image_pull, setup),
 		cmocka_unit_test_setup(test_string_bounds, setup),
 		cmocka_unit_test_setup(test_network_and_key_file, setup),
 		cmocka_unit_test_setup(test_public_url_needs_a_host, setup),

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include "sandboxd/err.h"
@@ -469,6 +470,196 @@ static void test_builders(void **state)
 	json_object_put(o);
 }
 
+/* json-c itself, as json_parse_object used it before the fast path: strict, depth 32. */
+static json_object *json_c_parse(const char *body, size_t len)
+{
+	struct json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+	json_object *o;
+
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, body, (int)len);
+	if (json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) < len) {
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+/* Whatever json_parse_object accepts, json-c accepts too, as the same objects. */
+static void agrees(const char *body, size_t len)
+{
+	json_object *ours = NULL, *theirs = json_c_parse(body, len);
+	struct err e = { "" };
+
+	if (json_parse_object(body, len, &ours, &e) == 0) {
+		if (!theirs)
+			fail_msg("accepted what json-c refuses: '%.*s'", (int)len, body);
+		if (!json_object_equal(ours, theirs) ||
+		    strcmp(json_object_to_json_string_ext(ours, JSON_C_TO_STRING_PLAIN),
+			   json_object_to_json_string_ext(theirs, JSON_C_TO_STRING_PLAIN)))
+			fail_msg("parsed differently: '%.*s'", (int)len, body);
+	}
+	json_object_put(ours);
+	json_object_put(theirs);
+}
+
+static void test_fast_path_agrees(void **state)
+{
+	static const char *bodies[] = {
+		"{}", " { } ", "{\"a\":1}", "{\"a\":-0}", "{\"a\":-12}", "{\"a\":012}", "{\"a\":1.5}",
+		"{\"a\":1e3}", "{\"a\":123456789012345678}", "{\"a\":1234567890123456789}",
+		"{\"a\":99999999999999999999}", "{\"a\":-9223372036854775808}", "{\"a\":-}",
+		"{\"a\":\"\"}", "{\"\":\"\"}", "{\"a\":\"x\\\"y\\\\z\\/w\\b\\f\\n\\r\\t\"}",
+		"{\"a\":\"\\u0041\"}", "{\"a\":\"\\u0000\"}", "{\"a\":\"\\ud83d\\ude00\"}",
+		"{\"a\":\"\\ud83d\"}", "{\"a\":\"\\x\"}", "{\"a\":\"caf\xc3\xa9\"}", "{\"a\":\"\xff\"}",
+		"{\"a\":\"tab\there\"}", "{\"a\":\"nl\nhere\"}", "{\"a\":true,\"b\":false,\"c\":null}",
+		"{\"a\":tru}", "{\"a\":nul}", "{\"a\":True}", "{\"a\":[]}", "{\"a\":[1,[2,[3]],{}]}",
+		"{\"a\":[1,]}", "{\"a\":1,}", "{\"a\":1 \"b\":2}", "{\"a\":1,\"a\":2}", "{\"a\"}",
+		"{\"a\":}", "{a:1}", "{'a':1}", "{\"a\":'x'}", "{\"a\":NaN}", "{\"a\":Infinity}",
+		"{\"a\":1}x", "{\"a\":1} ", "{\"a\":1}\f", "\t{\"a\"\r:\n1}", "{\"a\":\"\\", "{\"a\":\"",
+		"{\"a\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]}", "{\"a\":{\"b\":{\"c\":{}}}}",
+		"{\"k\\u00e9\":1}", "{\"k\\n\":1}", "{\"a\":\"\\u00e9\"}", "{\"a\":-0.0}", "{\"a\":+1}",
+		"{\"a\":0}", "{\"a\":00}", "{\"a\":1E5}", "{\"a\":[1 2]}", "{\"a\":[,1]}",
+	};
+
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++)
+		agrees(bodies[i], strlen(bodies[i]));
+}
+
+/* Random soups of JSON tokens: whatever the fast path takes, json-c takes the same way. */
+static void test_fast_path_agrees_random(void **state)
+{
+	static const char *tokens[] = {
+		"{", "}", "[", "]", ",", ":", " ", "\"a\"", "\"b\"", "\"\\n\"", "\"\\u0041\"", "1",
+		"-2", "0", "01", "1.5", "true", "false", "null", "\"x\\\"\"", "\"\\\\\"", "\"\t\"",
+		"\"\xc3\xa9\"", "\"", "\\", "e", "\n",
+	};
+	char body[256];
+	unsigned seed = 12345;
+
+	for (int round = 0; round < 200000; round++) {
+		size_t n = 0;
+		int k;
+
+		body[n++] = '{';
+		seed = seed * 1103515245 + 12345;
+		k = (int)(seed >> 16) % 12;
+		for (int j = 0; j < k; j++) {
+			seed = seed * 1103515245 + 12345;
+			const char *t = tokens[(seed >> 16) % (sizeof(tokens) / sizeof(tokens[0]))];
+			size_t tl = strlen(t);
+
+			if (n + tl + 2 >= sizeof(body))
+				break;
+			memcpy(body + n, t, tl);
+			n += tl;
+		}
+		body[n++] = '}';
+		agrees(body, n);
+	}
+	/* Shaped like real bodies, so that many are accepted. */
+	agrees("{\"path\":\"a/b\",\"content\":\"QUJD\",\"mode\":493}", 44);
+}
+
+static void test_fast_path_long_string(void **state)
+{
+	size_t n = 3 << 20;
+	char *body = malloc(n + 64);
+	json_object *o = NULL;
+	struct err e = { "" };
+	const char *s;
+
+	assert_non_null(body);
+	memcpy(body, "{\"content\":\"", 12);
+	for (size_t i = 0; i < n; i++)
+		body[12 + i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[i % 64];
+	memcpy(body + 12 + n, "\",\"path\":\"f\"}", 13);
+	assert_int_equal(json_parse_object(body, n + 25, &o, &e), 0);
+	assert_int_equal(json_field_string(o, "content", 1, n, &s, &e), 0);
+	assert_int_equal(strlen(s), n);
+	assert_memory_equal(s, body + 12, n);
+	agrees(body, n + 25);
+	/* an escape far into it */
+	body[12 + n - 5] = '\\';
+	body[12 + n - 4] = '/';
+	agrees(body, n + 25);
+	json_object_put(o);
+	free(body);
+}
+
+static void writes_like_json_c(json_object *o)
+{
+	struct buf b;
+	const char *want = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							 JSON_C_TO_STRING_NOSLASHESCAPE);
+
+	buf_init(&b, 1 << 24);
+	assert_int_equal(json_write(&b, o), 0);
+	assert_int_equal(b.len, strlen(want));
+	assert_memory_equal(b.data, want, b.len);
+	buf_release(&b);
+}
+
+static void test_write_like_json_c(void **state)
+{
+	char all[256];
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	json_object *parsed;
+
+	for (int i = 0; i < 256; i++)
+		all[i] = (char)i;
+	json_object_object_add(o, "all", json_object_new_string_len(all, 256));
+	json_object_object_add(o, "k\"\\/\x01\n\x7f\xc3\xa9", json_object_new_string("v/"));
+	json_object_object_add(o, "null", NULL);
+	json_object_object_add(o, "t", json_object_new_boolean(1));
+	json_object_object_add(o, "f", json_object_new_boolean(0));
+	json_object_object_add(o, "i", json_object_new_int64(INT64_MIN));
+	json_object_object_add(o, "u", json_object_new_uint64(UINT64_MAX));
+	json_object_object_add(o, "d", json_object_new_double(0.1));
+	json_object_object_add(o, "e", json_object_new_object());
+	json_object_object_add(o, "ea", json_object_new_array());
+	json_object_array_add(a, json_object_new_int(1));
+	json_object_array_add(a, NULL);
+	json_object_array_add(a, json_object_new_string(""));
+	json_object_array_add(a, json_object_new_array());
+	json_object_object_add(o, "a", a);
+	writes_like_json_c(o);
+	json_object_put(o);
+	writes_like_json_c(NULL);
+	parsed = json_tokener_parse("{\"d\":1.50,\"e\":1e2,\"n\":-0.0,\"x\":[1.0,{\"y\":\"\\u0000\"}]}");
+	writes_like_json_c(parsed);
+	json_object_put(parsed);
+
+	/* a long string of every kind of byte */
+	size_t n = 1 << 20;
+	char *big = malloc(n);
+	assert_non_null(big);
+	for (size_t i = 0; i < n; i++)
+		big[i] = (char)(i * 7 % 251 < 40 ? i % 32 : 'a' + i % 26);
+	o = json_object_new_object();
+	json_object_object_add(o, "s", json_object_new_string_len(big, (int)n));
+	writes_like_json_c(o);
+	json_object_put(o);
+	memset(big, 0, n);
+	o = json_object_new_string_len(big, (int)n);
+	writes_like_json_c(o);
+	json_object_put(o);
+	free(big);
+}
+
+static void test_write_bounded(void **state)
+{
+	struct buf b;
+	json_object *o = json_object_new_string("0123456789");
+
+	buf_init(&b, 8);
+	assert_int_equal(json_write(&b, o), ERR_TOOBIG);
+	buf_release(&b);
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +685,11 @@ int main(void)
 		cmocka_unit_test(test_parse_scalar_is_not_an_object),
 		cmocka_unit_test(test_parse_strict_json),
 		cmocka_unit_test(test_parse_nul_only),
+		cmocka_unit_test(test_fast_path_agrees),
+		cmocka_unit_test(test_fast_path_agrees_random),
+		cmocka_unit_test(test_fast_path_long_string),
+		cmocka_unit_test(test_write_like_json_c),
+		cmocka_unit_test(test_write_bounded),
 	};
 
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);

@@ -181,6 +181,28 @@ static void test_reset(void **state)
 	pool_release(&p);
 }
 
+/* A worker whose first request needed a big chunk does not keep it for its whole life. */
+static void test_reset_drops_a_big_first_chunk(void **state)
+{
+	struct pool p;
+	unsigned char *a;
+
+	pool_init(&p, 64 << 20);
+	a = pool_alloc(&p, 8 << 20);
+	assert_non_null(a);
+	memset(a, 0xee, 8 << 20);
+	pool_reset(&p);
+	assert_null(p.head);
+	assert_int_equal(p.used, 0);
+	a = pool_alloc(&p, 100);
+	assert_aligned_zeroed(a, 100);
+	memset(a, 0xee, 100);
+	pool_reset(&p);
+	assert_non_null(p.head);     /* the small one stays */
+	assert_aligned_zeroed(pool_alloc(&p, 100), 100);
+	pool_release(&p);
+}
+
 static void test_max(void **state)
 {
 	struct pool p;
@@ -267,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_vprintf_and_long_output),
 		cmocka_unit_test(test_printf_error),
 		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_reset_drops_a_big_first_chunk),
 		cmocka_unit_test(test_max),
 		cmocka_unit_test(test_huge_requests),
 		cmocka_unit_test(test_huge_request_without_a_real_maximum),

@@ -425,6 +425,79 @@ static void test_write_refusals(void **state)
 	assert_int_equal(tar_write_size("f", (size_t)TAR_SIZE_MAX + 1), 0);
 }
 
+/* Head, bytes, tail: the same archive as tar_write_file, and a sink reads it back. */
+struct sunk {
+	char data[4096];
+	size_t len;
+	uint64_t size_seen;
+};
+
+static int sink(void *arg, const struct tar_reader *r, const char *data, size_t n, struct err *e)
+{
+	struct sunk *k = arg;
+
+	k->size_seen = r->file.size;
+	if (k->len + n > sizeof(k->data))
+		return err_set(e, ERR_TOOBIG, "too much");
+	memcpy(k->data + k->len, data, n);
+	k->len += n;
+	return 0;
+}
+
+static void test_write_in_pieces(void **state)
+{
+	char longname[300];
+	const char *names[] = { "f", "a/b/c.txt", longname };
+	size_t lens[] = { 0, 1, 511, 512, 513, 3000 };
+	char data[3000];
+	struct err e = { "" };
+
+	memset(longname, 'n', sizeof(longname));
+	memcpy(longname + 100, "/x/", 3);
+	longname[sizeof(longname) - 1] = 0;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 31);
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
+			struct buf whole, parts;
+			struct tar_reader r;
+			struct tar_file f;
+			struct sunk k = { .len = 0 };
+
+			buf_init(&whole, 1 << 20);
+			buf_init(&parts, 1 << 20);
+			assert_int_equal(tar_write_file(&whole, names[i], 0640, 1700000000, data, lens[j], &e), 0);
+			assert_int_equal(tar_write_head(&parts, names[i], 0640, 1700000000, lens[j], &e), 0);
+			assert_int_equal(buf_append(&parts, data, lens[j]), 0);
+			assert_int_equal(tar_write_tail(&parts, lens[j], &e), 0);
+			assert_int_equal(parts.len, whole.len);
+			assert_int_equal(parts.len, tar_write_size(names[i], lens[j]));
+			assert_memory_equal(parts.data, whole.data, whole.len);
+
+			buf_release(&parts);
+			if (i > 0) {  /* with directory entries: not what the reader reads */
+				buf_release(&whole);
+				continue;
+			}
+			tar_reader_init(&r, 1 << 20);
+			r.sink = sink;
+			r.sink_arg = &k;
+			assert_int_equal(tar_reader_feed(&r, whole.data, whole.len, &e), 0);
+			assert_int_equal(tar_reader_finish(&r, &f, &e), 0);
+			assert_null(f.data);
+			assert_int_equal(f.size, lens[j]);
+			assert_string_equal(f.name, names[i]);
+			assert_int_equal(k.len, lens[j]);
+			assert_memory_equal(k.data, data, lens[j]);
+			if (lens[j])
+				assert_int_equal(k.size_seen, lens[j]);
+			tar_reader_release(&r);
+			buf_release(&whole);
+		}
+	assert_int_equal(tar_write_head(&(struct buf){ NULL, 0, 0, 100 }, "../x", 0644, 0, 1, &e),
+			 ERR_INVALID);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_write_layout),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_write_refusals),
+		cmocka_unit_test(test_write_in_pieces),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

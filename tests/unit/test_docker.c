@@ -1,0 +1,81 @@
+/* test_docker.c: the Docker client's request building that needs no engine (the rest is
+ * tests/docker/docker_smoke.c against the real one). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+#include "sandboxd/buf.h"
+#include "sandboxd/docker.h"
+#include "sandboxd/err.h"
+#include "sandboxd/banned.h"
+
+static void pull_path_is(const char *image, const char *want)
+{
+	struct buf b;
+	struct err e = { "" };
+
+	buf_init(&b, 4096);
+	if (docker_image_pull_path(image, &b, &e))
+		fail_msg("'%s' refused: %s", image, e.msg);
+	assert_string_equal(b.data, want);
+	buf_release(&b);
+}
+
+static void pull_path_refused(const char *image)
+{
+	struct buf b;
+	struct err e = { "" };
+
+	buf_init(&b, 4096);
+	assert_int_equal(docker_image_pull_path(image, &b, &e), ERR_INVALID);
+	assert_true(strlen(e.msg) > 0);
+	buf_release(&b);
+}
+
+static void test_image_pull_path(void **state)
+{
+	/* never an empty tag: Docker would pull every tag of the name */
+	pull_path_is("debian", "/images/create?fromImage=debian&tag=latest");
+	pull_path_is("sandboxd-runner:bookworm", "/images/create?fromImage=sandboxd-runner&tag=bookworm");
+	pull_path_is("library/debian:12", "/images/create?fromImage=library%2Fdebian&tag=12");
+	/* a registry's port is not a tag */
+	pull_path_is("localhost:5000/team/runner",
+		     "/images/create?fromImage=localhost%3A5000%2Fteam%2Frunner&tag=latest");
+	pull_path_is("localhost:1/sandboxd-missing:none",
+		     "/images/create?fromImage=localhost%3A1%2Fsandboxd-missing&tag=none");
+	/* a digest is the tag; a tag beside it is dropped (Docker uses the digest) */
+	pull_path_is("debian@sha256:0123abcd", "/images/create?fromImage=debian&tag=sha256%3A0123abcd");
+	pull_path_is("reg.example:443/debian:12@sha256:ab",
+		     "/images/create?fromImage=reg.example%3A443%2Fdebian&tag=sha256%3Aab");
+}
+
+static void test_image_pull_path_refusals(void **state)
+{
+	char longname[300];
+
+	pull_path_refused("");
+	pull_path_refused(NULL);
+	pull_path_refused("debian:");
+	pull_path_refused(":tag");
+	pull_path_refused("debian@");
+	pull_path_refused("team/");
+	pull_path_refused("deb ian");
+	pull_path_refused("debian&tag=x");
+	pull_path_refused("debian?x");
+	pull_path_refused("debian:a@b/c");
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	pull_path_refused(longname);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_image_pull_path),
+		cmocka_unit_test(test_image_pull_path_refusals),
+	};
+
+	return cmocka_run_group_tests_name("docker", tests, NULL, NULL);
+}
