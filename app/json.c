@@ -297,11 +297,12 @@ static json_object *fast_value(struct fast *f, int *ok)
 		size_t digits = 0;
 
 		q += neg;
-		while (q < f->end && *q >= '0' && *q <= '9' && digits < 19) {
+		/* 18 digits always fit an int64_t; a 19th digit sends the body to json-c. */
+		while (q < f->end && *q >= '0' && *q <= '9' && digits < 18) {
 			n = n * 10 + (*q++ - '0');
 			digits++;
 		}
-		if (digits == 0 || digits > 18 || (digits > 1 && q[-(long)digits] == '0') ||
+		if (digits == 0 || (digits > 1 && q[-(long)digits] == '0') ||
 		    (q < f->end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9'))))
 			break;
 		f->p = q;
