@@ -389,6 +389,25 @@ wait_until() { # SECONDS CMD…: true once CMD succeeds, false after SECONDS
 	"$@"
 }
 
+# mk_sandbox LOGIN NAME: a user (token in OT), a private repository LOGIN/NAME (R) with one
+# commit on main (README "hello"), the sandboxes route of it (SB), and a sandbox on it (ID).
+mk_sandbox() {
+	local w=$_T/repo-$2
+	mk_user "$1" || exit 1
+	OT=$LAST_TOKEN
+	R="$1/$2"
+	api POST /api/v3/user/repos "{\"name\":\"$2\",\"visibility\":\"private\"}" "$OT"
+	expect_status 201 "repository $R created"
+	git init -q -b main "$w"
+	echo hello >"$w/README" && git -C "$w" add README &&
+		git -C "$w" -c user.name=t -c user.email=t@t commit -qm one
+	git -C "$w" push -q "http://t:$OT@${SANDBOXD_URL#http://}/$R.git" main
+	SB=/api/v3/repos/$R/diffinery/sandboxes
+	api POST "$SB" '{}' "$OT"
+	expect_status 201 'sandbox created'
+	ID=$(_json .id)
+}
+
 epoch() { date -u -d "$1" +%s 2>/dev/null; }
 
 basic() { # the Authorization value for HTTP Basic with the token as password

@@ -4,21 +4,8 @@
 # time limits, dropped old output, masking, who may read, and activity.
 . "$(dirname "$0")/lib.sh"
 
-HOSTPORT=${SANDBOXD_URL#http://}
 fails() { ! "$@"; }
-O="sbd$SFX"
-mk_user "$O" || exit 1
-OT=$LAST_TOKEN
-R="$O/detach"
-api POST /api/v3/user/repos '{"name":"detach","visibility":"private"}' "$OT"
-W=$_T/w
-git init -q -b main "$W"
-echo hello >"$W/README" && git -C "$W" add README && git -C "$W" -c user.name=t -c user.email=t@t commit -qm one
-git -C "$W" push -q "http://t:$OT@$HOSTPORT/$R.git" main
-SB=/api/v3/repos/$R/diffinery/sandboxes
-api POST "$SB" '{}' "$OT"
-expect_status 201 'sandbox created'
-ID=$(_json .id)
+mk_sandbox "sbd$SFX" detach
 CONTAINER=$(docker ps -q --filter "label=sandboxd.sandbox=$ID")
 
 detach() { # JSON -> EXEC
