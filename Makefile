@@ -146,6 +146,11 @@ test: all unit valgrind $(B)/docker-smoke
 
 bench: all
 	bash bench/run.sh
+	bash bench/rss.sh
+
+# One worker's resident memory over 10,000 requests of a mix (bench/rss.sh).
+bench-rss: all
+	bash bench/rss.sh
 
 # The unit and integration suites again, with every binary built with ASan + UBSan; any
 # sanitizer report in a log fails the run (tests/integration/run.sh looks for them).
@@ -162,5 +167,5 @@ stop:
 clean:
 	rm -rf build build-san $(FB)
 
-.PHONY: all unit valgrind fuzz fuzz-replay test bench check-sanitize run stop clean
+.PHONY: all unit valgrind fuzz fuzz-replay test bench bench-rss check-sanitize run stop clean
 .SECONDARY:
