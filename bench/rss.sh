@@ -26,7 +26,7 @@ cleanup() {
 			"$SANDBOXD_URL/api/v3/repos/admin/rss/diffinery/sandboxes/$SID/close" || true
 	fi
 	SANDBOXD_VAR=$VAR bash "$ROOT/deploy/local-stack.sh" down >/dev/null 2>&1 || true
-	[ "${RSS_KEEP:-0}" = 1 ] && echo "rss: kept $VAR" >&2 || rm -rf -- "$VAR"
+	if [ "${RSS_KEEP:-0}" = 1 ]; then echo "rss: kept $VAR" >&2; else rm -rf -- "$VAR"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -39,7 +39,9 @@ free_port() {
 	done
 }
 
-export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
+SANDBOXD_HTTP_PORT=$(free_port)
+SANDBOXD_PG_PORT=$(free_port)
+export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT SANDBOXD_PG_PORT
 export SANDBOXD_WORKERS=1 SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
 echo "rss: starting a throwaway stack with one worker in $VAR" >&2
 bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
@@ -61,7 +63,7 @@ SID=$(curl -sf -H "$AUTH" -H "$JSON" -d '{}' "$SB" | jq -r .id)
 # With one worker, an exec must not wait for the clone: the worker would wait for a clone
 # that needs a worker to fetch from. A GET asks the sandbox without waiting.
 for i in $(seq 600); do
-	[ "$(curl -sf -H "$AUTH" "$SB/$SID" | jq -r .clone.state)" = done ] && break
+	[ "$(curl -sf -H "$AUTH" "$SB/$SID" | jq -r .clone.state)" = "done" ] && break
 	[ "$i" = 600 ] && { echo "rss: the sandbox's clone did not finish in 60 s" >&2; exit 1; }
 	sleep 0.1
 done
