@@ -1,4 +1,5 @@
-# sandboxd — one entry point: make, make test, make run, make stop, make unit, make fuzz.
+# sandboxd — one entry point: make, make test, make run, make stop, make unit, make fuzz,
+# make valgrind.
 CC      ?= cc
 PKGS    := fcgi json-c libgit2 libpq libcurl openssl zlib
 WARN    := -Wall -Wextra -Werror -Wvla -Wformat-security -Wmissing-prototypes \
@@ -87,6 +88,31 @@ unit: $(UNIT) $(FUZZ_BINS)
 	$(REPLAY); \
 	if [ $$failed -ne 0 ]; then echo "$$failed unit test binaries failed"; exit 1; fi
 
+# Every unit test binary and every fuzz target's corpus replay under valgrind: a leak
+# (definite or indirect) or a memory error fails the run. Logs: build/valgrind/<name>.log.
+# Only the plain build: the sanitizer builds do not run under valgrind. tests/valgrind.supp
+# holds suppressions for noise inside libraries, each with its reason.
+VALGRIND       ?= valgrind
+VALGRIND_FLAGS := --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
+                  --suppressions=tests/valgrind.supp -q
+valgrind: $(UNIT) $(FUZZ_BINS)
+ifneq ($(B),build)
+	@echo "make valgrind runs on the plain build only, not with SANITIZE=1 or FUZZ=1"; exit 1
+endif
+	@command -v $(VALGRIND) >/dev/null || { echo "valgrind is missing (deploy/install-deps.sh)"; exit 1; }
+	@mkdir -p $(B)/valgrind; failed=0; \
+	for t in $(UNIT) $(FUZZ_BINS); do \
+	  n=$${t##*/}; arg=; case $$n in fuzz_*) arg=tests/fuzz/corpus/$${n#fuzz_};; esac; \
+	  if $(VALGRIND) $(VALGRIND_FLAGS) --log-file=$(B)/valgrind/$$n.log $$t $$arg \
+	      >$(B)/valgrind/$$n.out 2>&1; then \
+	    echo "valgrind $$n: no leak, no error"; \
+	  else \
+	    failed=$$((failed + 1)); cat $(B)/valgrind/$$n.log; tail -n 20 $(B)/valgrind/$$n.out; \
+	    echo "valgrind $$n: FAILED (log in $(B)/valgrind/$$n.log)"; \
+	  fi; \
+	done; \
+	if [ $$failed -ne 0 ]; then echo "$$failed binaries failed under valgrind"; exit 1; fi
+
 fuzz-replay: $(FUZZ_BINS)
 	@failed=0; $(REPLAY); \
 	if [ $$failed -ne 0 ]; then echo "$$failed fuzz corpora failed"; exit 1; fi
@@ -114,12 +140,17 @@ fuzz:
 	if [ $$failed -ne 0 ]; then echo "$$failed fuzz targets failed"; exit 1; fi
 
 # Everything, twice: the normal build, then ASan + UBSan builds of every binary.
-test: all unit $(B)/docker-smoke
+test: all unit valgrind $(B)/docker-smoke
 	bash tests/integration/run.sh
 	$(MAKE) check-sanitize
 
 bench: all
 	bash bench/run.sh
+	bash bench/rss.sh
+
+# One worker's resident memory over 10,000 requests of a mix (bench/rss.sh).
+bench-rss: all
+	bash bench/rss.sh
 
 # The unit and integration suites again, with every binary built with ASan + UBSan; any
 # sanitizer report in a log fails the run (tests/integration/run.sh looks for them).
@@ -136,5 +167,5 @@ stop:
 clean:
 	rm -rf build build-san $(FB)
 
-.PHONY: all unit fuzz fuzz-replay test bench check-sanitize run stop clean
+.PHONY: all unit valgrind fuzz fuzz-replay test bench bench-rss check-sanitize run stop clean
 .SECONDARY:
