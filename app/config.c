@@ -85,6 +85,28 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 	if ((rc = set_num(&n, get, "SANDBOXD_WORKERS", 16, 1, 1024, e)))
 		return rc;
 	c->workers = (int)n;
+	if ((rc = set_num(&n, get, "SANDBOXD_GIT_WORKERS", 4, 1, 1024, e)))
+		return rc;
+	c->git_workers = (int)n;
+	/* By default beside the main socket: fcgi.sock -> fcgi-git.sock. */
+	char git_default[sizeof(c->git_socket_path)];
+	size_t sl = strlen(c->socket_path);
+	if (sl > 5 && strcmp(c->socket_path + sl - 5, ".sock") == 0)
+		snprintf(git_default, sizeof(git_default), "%.*s-git.sock", (int)(sl - 5),
+			 c->socket_path);
+	else
+		snprintf(git_default, sizeof(git_default), "%.250s-git", c->socket_path);
+	if ((rc = set_str(c->git_socket_path, sizeof(c->git_socket_path), get,
+			  "SANDBOXD_GIT_SOCKET", git_default, e)))
+		return rc;
+	if (c->git_socket_path[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_GIT_SOCKET must be an absolute path");
+	if (strlen(c->git_socket_path) >= 108)
+		return err_set(e, ERR_INVALID, "SANDBOXD_GIT_SOCKET is longer than 107 characters%s",
+			       strcmp(c->git_socket_path, git_default) ? ""
+			       : " (by default it is SANDBOXD_SOCKET with -git)");
+	if (strcmp(c->git_socket_path, c->socket_path) == 0)
+		return err_set(e, ERR_INVALID, "SANDBOXD_GIT_SOCKET must differ from SANDBOXD_SOCKET");
 	if ((rc = set_str(c->docker_ca, sizeof(c->docker_ca), get, "SANDBOXD_DOCKER_CA", "", e)) ||
 	    (rc = set_str(c->docker_cert, sizeof(c->docker_cert), get, "SANDBOXD_DOCKER_CERT", "", e)) ||
 	    (rc = set_str(c->docker_key, sizeof(c->docker_key), get, "SANDBOXD_DOCKER_KEY", "", e)) ||

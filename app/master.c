@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,49 +41,57 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int open_socket(const struct config *cfg)
+static int open_socket(const struct config *cfg, const char *path)
 {
 	mode_t mode = cfg->socket_group[0] ? 0660 : 0666;
 	int fd;
 
 	/* A socket file left by a previous run would make bind fail. */
-	if (unlink(cfg->socket_path) && errno != ENOENT) {
-		log_error("cannot remove stale socket %s: %s", cfg->socket_path, strerror(errno));
+	if (unlink(path) && errno != ENOENT) {
+		log_error("cannot remove stale socket %s: %s", path, strerror(errno));
 		return -1;
 	}
-	fd = FCGX_OpenSocket(cfg->socket_path, 1024);
+	fd = FCGX_OpenSocket(path, 1024);
 	if (fd < 0) {
-		log_error("cannot listen on %s", cfg->socket_path);
+		log_error("cannot listen on %s", path);
 		return -1;
 	}
 	if (cfg->socket_group[0]) {
 		struct group *g = getgrnam(cfg->socket_group);
-		if (!g || chown(cfg->socket_path, (uid_t)-1, g->gr_gid)) {
-			log_error("cannot give %s to group %s", cfg->socket_path, cfg->socket_group);
+		if (!g || chown(path, (uid_t)-1, g->gr_gid)) {
+			log_error("cannot give %s to group %s", path, cfg->socket_group);
 			close(fd);
 			return -1;
 		}
 	}
-	if (chmod(cfg->socket_path, mode)) {
-		log_error("cannot chmod %s: %s", cfg->socket_path, strerror(errno));
+	if (chmod(path, mode)) {
+		log_error("cannot chmod %s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
-/* A worker, or with reaper set the reaper (which needs no socket). */
-static pid_t spawn(const struct config *cfg, int fd, const sigset_t *oldmask, int reaper)
+enum role { API_WORKER, GIT_WORKER, REAPER };
+
+/* A worker on its socket, or the reaper (which needs none). */
+static pid_t spawn(const struct config *cfg, const int fds[2], const sigset_t *oldmask,
+		   enum role role)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
-		if (reaper) {
-			close(fd);
+		if (role == REAPER) {
+			close(fds[0]);
+			close(fds[1]);
 			_exit(reaper_run(cfg));
 		}
-		_exit(worker_run(cfg, fd));
+		/* Named apart, so that ps, pgrep and the tests tell the two pools apart. */
+		if (role == GIT_WORKER)
+			prctl(PR_SET_NAME, "sandboxd-git");
+		close(fds[role == API_WORKER ? 1 : 0]);
+		_exit(worker_run(cfg, fds[role == API_WORKER ? 0 : 1]));
 	}
 	if (pid < 0)
 		log_error("fork failed: %s", strerror(errno));
@@ -151,8 +160,11 @@ int master_run(const struct config *cfg)
 	sigset_t set, oldmask;
 	struct slot *slots;
 	struct retiree *old = NULL;
-	/* The last slot is the reaper's: supervised like a worker. */
-	int fd, n = cfg->workers + 1, draining = 0;
+	/* Slots: the API workers, the git workers, and last the reaper's, supervised alike.
+	 * git has workers of its own: a sandbox's clone, or a push run by an exec, comes back
+	 * through nginx while the exec holds an API worker; with one pool, as many such execs
+	 * as workers would wait on each other until their time limits. */
+	int fds[2] = { -1, -1 }, n = cfg->workers + cfg->git_workers + 1, draining = 0;
 	long last_term = 0;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -163,7 +175,8 @@ int master_run(const struct config *cfg)
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, &oldmask);
 
-	if (FCGX_Init() || (fd = open_socket(cfg)) < 0)
+	if (FCGX_Init() || (fds[0] = open_socket(cfg, cfg->socket_path)) < 0 ||
+	    (fds[1] = open_socket(cfg, cfg->git_socket_path)) < 0)
 		return 1;
 	if (!(slots = calloc((size_t)n, sizeof(*slots))))
 		return 1;
@@ -174,7 +187,8 @@ int master_run(const struct config *cfg)
 			return 1;
 		}
 	}
-	log_info("listening on %s with %d workers and a reaper", cfg->socket_path, n - 1);
+	log_info("listening on %s with %d workers, on %s with %d git workers, and a reaper",
+		 cfg->socket_path, cfg->workers, cfg->git_socket_path, cfg->git_workers);
 
 	for (;;) {
 		long now = now_ms(), wait_ms = 1000;
@@ -186,7 +200,9 @@ int master_run(const struct config *cfg)
 		if (!draining) {
 			for (int i = 0; i < n; i++) {
 				if (slots[i].pid == 0 && slots[i].restart_at_ms <= now) {
-					slots[i].pid = spawn(cfg, fd, &oldmask, i == n - 1);
+					slots[i].pid = spawn(cfg, fds, &oldmask,
+							     i == n - 1 ? REAPER
+							     : i < cfg->workers ? API_WORKER : GIT_WORKER);
 					slots[i].started_ms = now;
 					if (slots[i].pid < 0) {
 						slots[i].pid = 0;
@@ -238,8 +254,10 @@ int master_run(const struct config *cfg)
 			}
 		}
 	}
-	close(fd);
+	close(fds[0]);
+	close(fds[1]);
 	unlink(cfg->socket_path);
+	unlink(cfg->git_socket_path);
 	if (cfg->pid_file[0])
 		unlink(cfg->pid_file);
 	free(slots);

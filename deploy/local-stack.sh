@@ -50,6 +50,7 @@ REPOS=$VAR/repos
 ENVFILE=$VAR/local.env
 PIDFILE=$RUNDIR/sandboxd/sandboxd.pid
 FCGI_SOCK=$RUNDIR/sandboxd/fcgi.sock
+GIT_SOCK=$RUNDIR/sandboxd/fcgi-git.sock
 SETTINGS_FILE=$RUNDIR/sandboxd.settings
 NGX_PID=$RUNDIR/nginx.pid
 # What the service's user owns or reads: its run dir (socket, pid file), the repositories,
@@ -394,7 +395,7 @@ sandboxd_settings() {
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
     printf 'user=%s\nnetwork=%s\nkey=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE"
-    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' |
+    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' |
         grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL)=' | sort || true
 }
 
@@ -418,7 +419,7 @@ sandboxd_up() {
         sandboxd_down
     fi
 
-    rm -f "$PIDFILE" "$FCGI_SOCK"
+    rm -f "$PIDFILE" "$FCGI_SOCK" "$GIT_SOCK"
     install_bin "$SANDBOXD_BIN" "$BINDIR/sandboxd"
     say "starting sandboxd as $SVC_USER ($WORKERS workers, log $LOGDIR/sandboxd.log)"
     local group_env=(-u SANDBOXD_SOCKET_GROUP) as_user=()
@@ -436,6 +437,7 @@ sandboxd_up() {
             HOME=/nonexistent USER="$SVC_USER" LOGNAME="$SVC_USER" \
             SANDBOXD_DATABASE_URL="$DB_URL" \
             SANDBOXD_SOCKET="$FCGI_SOCK" \
+            SANDBOXD_GIT_SOCKET="$GIT_SOCK" \
             SANDBOXD_WORKERS="$WORKERS" \
             SANDBOXD_REPOS_DIR="$REPOS" \
             SANDBOXD_PUBLIC_URL="$URL" \
@@ -469,7 +471,7 @@ sandboxd_down() {
         rm -f "$RUNDIR/fcgi.sock"
     fi
     sandboxd_stop "$PIDFILE"
-    rm -f "$PIDFILE" "$FCGI_SOCK" "$SETTINGS_FILE"
+    rm -f "$PIDFILE" "$FCGI_SOCK" "$GIT_SOCK" "$SETTINGS_FILE"
 }
 
 sandboxd_stop() { # PIDFILE
@@ -539,6 +541,7 @@ render_nginx() {
     sed -e "s|@VAR@|$VAR|g" \
         -e "s|@HTTP_PORT@|$HTTP_PORT|g" \
         -e "s|@SOCKET@|$FCGI_SOCK|g" \
+        -e "s|@GIT_SOCKET@|$GIT_SOCK|g" \
         -e "s|@USER@|$NGX_USER_LINE|g" \
         -e "s|@BRIDGE_LISTEN@|$(bridge_listen)|g" \
         -e "s|@LIMIT_REQ_ZONE@|$(limit_req_zone)|g" \

@@ -10,6 +10,7 @@
 struct config {
 	char database_url[1024];
 	char socket_path[256];
+	char git_socket_path[256];  /* git's own workers listen here (SANDBOXD_GIT_SOCKET) */
 	char socket_group[64];      /* empty: no chown */
 	char repos_dir[512];
 	char public_url[256];       /* no trailing slash */
@@ -35,6 +36,7 @@ struct config {
 	int sandbox_pids;
 	size_t file_limit;          /* read and write, bytes */
 	int workers;
+	int git_workers;            /* serve git only, so that execs never starve it */
 	size_t body_limit;
 	int log_level;
 };

@@ -108,6 +108,8 @@ static void test_defaults(void **state)
 	assert_string_equal(c.docker_host, "unix:///var/run/docker.sock");
 	assert_string_equal(c.pid_file, "");
 	assert_int_equal(c.workers, 16);
+	assert_int_equal(c.git_workers, 4);
+	assert_string_equal(c.git_socket_path, "/run/sandboxd/fcgi-git.sock");
 	assert_int_equal(c.body_limit, 1048576);
 	assert_int_equal(c.log_level, LOG_INFO);
 	assert_string_equal(c.git_bin, "/usr/bin/git");
@@ -152,6 +154,7 @@ static void test_all_set(void **state)
 	assert_int_equal(load(&c, &e), 0);
 	assert_string_equal(c.database_url, "host=/tmp dbname=x");
 	assert_string_equal(c.socket_path, "/tmp/s.sock");
+	assert_string_equal(c.git_socket_path, "/tmp/s-git.sock");
 	assert_string_equal(c.socket_group, "www-data");
 	assert_string_equal(c.repos_dir, "/srv/repos");
 	assert_string_equal(c.public_url, "https://git.example.com");
@@ -214,9 +217,14 @@ static void test_socket(void **state)
 
 	refused("SANDBOXD_SOCKET", "run/s.sock", "SANDBOXD_SOCKET must be an absolute path");
 	refused("SANDBOXD_SOCKET", "s", "SANDBOXD_SOCKET must be an absolute path");
-	/* sun_path holds 107 characters and the NUL */
+	/* sun_path holds 107 characters and the NUL (the git socket's default would not) */
+	refused("SANDBOXD_SOCKET", long_value("/", 107),
+		"SANDBOXD_GIT_SOCKET is longer than 107 characters (by default it is "
+		"SANDBOXD_SOCKET with -git)");
+	env_set("SANDBOXD_GIT_SOCKET", "/run/git.sock");
 	accepted("SANDBOXD_SOCKET", long_value("/", 107), &c);
 	assert_int_equal(strlen(c.socket_path), 107);
+	env_set("SANDBOXD_GIT_SOCKET", NULL);
 	refused("SANDBOXD_SOCKET", long_value("/", 108),
 		"SANDBOXD_SOCKET is longer than 107 characters");
 	refused("SANDBOXD_SOCKET", long_value("/", 256),
@@ -287,6 +295,24 @@ static void test_workers(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		refused("SANDBOXD_WORKERS", bad[i],
 			"SANDBOXD_WORKERS must be an integer between 1 and 1024");
+}
+
+/* git's own pool: its count and socket, by default beside the main one. */
+static void test_git_workers(void **state)
+{
+	struct config c;
+
+	accepted("SANDBOXD_GIT_WORKERS", "1", &c);
+	assert_int_equal(c.git_workers, 1);
+	refused("SANDBOXD_GIT_WORKERS", "0", "SANDBOXD_GIT_WORKERS must be an integer between 1 and 1024");
+	env_set("SANDBOXD_GIT_WORKERS", NULL);
+	accepted("SANDBOXD_SOCKET", "/run/x/socket", &c);
+	assert_string_equal(c.git_socket_path, "/run/x/socket-git");
+	accepted("SANDBOXD_GIT_SOCKET", "/run/y/git.sock", &c);
+	assert_string_equal(c.git_socket_path, "/run/y/git.sock");
+	refused("SANDBOXD_GIT_SOCKET", "git.sock", "SANDBOXD_GIT_SOCKET must be an absolute path");
+	refused("SANDBOXD_GIT_SOCKET", "/run/x/socket",
+		"SANDBOXD_GIT_SOCKET must differ from SANDBOXD_SOCKET");
 }
 
 static void test_body_limit(void **state)
@@ -417,6 +443,7 @@ int main(void)
 		cmocka_unit_test_setup(test_git, setup),
 		cmocka_unit_test_setup(test_git_timeout, setup),
 		cmocka_unit_test_setup(test_image_pull, setup),
+		cmocka_unit_test_setup(test_git_workers, setup),
 		cmocka_unit_test_setup(test_string_bounds, setup),
 		cmocka_unit_test_setup(test_network_and_key_file, setup),
 		cmocka_unit_test_setup(test_public_url_needs_a_host, setup),
