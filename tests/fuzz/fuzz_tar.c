@@ -1,8 +1,10 @@
 /* fuzz_tar.c: the bounded tar reader on what Docker's archive endpoint answers, and the
  * one-file writer read back by it.
  *
- * Input: a mode byte (even: read; odd: round trip), a limit byte, a chunk byte (as in
- * fuzz_dstream.c), then:
+ * Input: a mode byte (even: read; odd: round trip; bit 1 in read mode: the harness first
+ * rewrites the checksum of every block at a multiple of 512 bytes that has the ustar magic,
+ * so that mutated headers get past the checksum to the fields behind it), a limit byte, a
+ * chunk byte (as in fuzz_dstream.c), then:
  * - read: an archive, fed in input-chosen chunks (each in a buffer of exactly its size) with
  *   a content limit of 1 MiB (limit byte 0) or 8 * the limit byte; tar_read_file over the
  *   same bytes in one piece must give the same result. Invariants: the reader never holds
@@ -154,14 +156,43 @@ out:
 	free((void *)content);
 }
 
+/* The checksum as a writer computes it (the field counted as spaces), in the usual form. */
+static void fix_checksums(unsigned char *a, size_t n)
+{
+	for (size_t off = 0; n - off >= TAR_BLOCK; off += TAR_BLOCK) {
+		unsigned char *h = a + off;
+		unsigned sum = 0;
+		char field[8];
+
+		if (memcmp(h + 257, "ustar", 5) != 0)
+			continue;
+		memset(h + 148, ' ', 8);
+		for (size_t i = 0; i < TAR_BLOCK; i++)
+			sum += h[i];
+		snprintf(field, sizeof(field), "%06o", sum & 0777777);
+		memcpy(h + 148, field, 7);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	size_t max_size;
+	uint8_t *copy;
+
 	if (size < 3)
 		return 0;
-	if (data[0] & 1)
+	if (data[0] & 1) {
 		round_trip(data + 3, size - 3, data[1] ? (size_t)data[1] * 64 : (size_t)4 << 20);
-	else
-		read_archive(data + 3, size - 3, data[1] ? (size_t)data[1] * 8 : (size_t)1 << 20,
-			     data[2]);
+		return 0;
+	}
+	max_size = data[1] ? (size_t)data[1] * 8 : (size_t)1 << 20;
+	if (!(data[0] & 2)) {
+		read_archive(data + 3, size - 3, max_size, data[2]);
+		return 0;
+	}
+	copy = (uint8_t *)fuzz_dup(data + 3, size - 3);
+	fix_checksums(copy, size - 3);
+	read_archive(copy, size - 3, max_size, data[2]);
+	free(copy);
 	return 0;
 }
