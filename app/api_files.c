@@ -8,50 +8,12 @@
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/path.h"
 #include "sandboxd/tar.h"
 #include "sandboxd/banned.h"
 
 #define CALL_MS 60000L
 #define PATH_MAX_LEN 4096
-
-/* Makes path absolute (relative ones are under /workspace/repo) and resolves "." and ".."
- * lexically. NULL (with e) when it is empty, too long or holds a NUL. */
-static char *normalize(struct req *r, const char *path, struct err *e)
-{
-	size_t n = strlen(path);
-	char *full, *out, *seg, *save = NULL;
-	size_t o = 0;
-
-	if (n == 0 || n > PATH_MAX_LEN) {
-		err_set(e, ERR_INVALID, "field 'path' must be 1 to %d bytes", PATH_MAX_LEN);
-		return NULL;
-	}
-	full = path[0] == '/' ? pool_strdup(r->pool, path)
-			      : pool_printf(r->pool, "/workspace/repo/%s", path);
-	out = pool_alloc(r->pool, strlen(full ? full : "") + 2);
-	if (!full || !out) {
-		err_set(e, ERR_NOMEM, "out of memory");
-		return NULL;
-	}
-	for (seg = strtok_r(full, "/", &save); seg; seg = strtok_r(NULL, "/", &save)) {
-		if (strcmp(seg, ".") == 0)
-			continue;
-		if (strcmp(seg, "..") == 0) {
-			while (o > 0 && out[o - 1] != '/')
-				o--;
-			if (o > 0)
-				o--;
-			continue;
-		}
-		out[o++] = '/';
-		memcpy(out + o, seg, strlen(seg));
-		o += strlen(seg);
-	}
-	if (o == 0)
-		out[o++] = '/';
-	out[o] = 0;
-	return out;
-}
 
 /* A read's answer, {"path": …, "size": N, "content": "<base64>"}, written straight into
  * the response as the archive arrives: the file is never held apart from its base64, and
@@ -127,7 +89,7 @@ int api_sandbox_read(struct req *r)
 		api_sandbox_error(r, 400, "%s", e.msg);
 		return 0;
 	}
-	char *abs = normalize(r, path, &e);
+	char *abs = path_normalize(r->pool, path, &e);
 	if (!abs) {
 		api_sandbox_error(r, 400, "%s", e.msg);
 		return 0;
@@ -260,7 +222,7 @@ int api_sandbox_write(struct req *r)
 		api_sandbox_error(r, 400, "field 'content' must be a string");
 		return 0;
 	}
-	char *abs = normalize(r, path, &e);
+	char *abs = path_normalize(r->pool, path, &e);
 	if (!abs || strcmp(abs, "/") == 0) {
 		api_sandbox_error(r, 400, "%s", abs ? "field 'path' must name a file" : e.msg);
 		return 0;
