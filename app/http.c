@@ -1,7 +1,10 @@
 /* http.c: reading a FastCGI request and writing its response. */
+#include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include "sandboxd/http.h"
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
@@ -175,6 +178,7 @@ static const char *reason(int status)
 	case 413: return "Payload Too Large";
 	case 422: return "Unprocessable Entity";
 	case 429: return "Too Many Requests";
+	case HTTP_CLIENT_CLOSED: return "Client Closed Request";
 	case 500: return "Internal Server Error";
 	case 503: return "Service Unavailable";
 	default: return "Unknown";
@@ -211,4 +215,26 @@ int http_send(struct req *r)
 		return ERR_FAIL;
 	}
 	return 0;
+}
+
+int http_client_gone(struct req *r)
+{
+	struct pollfd p;
+	char c;
+	ssize_t n;
+
+	if (!r->fcgx || r->fcgx->ipcFd < 0)
+		return 0;
+	p.fd = r->fcgx->ipcFd;
+	p.events = POLLIN;
+	p.revents = 0;
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+		return 1;
+	/* Readable: nginx sends nothing after the request's body (it never multiplexes nor
+	 * aborts by record), so this is the end of the connection, unless the handler left
+	 * some of the body unread, which stays in the socket and is no sign of a departure. */
+	n = recv(p.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }

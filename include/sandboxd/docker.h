@@ -120,8 +120,12 @@ struct docker_exec_opts {
 	const char *const *env;   /* "NAME=value"; NULL: none */
 	const char *workdir;      /* NULL: the container's */
 	const char *user;         /* NULL: "1000:1000" */
+	/* Attach stdin to the start call's connection. The service never writes to it, so
+	 * the command reads EOF exactly when that connection ends (the caller stopped
+	 * waiting, cancelled, or died): a way to notice from inside the container. */
+	int attach_stdin;
 };
-/* POST /containers/{id}/exec (stdout and stderr attached, no stdin, no TTY). */
+/* POST /containers/{id}/exec (stdout and stderr attached, stdin as o says, no TTY). */
 int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 		       char *id_out, long timeout_ms, struct err *e);
 
