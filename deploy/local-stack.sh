@@ -13,6 +13,8 @@
 #   SANDBOXD_SKIP_DEPS=1  do not run deploy/install-deps.sh
 #   SANDBOXD_SKIP_BUILD=1 do not run make
 #   SANDBOXD_STOP_TIMEOUT seconds `down` lets sandboxd drain before SIGKILL (default: 60)
+#   SANDBOXD_BRIDGE       the Docker bridge whose gateway nginx also listens on, for the
+#                         sandboxes' git (default: docker0; another for an engine of its own)
 # Other SANDBOXD_* settings in the environment (SANDBOXD_LOG_LEVEL, SANDBOXD_BODY_LIMIT, …)
 # reach sandboxd as they are.
 #
@@ -346,7 +348,7 @@ nginx_cmd() { "$NGINX" -p "$NGXDIR/" -c "$NGX_CONF" -e "$LOGDIR/nginx-error.log"
 
 # The Docker bridge's gateway address, where containers find sandboxd.internal.
 bridge_ip() {
-    ip -4 -o addr show docker0 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }'
+    ip -4 -o addr show "${SANDBOXD_BRIDGE:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }'
 }
 
 bridge_listen() {
@@ -355,7 +357,7 @@ bridge_listen() {
     if [ -n "$ip" ]; then
         printf 'listen %s:%s;' "$ip" "$HTTP_PORT"
     else
-        printf '# no docker0 bridge: sandboxes cannot reach git'
+        printf '# no %s bridge: sandboxes cannot reach git' "${SANDBOXD_BRIDGE:-docker0}"
     fi
 }
 
