@@ -46,6 +46,48 @@ ID=$(_json .id)
 api POST "$SB/$ID/exec" '{"cmd":"echo ready"}' "$OT"
 expect_json .stdout ready 'its first exec works'
 
+# --- a create caught between its row and its container ------------------------------------------
+# A session takes the new row's lock as soon as the row is committed, so that the create
+# blocks on its next update of the row, its container made; then the create's database
+# connection is cut (as a restart does, but only that one: a restart may free the row
+# first and let the create finish).
+psql -X -Atq -c "do \$\$ begin
+	loop
+		perform 1 from sandboxes s join accounts a on a.id = s.account_id
+		 where a.login = '$S' and s.state = 'starting' for update of s;
+		exit when found;
+		perform pg_sleep(0.002);
+	end loop;
+	perform pg_sleep(60);
+end \$\$" >/dev/null 2>&1 &
+LOCKER=$!
+AT_EXIT+=("kill $LOCKER 2>/dev/null")
+curl -sS -o "$_T/caught.body" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $ST" \
+	-H 'Content-Type: application/json' -d '{}' "$SANDBOXD_URL$SB" >"$_T/caught.status" 2>/dev/null &
+CAUGHT=$!
+create_blocked() {
+	[[ $(sql_super "select count(*) from pg_stat_activity where wait_event_type = 'Lock'
+	  and query ilike 'UPDATE sandboxes%'") -ge 1 ]]
+}
+check 'a create waits on its row, its container made' wait_until 30 create_blocked
+CID=$(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$S' and s.state = 'starting'")
+check_eq "its database connection is cut" t "$(sql_super "select bool_and(pg_terminate_backend(pid)) from pg_stat_activity
+  where wait_event_type = 'Lock' and query ilike 'UPDATE sandboxes%'")"
+wait "$CAUGHT" 2>/dev/null
+sql_super "select pg_terminate_backend(pid) from pg_stat_activity where query ilike '%pg_sleep(60)%' and pid <> pg_backend_pid()" >/dev/null
+wait "$LOCKER" 2>/dev/null
+LAST_REQ="POST $SB (its database connection cut)"
+STATUS=$(cat "$_T/caught.status") BODY=$(cat "$_T/caught.body")
+expect_error 503 'database unavailable' 'the caught create answers 503 database unavailable'
+no_container() { [[ -z $(docker ps -aq --filter "label=sandboxd.sandbox=$CID") ]]; }
+check 'its container does not outlive the failed call (15 s)' wait_until 15 no_container
+ended() { [[ $(sql "select state from sandboxes where id = '$CID'") == failed ]]; }
+check 'its row is failed (15 s), not left starting for the start timeout' wait_until 15 ended
+check_eq 'its token is revoked' 0 "$(sql "select count(*) from tokens where sandbox_id = '$CID' and revoked_at is null")"
+check_eq 'by the reaper, which saw its creator gone' 'start interrupted|reaper' \
+	"$(sql "select s.end_reason || '|' || a.via from sandboxes s join audit_log a on a.sandbox_id = s.id
+	  and a.action = 'sandbox.reconcile' where s.id = '$CID'")"
+
 # --- the load -----------------------------------------------------------------------------------
 # Each loader appends "kind status request-id detail" per request to $_T/load.NAME, and its
 # bodies of non-2xx answers to $_T/load.NAME.bodies, until $_T/stop exists (or 120 s pass).
