@@ -59,34 +59,46 @@ static struct {
 } token_cache[8];
 static unsigned token_next;
 
-static const char *sandbox_token(struct db *db, const struct sandbox *s)
+/* Fills *out with the sandbox's token, or NULL when its clone's config holds none of its
+ * own (the user may rewrite it). Fails when it cannot tell (the engine or the database
+ * did not answer): the caller must not run a command whose output it could not mask. */
+static int sandbox_token(struct db *db, const struct sandbox *s, const char **out,
+			 struct err *e)
 {
 	char hash[TOKEN_HASH_LEN + 1];
 	PGresult *res;
-	int code = 0;
+	int code = 0, rc;
 	const char *argv[] = { "git", "config", "--file", "/workspace/repo/.git/config",
 			       "remote.origin.url", NULL };
 	struct sandbox_output g;
-	struct err e;
 
+	*out = NULL;
 	for (int i = 0; i < 8; i++)
-		if (strcmp(token_cache[i].sandbox, s->id) == 0)
-			return token_cache[i].token;
-	if (sandbox_run(s->container_id, argv, &g, NULL, &e))
-		return NULL;
+		if (strcmp(token_cache[i].sandbox, s->id) == 0) {
+			*out = token_cache[i].token;
+			return 0;
+		}
+	if ((rc = sandbox_run(s->container_id, argv, &g, NULL, e)))
+		return rc;
 	const char *t = strstr(g.out, "dst_");
-	if (!t || strlen(t) < TOKEN_LEN || token_classify(t, TOKEN_LEN) != TOKEN_SANDBOX)
-		return NULL;
+	if (!t || strlen(t) < TOKEN_LEN || token_classify(t, TOKEN_LEN) != TOKEN_SANDBOX) {
+		OPENSSL_cleanse(g.out, sizeof(g.out));
+		return 0;
+	}
 	/* Only the sandbox's own token: the user may rewrite the config, and a look-alike
 	 * with a valid checksum must not take the real one's place in the mask. */
 	token_hash(t, TOKEN_LEN, hash);
-	res = db_exec(db, &e, &code, "SELECT 1 FROM tokens WHERE sandbox_id = $1 AND hash = $2", 2,
+	res = db_exec(db, e, &code, "SELECT 1 FROM tokens WHERE sandbox_id = $1 AND hash = $2", 2,
 		      s->id, hash);
-	int ours = res && PQntuples(res) == 1;
+	if (!res) {
+		OPENSSL_cleanse(g.out, sizeof(g.out));
+		return code;
+	}
+	int ours = PQntuples(res) == 1;
 	PQclear(res);
 	if (!ours) {
 		OPENSSL_cleanse(g.out, sizeof(g.out));
-		return NULL;
+		return 0;
 	}
 	unsigned i = token_next++ % 8;
 	OPENSSL_cleanse(token_cache[i].token, sizeof(token_cache[i].token));
@@ -94,7 +106,8 @@ static const char *sandbox_token(struct db *db, const struct sandbox *s)
 	memcpy(token_cache[i].token, t, TOKEN_LEN);
 	token_cache[i].token[TOKEN_LEN] = 0;
 	OPENSSL_cleanse(g.out, sizeof(g.out));
-	return token_cache[i].token;
+	*out = token_cache[i].token;
+	return 0;
 }
 
 /* The exec's cancel test: its client went away (nginx closed the FastCGI connection). */
@@ -247,8 +260,13 @@ int api_sandbox_exec(struct req *r)
 	    (rc = db_commit(r->db, &e)))
 		return http_fail(r, rc, &e);
 
+	const char *token;
+	if ((rc = sandbox_token(r->db, &s, &token, &e))) {
+		struct err e2;
+		db_begin(r->db, &e2);
+		return http_fail(r, rc, &e);
+	}
 	capture_init(&cap, &copts);
-	const char *token = sandbox_token(r->db, &s);
 	if (token)
 		capture_add_token(&cap, token, strlen(token), &e);
 	struct buf masked;

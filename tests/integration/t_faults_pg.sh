@@ -88,6 +88,39 @@ check_eq 'by the reaper, which saw its creator gone' 'start interrupted|reaper' 
 	"$(sql "select s.end_reason || '|' || a.via from sandboxes s join audit_log a on a.sandbox_id = s.id
 	  and a.action = 'sandbox.reconcile' where s.id = '$CID'")"
 
+# --- the database lost while an exec looks up the token it masks ------------------------------------
+# The first exec of a sandbox in a worker reads the token from the clone's config (an exec)
+# and checks it against the database; the database goes away in between (the config made a
+# FIFO holds the read), and is back before the command ends. Running the command unmasked
+# would answer 200 with the token in its output.
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a second sandbox, never exec-ed through the service'
+MS=$(_json .id)
+MC=$(docker ps -q --no-trunc --filter "label=sandboxd.sandbox=$MS")
+cloned() { [[ $(docker exec "$MC" cat /workspace/.sandboxd/clone.state 2>/dev/null) == done ]]; }
+check 'its clone is done' wait_until 60 cloned
+MTOK=$(docker exec "$MC" git config --file /workspace/repo/.git/config remote.origin.url | sed 's/.*x-access-token:\([^@]*\)@.*/\1/')
+check 'the test has its token' grep -q '^dst_' <<<"$MTOK"
+docker exec -u 1000:1000 -w /workspace/repo "$MC" sh -c 'mv .git/config .git/config.real && mkfifo .git/config'
+curl -sS -o "$_T/mask.body" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $OT" \
+	-H 'Content-Type: application/json' -d '{"cmd":"cat .git/config.real"}' \
+	"$SANDBOXD_URL$SB/$MS/exec" >"$_T/mask.status" 2>/dev/null &
+MASKER=$!
+reading_token() { docker top "$MC" -o pid,args 2>/dev/null | grep -q 'git config --file /workspace/repo/.git/config'; }
+check 'the exec reads the token from the config' wait_until 30 reading_token
+check_cond 'the database drops every connection of the service' \
+	"[[ \$(sql_super \"select count(*) from (select pg_terminate_backend(pid) from pg_stat_activity where usename = 'sandboxd') t\") -ge 1 ]]"
+docker exec -u 1000:1000 -w /workspace/repo "$MC" sh -c 'cat .git/config.real > .git/config'
+wait "$MASKER" 2>/dev/null
+docker exec -u 1000:1000 -w /workspace/repo "$MC" sh -c 'rm .git/config && mv .git/config.real .git/config'
+LAST_REQ="POST $SB/$MS/exec (the database lost while it looks up the token)"
+STATUS=$(cat "$_T/mask.status") BODY=$(cat "$_T/mask.body")
+check 'the answer never holds the token' eval '! grep -qF "$MTOK" <<<"$BODY"'
+expect_error 503 'database unavailable' 'the exec is refused: 503 database unavailable'
+api POST "$SB/$MS/exec" '{"cmd":"git config remote.origin.url"}' "$OT"
+expect_json_match .stdout 'x-access-token:\*\*\*@' 'the next exec runs, masked'
+api POST "$SB/$MS/close" "" "$OT"
+
 # --- the load -----------------------------------------------------------------------------------
 # Each loader appends "kind status request-id detail" per request to $_T/load.NAME, and its
 # bodies of non-2xx answers to $_T/load.NAME.bodies, until $_T/stop exists (or 120 s pass).
