@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# t_faults_pg.sh: PostgreSQL restarted, then stopped and started, under load (reads, token
-# writes, execs, sandbox create/close cycles at once). Every answer is a success or 503
-# {"message":"database unavailable"}; every success has its audit row; nothing a 503
-# answered for was done (no token row, no audit row claiming success); every sandbox ends
-# consistent with its container; the service recovers with the same master and workers.
+# t_faults_pg.sh: the database lost under the service. A create whose connection is cut
+# between its container and its row's update: 503 database unavailable, no container left,
+# the row failed by the reaper at once. An exec whose connection is lost while it checks the
+# token it masks: refused (503), never run unmasked. Then PostgreSQL restarted, and stopped
+# and started, under load (reads, token writes, execs, sandbox create/close cycles at once):
+# every answer is a success or 503 {"message":"database unavailable"}; every success has its
+# audit row; nothing a 503 answered for was done (no token row, no audit row claiming
+# success); every sandbox ends consistent with its container; the same master and workers.
 . "$(dirname "$0")/lib.sh"
 
 : "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
