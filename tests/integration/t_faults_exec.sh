@@ -70,7 +70,6 @@ K=$BG_PID
 check 'the exec runs in the container' wait_until 30 running 'sleep 30[23]'
 VICTIM=$(busy_workers)
 check_cond "exactly one worker is busy with it (got '${VICTIM//$'\n'/ }')" '[[ $VICTIM =~ ^[0-9]+$ ]]'
-OLD=$(workers | tr '\n' ' ')
 [[ $VICTIM =~ ^[0-9]+$ ]] && kill -KILL "$VICTIM"
 wait_until 20 eval '! kill -0 $K 2>/dev/null' || true
 wait "$K" 2>/dev/null

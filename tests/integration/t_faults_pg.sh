@@ -100,7 +100,7 @@ api POST "$SB" '{}' "$OT"
 expect_status 201 'a second sandbox, never exec-ed through the service'
 MS=$(_json .id)
 MC=$(docker ps -q --no-trunc --filter "label=sandboxd.sandbox=$MS")
-cloned() { [[ $(docker exec "$MC" cat /workspace/.sandboxd/clone.state 2>/dev/null) == done ]]; }
+cloned() { [[ $(docker exec "$MC" cat /workspace/.sandboxd/clone.state 2>/dev/null) == "done" ]]; }
 check 'its clone is done' wait_until 60 cloned
 MTOK=$(docker exec "$MC" git config --file /workspace/repo/.git/config remote.origin.url | sed 's/.*x-access-token:\([^@]*\)@.*/\1/')
 check 'the test has its token' grep -q '^dst_' <<<"$MTOK"
@@ -231,7 +231,6 @@ check 'some requests failed during the outage (the test did hit it)' grep -q ' 5
 ids_with() { # REGEX: request ids of the answers whose status matches, as a SQL list
 	awk -v re="$1" '$2 ~ re && $3 != "-" {print "'\''" $3 "'\''"}' "$ALL" | paste -sd, -
 }
-OKIDS=$(ids_with '^2')
 NOK=$(awk '$2 ~ /^2/' "$ALL" | wc -l)
 check_eq "every success ($NOK) has its audit row with its status" "$NOK" \
 	"$(sql "select count(*) from audit_log a join (values $(awk '$2 ~ /^2/ {print "('\''" $3 "'\''," $2 ")"}' "$ALL" | paste -sd, -)) v(rid, st)
