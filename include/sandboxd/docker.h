@@ -144,9 +144,10 @@ struct docker_exec_io {
 };
 /* POST /exec/{id}/start, streaming the multiplexed answer through a dstream into io->sink
  * until the engine closes it (the command and every process holding its output ended).
- * On timeout or cancel: ERR_FAIL with io->timed_out or io->cancelled set; the command
- * goes on running in the container (there is no exec kill): the caller kills it, e.g.
- * with a second exec. A sink's non-zero return stops the call and is returned. */
+ * On timeout or cancel: ERR_FAIL with io->timed_out or io->cancelled set, and the
+ * connection closed; there is no exec kill, so the command goes on running unless it was
+ * created with attach_stdin and ends itself on its stdin's EOF (or the caller kills it,
+ * e.g. with a second exec). A sink's non-zero return stops the call and is returned. */
 int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeout_ms,
 		      struct err *e);
 
