@@ -284,7 +284,12 @@ int api_sandbox_exec_get(struct req *r)
 		o[1].from = o[1].want;
 		ended = 0;
 	}
-	const char *token = api_sandbox_token(r->db, &s);
+	const char *token = NULL;
+	if (!rc && (rc = api_sandbox_token(r->db, &s, &token, &e))) {
+		buf_release(&o[0].data);
+		buf_release(&o[1].data);
+		return http_fail(r, rc, &e);
+	}
 	struct buf text[2];
 	uint64_t next[2] = { o[0].want, o[1].want };
 	for (int i = 0; i < 2; i++) {

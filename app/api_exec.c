@@ -24,12 +24,26 @@
 /* How long an exec waits for a clone still running. */
 #define CLONE_WAIT_MS 180000L
 
-/* The wrapper records the pid of `timeout` (which makes it a process group of its own) so
- * that the whole group can be killed later, even the parts that outlive timeout's own
- * SIGKILL; it removes the record itself when the command ends, which saves an exec. */
+/* The wrapper runs the command under `timeout`, which makes it a process group of its own,
+ * and ends that whole group, also what ignores SIGTERM or outlives timeout's own SIGKILL
+ * (which only reaches its direct child): SIGTERM, then SIGKILL once the group has had
+ * GRACE_S seconds. It does so when the time limit passes, and as soon as the service's
+ * connection ends before the command does (the exec's stdin, which the service never
+ * writes to, reads EOF then): the client went away, the worker died, or the service's own
+ * deadline passed. A command that ends by itself leaves its background jobs running.
+ * $1 the time limit in ms, $2 the command. */
 static const char wrapper[] =
-	"timeout -k 5 \"$2\" bash -c \"$3\" & p=$!; echo $p > /tmp/.sandboxd/exec-$1.pid; "
-	"wait $p; rc=$?; [ $rc = 124 ] || rm -f /tmp/.sandboxd/exec-$1.pid; exit $rc";
+	"exec 3<&0 </dev/null; t0=${EPOCHREALTIME//[.,]/}\n"
+	"timeout -k 5 $(($1 / 1000)).$(printf %03d $(($1 % 1000))) bash -c \"$2\" 3<&- & p=$!\n"
+	"end() { kill -TERM -- -$p 2>/dev/null\n"
+	"  while kill -0 -- -$p 2>/dev/null && [ ${EPOCHREALTIME//[.,]/} -lt $1 ]; do sleep 0.1; done\n"
+	"  kill -KILL -- -$p 2>/dev/null; }\n"
+	"{ trap exit USR1; while read -r -u 3 _; do :; done; trap '' USR1\n"
+	"  end $((${EPOCHREALTIME//[.,]/} + 5000000)); } >/dev/null 2>&1 & w=$!\n"
+	"exec 3<&-; wait $p; rc=$?\n"
+	"kill -USR1 $w 2>/dev/null; wait $w\n"
+	"[ $rc != 124 ] || end $((t0 + $1 * 1000 + 5000000))\n"
+	"exit $rc\n";
 
 static long long ms_since(const struct timespec *t0)
 {
@@ -46,34 +60,45 @@ static struct {
 } token_cache[8];
 static unsigned token_next;
 
-const char *api_sandbox_token(struct db *db, const struct sandbox *s)
+/* Fills *out with the sandbox's token, or NULL when its clone's config holds none of its
+ * own (the user may rewrite it). Fails when it cannot tell (the engine or the database
+ * did not answer): the caller must not run a command whose output it could not mask. */
+int api_sandbox_token(struct db *db, const struct sandbox *s, const char **out, struct err *e)
 {
 	char hash[TOKEN_HASH_LEN + 1];
 	PGresult *res;
-	int code = 0;
+	int code = 0, rc;
 	const char *argv[] = { "git", "config", "--file", "/workspace/repo/.git/config",
 			       "remote.origin.url", NULL };
 	struct sandbox_output g;
-	struct err e;
 
+	*out = NULL;
 	for (int i = 0; i < 8; i++)
-		if (strcmp(token_cache[i].sandbox, s->id) == 0)
-			return token_cache[i].token;
-	if (sandbox_run(s->container_id, argv, &g, NULL, &e))
-		return NULL;
+		if (strcmp(token_cache[i].sandbox, s->id) == 0) {
+			*out = token_cache[i].token;
+			return 0;
+		}
+	if ((rc = sandbox_run(s->container_id, argv, &g, NULL, e)))
+		return rc;
 	const char *t = strstr(g.out, "dst_");
-	if (!t || strlen(t) < TOKEN_LEN || token_classify(t, TOKEN_LEN) != TOKEN_SANDBOX)
-		return NULL;
+	if (!t || strlen(t) < TOKEN_LEN || token_classify(t, TOKEN_LEN) != TOKEN_SANDBOX) {
+		OPENSSL_cleanse(g.out, sizeof(g.out));
+		return 0;
+	}
 	/* Only the sandbox's own token: the user may rewrite the config, and a look-alike
 	 * with a valid checksum must not take the real one's place in the mask. */
 	token_hash(t, TOKEN_LEN, hash);
-	res = db_exec(db, &e, &code, "SELECT 1 FROM tokens WHERE sandbox_id = $1 AND hash = $2", 2,
+	res = db_exec(db, e, &code, "SELECT 1 FROM tokens WHERE sandbox_id = $1 AND hash = $2", 2,
 		      s->id, hash);
-	int ours = res && PQntuples(res) == 1;
+	if (!res) {
+		OPENSSL_cleanse(g.out, sizeof(g.out));
+		return code;
+	}
+	int ours = PQntuples(res) == 1;
 	PQclear(res);
 	if (!ours) {
 		OPENSSL_cleanse(g.out, sizeof(g.out));
-		return NULL;
+		return 0;
 	}
 	unsigned i = token_next++ % 8;
 	OPENSSL_cleanse(token_cache[i].token, sizeof(token_cache[i].token));
@@ -81,32 +106,14 @@ const char *api_sandbox_token(struct db *db, const struct sandbox *s)
 	memcpy(token_cache[i].token, t, TOKEN_LEN);
 	token_cache[i].token[TOKEN_LEN] = 0;
 	OPENSSL_cleanse(g.out, sizeof(g.out));
-	return token_cache[i].token;
+	*out = token_cache[i].token;
+	return 0;
 }
 
-/* SIGKILL to what is left of the exec's process group, GRACE_S after the limit. */
-static void kill_group(const struct sandbox *s, const char *tag, long long waited_ms)
+/* The exec's cancel test: its client went away (nginx closed the FastCGI connection). */
+static int client_gone(void *arg)
 {
-	char pidfile[96], script[400];
-	struct sandbox_output g;
-	struct err e;
-
-	snprintf(pidfile, sizeof(pidfile), "/tmp/.sandboxd/exec-%s.pid", tag);
-	/* Nothing left of the group (the usual case): no need to wait out the grace. */
-	snprintf(script, sizeof(script), "p=$(cat %s 2>/dev/null) && pgrep -g $p >/dev/null",
-		 pidfile);
-	const char *probe[] = { "bash", "-c", script, NULL };
-	int probe_rc = 0;  /* pgrep: 0 when some process of the group is left */
-	if (sandbox_run(s->container_id, probe, &g, &probe_rc, &e) == 0 && probe_rc != 0)
-		waited_ms = GRACE_S * 1000;
-	if (waited_ms < GRACE_S * 1000)
-		usleep((useconds_t)(GRACE_S * 1000 - waited_ms) * 1000);
-	snprintf(script, sizeof(script),
-		 "p=$(cat %s 2>/dev/null) && kill -KILL -- -$p 2>/dev/null; rm -f %s; true",
-		 pidfile, pidfile);
-	const char *argv[] = { "bash", "-c", script, NULL };
-	if (sandbox_run(s->container_id, argv, &g, NULL, &e))
-		log_warn("killing the process group of an exec in %s: %s", s->id, e.msg);
+	return http_client_gone(arg);
 }
 
 static int valid_env_name(const char *k)
@@ -199,7 +206,7 @@ int api_sandbox_exec(struct req *r)
 	struct capture cap;
 	struct capture_opts copts = CAPTURE_OPTS_INIT;
 	struct timespec t0;
-	char tag[40], secs[24], exec_id[DOCKER_ID_MAX];
+	char secs[24], exec_id[DOCKER_ID_MAX];
 	int rc;
 
 	if (api_sandbox_access(r, &repo, &s, 1) || auth_need_user_write(r))
@@ -258,8 +265,13 @@ int api_sandbox_exec(struct req *r)
 	    (rc = db_commit(r->db, &e)))
 		return http_fail(r, rc, &e);
 
+	const char *token;
+	if ((rc = api_sandbox_token(r->db, &s, &token, &e))) {
+		struct err e2;
+		db_begin(r->db, &e2);
+		return http_fail(r, rc, &e);
+	}
 	capture_init(&cap, &copts);
-	const char *token = api_sandbox_token(r->db, &s);
 	if (token)
 		capture_add_token(&cap, token, strlen(token), &e);
 	struct buf masked;
@@ -274,13 +286,13 @@ int api_sandbox_exec(struct req *r)
 		return api_exec_detach(r, &s, envv, workdir, cmd, timeout_ms);
 	}
 
-	snprintf(tag, sizeof(tag), "%ld%09ld", (long)time(NULL), (long)getpid());
-	char tsecs[32];
-	snprintf(tsecs, sizeof(tsecs), "%lld.%03llds", (long long)(timeout_ms / 1000),
-		 (long long)(timeout_ms % 1000));
-	const char *argv[] = { "bash", "-c", wrapper, "sandboxd-exec", tag, tsecs, cmd, NULL };
-	struct docker_exec_opts o = { .cmd = argv, .env = envv, .workdir = workdir };
-	struct docker_exec_io io = { .sink = capture_feed_cb, .sink_arg = &cap };
+	char ms[24];
+	snprintf(ms, sizeof(ms), "%lld", (long long)timeout_ms);
+	const char *argv[] = { "bash", "-c", wrapper, "sandboxd-exec", ms, cmd, NULL };
+	struct docker_exec_opts o = { .cmd = argv, .env = envv, .workdir = workdir,
+				      .attach_stdin = 1 };
+	struct docker_exec_io io = { .sink = capture_feed_cb, .sink_arg = &cap,
+				     .cancel = client_gone, .cancel_arg = r };
 	struct docker_exec_state st = { 0, -1, 0 };
 	struct exec_stream xs = { 0 };
 	int streaming = exec_stream_wanted(r);
@@ -297,15 +309,17 @@ int api_sandbox_exec(struct req *r)
 	/* The service's own deadline, past timeout's: a tree that escaped it still ends. */
 	if (!rc && !xs.broken)
 		rc = docker_exec_start(exec_id, &io, (long)timeout_ms + (GRACE_S + 10) * 1000L, &e);
-	if (xs.broken) {
-		/* The client is gone: nobody reads the rest, so the command ends now. */
-		kill_group(&s, tag, GRACE_S * 1000);
+	if (io.cancelled || xs.broken) {
+		/* The call's end closed the exec's stdin: the wrapper ends the process tree. No
+		 * one reads an answer; the status is for the audit row (nginx logs 499 too). */
 		capture_release(&cap);
-		json_add_bool(r->audit_details, "streamed", 1);
+		log_info("exec in %s: the client went away after %lld ms; its process tree is "
+			 "being ended", s.id, ms_since(&t0));
 		json_add_int(r->audit_details, "duration_ms", ms_since(&t0));
-		r->status = 499;  /* nginx's code for a client that closed the connection */
-		r->error = "the client closed the connection";
+		if (streaming)
+			json_add_bool(r->audit_details, "streamed", 1);
 		db_begin(r->db, &e);
+		http_error(r, HTTP_CLIENT_CLOSED, "the client closed the connection");
 		return 0;
 	}
 	if (!rc || io.timed_out)
@@ -326,9 +340,8 @@ int api_sandbox_exec(struct req *r)
 		}
 		return http_fail(r, rc, &e);
 	}
-	/* Background jobs of a command that ended by itself keep running. */
-	if (timed_out)
-		kill_group(&s, tag, duration - timeout_ms);
+	/* Background jobs of a command that ended by itself keep running; past the limit the
+	 * wrapper has ended the whole tree. */
 	if (streaming) {
 		int exit_code = timed_out ? 124 : st.exit_code;
 		json_object *res = json_object_new_object();

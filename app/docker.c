@@ -780,7 +780,7 @@ int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 	if ((rc = env_valid("env", o->env, 1, e)))
 		return rc;
 	if (!(body = json_object_new_object()) ||
-	    json_add_bool(body, "AttachStdin", 0) || json_add_bool(body, "AttachStdout", 1) ||
+	    json_add_bool(body, "AttachStdin", o->attach_stdin != 0) || json_add_bool(body, "AttachStdout", 1) ||
 	    json_add_bool(body, "AttachStderr", 1) || json_add_bool(body, "Tty", 0) ||
 	    json_add_bool(body, "Privileged", 0) ||
 	    add_strings(body, "Cmd", o->cmd) || add_strings(body, "Env", o->env) ||

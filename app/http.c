@@ -1,5 +1,5 @@
 /* http.c: reading a FastCGI request and writing its response. */
-#define _GNU_SOURCE /* POLLRDHUP */
+#include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -177,6 +177,7 @@ static const char *reason(int status)
 	case 413: return "Payload Too Large";
 	case 422: return "Unprocessable Entity";
 	case 429: return "Too Many Requests";
+	case HTTP_CLIENT_CLOSED: return "Client Closed Request";
 	case 500: return "Internal Server Error";
 	case 501: return "Not Implemented";
 	case 503: return "Service Unavailable";
@@ -220,17 +221,20 @@ int http_client_gone(struct req *r)
 {
 	struct pollfd p;
 	char c;
+	ssize_t n;
 
 	if (!r->fcgx || r->fcgx->ipcFd < 0)
 		return 0;
-	/* nginx sends nothing after the request's body; when its client goes away it closes
-	 * the FastCGI connection, which then reads as end of file. */
 	p.fd = r->fcgx->ipcFd;
-	p.events = POLLIN | POLLRDHUP;
+	p.events = POLLIN;
 	p.revents = 0;
 	if (poll(&p, 1, 0) <= 0)
 		return 0;
-	if (p.revents & (POLLHUP | POLLERR | POLLRDHUP))
+	if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
 		return 1;
-	return (p.revents & POLLIN) && recv(p.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+	/* Readable: nginx sends nothing after the request's body (it never multiplexes nor
+	 * aborts by record), so this is the end of the connection, unless the handler left
+	 * some of the body unread, which stays in the socket and is no sign of a departure. */
+	n = recv(p.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }

@@ -152,6 +152,49 @@ static void gone(struct db *db)
 	PQclear(res);
 }
 
+/* Sandboxes still starting whose creator is gone (it lost its database connection, or
+ * died): its lock is free and no transaction holds the row. Failed now, rather than after
+ * the start timeout, so that a database outage leaves no sandbox starting for minutes
+ * (holding a slot of its account) and no container behind. */
+static void abandoned(struct db *db)
+{
+	struct err e;
+	int code = 0;
+	PGresult *res = db_exec(db, &e, &code,
+				"SELECT id FROM sandboxes WHERE state = 'starting' LIMIT 100", 0);
+
+	if (!res)
+		return;
+	for (int i = 0; i < PQntuples(res) && !stopping; i++) {
+		struct sandbox s;
+		memset(&s, 0, sizeof(s));
+		snprintf(s.id, sizeof(s.id), "%s", db_val(res, i, 0));
+		if (db_begin(db, &e))
+			break;
+		/* The lock first, then the row as it is now: a creator that was finishing has
+		 * committed (or still holds the row, which is skipped). */
+		PGresult *lk = db_exec(db, &e, &code,
+				       "SELECT pg_try_advisory_xact_lock(" SANDBOX_LOCK_KEY ")", 1, s.id);
+		PGresult *row = lk && db_bool(lk, 0, 0)
+			? db_exec(db, &e, &code,
+				  "SELECT coalesce(container_id, '') FROM sandboxes"
+				  " WHERE id = $1 AND state = 'starting' FOR UPDATE SKIP LOCKED", 1, s.id)
+			: NULL;
+		int gone = row && PQntuples(row) == 1;
+		if (gone)
+			snprintf(s.container_id, sizeof(s.container_id), "%s", db_val(row, 0, 0));
+		PQclear(lk);
+		PQclear(row);
+		if (gone && sandbox_end(db, &s, "failed", "start interrupted", &e) == 0 &&
+		    db_commit(db, &e) == 0) {
+			log_info("reaper: %s failed: its creator went away", s.id);
+			audit(db, "sandbox.reconcile", 200, &s, "start interrupted");
+		}
+		db_rollback(db);
+	}
+	PQclear(res);
+}
+
 static void pass(const struct config *cfg, struct db *db)
 {
 	char sql[512];
@@ -167,6 +210,7 @@ static void pass(const struct config *cfg, struct db *db)
 		 "   AND created_at < now() - interval '%d seconds' LIMIT 100",
 		 cfg->start_timeout + 30);
 	end_all(db, sql, "failed", "start timed out", "sandbox.reconcile");
+	abandoned(db);
 	gone(db);
 	char label[96];
 	snprintf(label, sizeof(label), "sandboxd.instance=%s", cfg->instance);

@@ -127,8 +127,12 @@ int repo_create(struct db *db, const char *repos_dir, const char *owner_id, cons
 	opts.initial_head = branch;
 	if (git_repository_init_ext(&g, *path, &opts) < 0) {
 		const git_error *ge = git_error_last();
-		/* NO_REINIT: a directory we did not make is not ours to remove. */
 		err_set(e, ERR_FAIL, "cannot create %s: %s", *path, ge ? ge->message : "unknown");
+		/* Nothing was at the path above and the row serialises creators of this name, so
+		 * what a failed init left there (a full or broken disk) is ours: a half-made
+		 * repository would refuse the name for ever ("already exists on disk"). */
+		if (lstat(*path, &st) == 0)
+			repo_remove_dir(*path);
 		free(*path);
 		*path = NULL;
 		return ERR_FAIL;

@@ -55,6 +55,16 @@ static void copy(char *dst, size_t n, const char *src)
 	dst[l] = 0;
 }
 
+/* A container of a create that failed, when the database could not record the failure. */
+static void remove_container(const char *cid)
+{
+	struct err e;
+	int rc = cid[0] ? docker_container_remove(cid, CALL_MS, &e) : 0;
+
+	if (rc && rc != ERR_NOTFOUND)
+		log_warn("removing container %.12s of a failed create: %s", cid, e.msg);
+}
+
 /* Commits what is done so far and opens a new transaction: sandbox steps must survive a
  * later failure of the same request (the row before the container, the failed state). */
 static int commit_now(struct req *r, struct err *e)
@@ -211,9 +221,10 @@ static int clone_file(struct req *r, const struct repo *repo, const char *token,
 	return rc;
 }
 
-int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
+static int create(struct req *r, const struct repo *repo, const char *ref,
+		  char id[SANDBOX_ID_LEN + 1], int *locked)
 {
-	char id[SANDBOX_ID_LEN + 1] = "sb_", commit[41], token[TOKEN_LEN + 1],
+	char commit[41], token[TOKEN_LEN + 1],
 	     hash[TOKEN_HASH_LEN + 1], cid[DOCKER_ID_MAX] = "", secs[24];
 	unsigned char rnd[12];
 	int is_branch = 0, rc, code = 0;
@@ -257,6 +268,11 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 		snprintf(id + 3 + 2 * i, 3, "%02x", rnd[i]);
 	token_hash(token, TOKEN_LEN, hash);
 	snprintf(secs, sizeof(secs), "%d", r->cfg->idle_timeout);
+	/* Taken before the row is visible to anyone, so that the reaper never sees this row
+	 * starting without its creator's lock while the creator lives. */
+	if ((rc = db_run(r->db, &e, "SELECT pg_advisory_lock(" SANDBOX_LOCK_KEY ")", 1, id)))
+		return http_fail(r, rc, &e);
+	*locked = 1;
 	json_add_str(r->audit_details, "sandbox_id", id);
 	r->audit_sandbox = pool_strdup(r->pool, id);
 	json_add_str(r->audit_details, "ref", ref);
@@ -361,16 +377,23 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 		log_warn("sandbox %s did not start: %s", id, e.msg);
 		json_add_str(r->audit_details, "error", e.msg);
 		if (sandbox_end(r->db, &s, "failed", why ? why : "the container did not start", &e2) ||
-		    commit_now(r, &e2))
+		    commit_now(r, &e2)) {
 			log_error("marking %s failed: %s", id, e2.msg);
+			remove_container(cid);
+		}
+		if (rc == ERR_DB)
+			return http_fail(r, rc, &e);
 		http_error(r, 503, "%s", why ? why : "the sandbox container did not start; try again");
 		return 0;
 	}
 	res = db_exec(r->db, &e, &code,
 		      "UPDATE sandboxes SET state = 'ready' WHERE id = $1 AND state = 'starting'"
 		      " RETURNING rfc3339(created_at)", 1, id);
-	if (!res)
+	if (!res) {
+		/* The database went away: a container nobody can reach must not stay. */
+		remove_container(cid);
 		return http_fail(r, code, &e);
+	}
 	json_object *o = json_object_new_object();
 	json_add_str(o, "id", id);
 	json_add_str(o, "ref", ref);
@@ -379,6 +402,24 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 	PQclear(res);
 	http_json(r, 201, o);
 	return 0;
+}
+
+int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
+{
+	char id[SANDBOX_ID_LEN + 1] = "sb_";
+	int locked = 0, rc = create(r, repo, ref, id, &locked);
+	struct err e;
+
+	if (locked) {
+		/* A failed call keeps nothing of its transaction (the worker would roll it back),
+		 * and an aborted one could not run the unlock. A call that succeeded holds its
+		 * row's lock (the update to ready) until its commit. */
+		if (r->status >= 400)
+			db_rollback(r->db);
+		if (db_run(r->db, &e, "SELECT pg_advisory_unlock(" SANDBOX_LOCK_KEY ")", 1, id))
+			log_warn("unlocking %s: %s", id, e.msg);
+	}
+	return rc;
 }
 
 int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sandbox *out,

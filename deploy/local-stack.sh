@@ -23,6 +23,8 @@
 #                         sandboxd-<instance>, made by `up` and removed by `down`)
 #   SANDBOXD_EGRESS       open, or web: sandboxes reach only HTTP, HTTPS and DNS, and of the
 #                         host only the git port (deploy/egress.sh; default: open)
+#   SANDBOXD_BRIDGE       the Docker bridge whose gateway nginx also listens on, for the
+#                         sandboxes' git (default: docker0; another for an engine of its own)
 # Other SANDBOXD_* settings in the environment (SANDBOXD_LOG_LEVEL, SANDBOXD_BODY_LIMIT, …)
 # reach sandboxd as they are.
 #
@@ -506,7 +508,7 @@ nginx_cmd() { "$NGINX" -p "$NGXDIR/" -c "$NGX_CONF" -e "$LOGDIR/nginx-error.log"
 
 # The Docker bridge's gateway address, where containers find sandboxd.internal.
 bridge_ip() {
-    ip -4 -o addr show docker0 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }'
+    ip -4 -o addr show "${SANDBOXD_BRIDGE:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }'
 }
 
 bridge_listen() {
@@ -515,7 +517,7 @@ bridge_listen() {
     if [ -n "$ip" ]; then
         printf 'listen %s:%s;' "$ip" "$HTTP_PORT"
     else
-        printf '# no docker0 bridge: sandboxes cannot reach git'
+        printf '# no %s bridge: sandboxes cannot reach git' "${SANDBOXD_BRIDGE:-docker0}"
     fi
 }
 

@@ -38,9 +38,10 @@ int api_mcp(struct req *r);
 /* {"error": "..."}: how exec, read and write report errors raised inside a sandbox. */
 void api_sandbox_error(struct req *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* The sandbox's own token, read from its clone's git config and checked against the
- * database (cached per worker), for masking; NULL when it cannot be found. */
-const char *api_sandbox_token(struct db *db, const struct sandbox *s);
+/* The sandbox's own token (*out), read from its clone's git config and checked against the
+ * database (cached per worker), for masking; *out NULL when the config holds none of its
+ * own. Fails when it cannot tell: output that could not be masked must not be shown. */
+int api_sandbox_token(struct db *db, const struct sandbox *s, const char **out, struct err *e);
 /* Starts a detached exec (api_detach.c) and answers 202 {execId}; the request's checks,
  * its environment and the idle deadline are done. */
 int api_exec_detach(struct req *r, const struct sandbox *s, const char *const *env,

@@ -120,8 +120,12 @@ struct docker_exec_opts {
 	const char *const *env;   /* "NAME=value"; NULL: none */
 	const char *workdir;      /* NULL: the container's */
 	const char *user;         /* NULL: "1000:1000" */
+	/* Attach stdin to the start call's connection. The service never writes to it, so
+	 * the command reads EOF exactly when that connection ends (the caller stopped
+	 * waiting, cancelled, or died): a way to notice from inside the container. */
+	int attach_stdin;
 };
-/* POST /containers/{id}/exec (stdout and stderr attached, no stdin, no TTY). */
+/* POST /containers/{id}/exec (stdout and stderr attached, stdin as o says, no TTY). */
 int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 		       char *id_out, long timeout_ms, struct err *e);
 
@@ -140,9 +144,10 @@ struct docker_exec_io {
 };
 /* POST /exec/{id}/start, streaming the multiplexed answer through a dstream into io->sink
  * until the engine closes it (the command and every process holding its output ended).
- * On timeout or cancel: ERR_FAIL with io->timed_out or io->cancelled set; the command
- * goes on running in the container (there is no exec kill): the caller kills it, e.g.
- * with a second exec. A sink's non-zero return stops the call and is returned. */
+ * On timeout or cancel: ERR_FAIL with io->timed_out or io->cancelled set, and the
+ * connection closed; there is no exec kill, so the command goes on running unless it was
+ * created with attach_stdin and ends itself on its stdin's EOF (or the caller kills it,
+ * e.g. with a second exec). A sink's non-zero return stops the call and is returned. */
 int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeout_ms,
 		      struct err *e);
 

@@ -110,9 +110,13 @@ int http_fail(struct req *r, int code, const struct err *e);
 void http_unauthorized(struct req *r, const char *message);
 /* Registers an undo step; see on_abort. */
 int http_on_abort(struct req *r, void (*fn)(void *), void *arg);
-/* 1 when the client has gone away (nginx closed the FastCGI connection); never blocks. */
-int http_client_gone(struct req *r);
 /* Writes status line, headers and body to the client. */
 int http_send(struct req *r);
+/* 1 when the connection from nginx has been closed (nginx closes it when its client goes
+ * away, fastcgi_ignore_client_abort being off), else 0. Never waits: a poll with no
+ * timeout, for long handlers to call while they wait on something else. */
+int http_client_gone(struct req *r);
+/* The status a request gets when its client went away before the answer (nginx's own). */
+#define HTTP_CLIENT_CLOSED 499
 
 #endif

@@ -26,8 +26,15 @@ struct sandbox {
 	char created_at[32], last_used_at[32], idle_stop_at[32];
 };
 
+/* The creating call holds a session advisory lock on this key (for the sandbox id as $1)
+ * from before its row is committed until it ends. A row in state starting whose lock is
+ * free and that no transaction holds tells the reaper its creator is gone (its database
+ * connection or its process died): the sandbox can be failed at once. */
+#define SANDBOX_LOCK_KEY "1935764068, hashtext($1)"  /* 1935764068: "sand" */
 /* Creates a sandbox on repo at ref (NULL: the default branch) for the caller and answers
- * the request (201, or the error). */
+ * the request (201, or the error). A call that fails after the container was made removes
+ * it, also when the database is gone (then 503 database unavailable, and the row, still
+ * starting, is the reaper's). */
 int sandbox_create(struct req *r, const struct repo *repo, const char *ref);
 /* Loads sandbox id of repo. ERR_NOTFOUND when it does not exist on that repository. */
 int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sandbox *out,

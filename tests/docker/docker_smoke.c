@@ -80,7 +80,7 @@ struct run {
 static void run(struct run *r, const char *const *cmd, const char *const *env,
 		const char *workdir, long timeout_ms)
 {
-	struct docker_exec_opts o = {cmd, env, workdir, NULL};
+	struct docker_exec_opts o = { .cmd = cmd, .env = env, .workdir = workdir };
 	struct docker_exec_state st;
 	char id[DOCKER_ID_MAX + 1];
 

@@ -223,13 +223,14 @@ main() {
 			tests+=("$IT_DIR/$a.sh")
 		done
 	else
-		# The tests that disturb the stack (database restart, signals to the
-		# master) run last, so a failure there cannot spoil the others.
+		# The tests that disturb the stack (database restarts, killed workers, signals
+		# to the master) run last, so a failure there cannot spoil the others.
+		last=(t_faults_exec.sh t_faults_pg.sh t_database.sh t_workers.sh)
 		for t in "$IT_DIR"/t_*.sh; do
-			case ${t##*/} in t_database.sh | t_workers.sh) continue ;; esac
+			[[ " ${last[*]} " == *" ${t##*/} "* ]] && continue
 			tests+=("$t")
 		done
-		for t in "$IT_DIR"/t_database.sh "$IT_DIR"/t_workers.sh; do
+		for t in "${last[@]/#/$IT_DIR/}"; do
 			[[ -f $t ]] && tests+=("$t")
 		done
 	fi

@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# t_faults_docker.sh: the Docker engine restarted under the service. The host's dockerd is
+# shared (other stacks, other people's tests), so this file starts an engine of its own
+# (own data and exec roots, socket, bridge, containerd namespace and cgroup parent; no
+# iptables), loads the runner image into it, starts a second stack (PostgreSQL, sandboxd,
+# nginx: its own database, so that its reaper is the only one that sees this engine) pointed
+# at it, and restarts that engine. While it is down: /healthz 503 naming docker, a create
+# fails cleanly, and the reaper fails nothing. Once it is back: the sandboxes whose
+# containers died are failed by the reaper, their tokens revoked, their containers removed,
+# and new sandboxes work. Everything it starts is removed on exit, also on failure.
+. "$(dirname "$0")/lib.sh"
+
+DOCKERD=$(command -v dockerd || echo /usr/sbin/dockerd)
+for t in "$DOCKERD" ip docker; do
+	if ! command -v "$t" >/dev/null 2>&1; then
+		fail "$t is installed" "this test starts an engine of its own"
+		finish
+	fi
+done
+if ! docker image inspect sandboxd-runner:bookworm >/dev/null 2>&1; then
+	fail 'the runner image is in the host engine' 'run deploy/build-runner-image.sh'
+	finish
+fi
+
+# In the stack's var dir (run.sh's last sweep finds what names it), with a short path:
+# containerd's sockets live under the exec root (sun_path is 108 bytes).
+MAIN_VAR=$SANDBOXD_VAR
+D=$(mktemp -d "$SANDBOXD_VAR/sdf.XXXXXX")
+NS=sdf$SFX
+BR=sdf${SFX:0:8}
+SOCK=$D/docker.sock
+dk() { docker -H "unix://$SOCK" "$@"; }
+dockerd_pid() { cat "$D/docker.pid" 2>/dev/null; }
+ping_ok() { [[ $(curl -s -m 3 --unix-socket "$SOCK" http://d/_ping 2>/dev/null) == OK ]]; }
+
+# ---- cleanup: everything below, whatever happened, within seconds (a test interrupted or
+# timed out gets few): it is all throwaway, so nothing is stopped gracefully.
+pid_in() { local p; p=$(head -n 1 "$1" 2>/dev/null | tr -cd '0-9'); [[ -n $p ]] && echo "$p"; }
+cleanup_engine() {
+	set +e
+	local t0=$SECONDS p f
+	# the second stack: sandboxd leads its own process group (workers, reaper); nginx; PostgreSQL
+	p=$(pid_in "$D/stack/run/sandboxd.pid") && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]] &&
+		kill -KILL -- "-$p" 2>/dev/null
+	p=$(pid_in "$D/stack/run/nginx.pid") && kill -TERM "$p" 2>/dev/null
+	p=$(pid_in "$D/stack/pg/postmaster.pid") && kill -QUIT "$p" 2>/dev/null
+	# the engine: its containers' processes (its cgroup parent), then dockerd, its containerd and
+	# the shims (their command lines name $D), which also ends the second stack's leftovers
+	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
+		[[ -d $f ]] && find "$f" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+	done
+	p=$(pid_in "$D/docker.pid") && kill -KILL "$p" 2>/dev/null
+	pgrep -f -- "$D/" | grep -vx "$$" | xargs -r kill -KILL 2>/dev/null
+	for ((i = 0; i < 30; i++)); do [[ -z $(pgrep -f -- "$D/") ]] && break; sleep 0.1; done
+	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
+		[[ -d $f ]] && find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	# run.sh looks for sanitizer reports in its own log folder
+	[[ -f $D/stack/log/sandboxd.log ]] && cp "$D/stack/log/sandboxd.log" "$MAIN_VAR/log/faults-docker-sandboxd.log"
+	findmnt -rn -o TARGET | grep -F "$D/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
+	ip link del "$BR" 2>/dev/null
+	[[ $D == */sdf.* ]] && rm -rf -- "$D"
+	printf '# the private engine and stack are removed (%s s)\n' "$((SECONDS - t0))"
+	return 0
+}
+AT_EXIT+=(cleanup_engine)
+
+# ---- a bridge of its own ---------------------------------------------------------------------------
+GW=''
+for ((i = 0; i < 50; i++)); do
+	net="10.$((200 + SRANDOM % 50)).$((SRANDOM % 256))"
+	ip -4 route | grep -q "^$net\." && continue
+	ip -4 addr | grep -q " $net\." && continue
+	GW=$net.1
+	break
+done
+if [[ -z $GW ]] || ! ip link add "$BR" type bridge || ! ip addr add "$GW/24" dev "$BR" || ! ip link set "$BR" up; then
+	fail "a bridge of its own ($BR, $GW/24)" 'ip link add … type bridge failed'
+	finish
+fi
+ok "a bridge of its own: $BR $GW/24"
+
+# ---- an engine of its own ------------------------------------------------------------------------------
+echo '{}' >"$D/daemon.json"
+# Its images and containers in memory: loading the image is quicker, and removing it is one
+# umount (on disk, a slow rm -rf is left for the end).
+mkdir -p "$D/data"
+mount -t tmpfs -o size=2g,mode=0710 sandboxd-it-engine "$D/data" 2>/dev/null || true
+start_dockerd() { # in a subshell: not a job of this shell (no "Killed" notice)
+	(setsid "$DOCKERD" --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
+		--pidfile "$D/docker.pid" -H "unix://$SOCK" --bridge "$BR" --iptables=false \
+		--ip-masq=false --ip-forward=false --containerd-namespace "$NS" \
+		--containerd-plugins-namespace "${NS}p" --cgroup-parent "$NS" --shutdown-timeout 3 \
+		--log-level warn </dev/null >>"$D/dockerd.log" 2>&1 &)
+}
+start_dockerd
+if ! wait_until 60 ping_ok; then
+	fail 'a dockerd of its own answers within 60 s' "$(tail -n 5 "$D/dockerd.log")"
+	finish
+fi
+ok "a dockerd of its own answers (pid $(dockerd_pid), $SOCK)"
+if docker save sandboxd-runner:bookworm | dk load -q >/dev/null; then
+	ok 'the runner image is loaded into it'
+else
+	fail 'the runner image is loaded into it' 'docker save | docker load failed'
+	finish
+fi
+
+# ---- a stack of its own, on that engine ------------------------------------------------------------------
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + SRANDOM % 40000))
+		ss -Htan | awk '{print $4}' | grep -qE "[:.]$p\$" || { echo "$p"; return; }
+	done
+}
+if ! env SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)" \
+	SANDBOXD_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 SANDBOXD_BRIDGE="$BR" \
+	SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256 \
+	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
+	fail 'a second stack on that engine starts' "$(tail -n 5 "$D/stack-up.log")"
+	finish
+fi
+ok 'a second stack (PostgreSQL, sandboxd, nginx) on that engine'
+# From here on, everything (api, sql, sandboxctl) talks to the second stack.
+set -a
+# shellcheck disable=SC1091
+. "$D/stack/local.env"
+set +a
+SANDBOXD_URL=${SANDBOXD_URL%/}
+REPOS_DIR=$SANDBOXD_REPOS_DIR
+HOSTPORT=${SANDBOXD_URL#http://}
+LOG=$D/stack/log/sandboxd.log
+
+O="fk$SFX"
+mk_user "$O" || finish
+OT=$LAST_TOKEN
+R="$O/r"
+api POST /api/v3/user/repos '{"name":"r","visibility":"private"}' "$OT"
+W=$_T/w
+git init -q -b main "$W"
+echo x >"$W/x" && git -C "$W" add x && git -C "$W" -c user.name=t -c user.email=t@t commit -qm x
+git -C "$W" push -q "http://t:$OT@$HOSTPORT/$R.git" main
+SB=/api/v3/repos/$R/diffinery/sandboxes
+api POST "$SB" '{}' "$OT"
+expect_status 201 'sandbox A on the private engine'
+A=$(_json .id)
+api POST "$SB" '{}' "$OT"
+expect_status 201 'sandbox B'
+B=$(_json .id)
+api POST "$SB/$A/exec" '{"cmd":"cat x"}' "$OT"
+expect_json .stdout x 'A works (cloned over the private bridge)'
+check_eq 'both containers run on the private engine' 2 "$(dk ps -q --filter "label=sandboxd.sandbox" | wc -l)"
+
+state() { sql "select state from sandboxes where id = '$1'"; }
+is_state() { [[ $(state "$1") == "$2" ]]; }
+live_tokens() { sql "select count(*) from tokens where sandbox_id = '$1' and revoked_at is null"; }
+check_eq "A has a live git token" 1 "$(live_tokens "$A")"
+
+# ---- the engine dies (SIGKILL): unreachable, its containers may live on ------------------------
+P=$(dockerd_pid)
+kill -KILL "$P"
+gone() { ! kill -0 "$P" 2>/dev/null; }
+check 'dockerd is killed' wait_until 10 gone
+api GET /healthz "" -
+expect_status 503 'engine down: /healthz 503'
+expect_json_match .message '[Dd]ocker' 'naming docker'
+api POST "$SB" '{}' "$OT"
+expect_error 503 'the sandbox container did not start; try again' 'engine down: a create answers 503'
+DOWNID=$(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$O' and s.id not in ('$A', '$B')")
+check_eq 'and its row is failed, not left starting' failed "$(state "$DOWNID")"
+api POST "$SB/$A/exec" '{"cmd":"true"}' "$OT"
+check_cond "engine down: an exec fails cleanly (5xx, JSON; got $STATUS)" '[[ $STATUS == 5?? ]] && jq -e .message <<<"$BODY" >/dev/null'
+# The reaper goes on while the engine is away; it must not take "no answer" for "gone".
+passes() { grep -c 'reaper: listing containers' "$LOG" 2>/dev/null || true; }
+P0=$(passes)
+two_passes() { (($(passes) >= P0 + 2)); }
+check 'the reaper makes two passes while the engine is down' wait_until 20 two_passes
+check_eq 'and fails nothing it cannot see: A is still ready' ready "$(state "$A")"
+check_eq 'B too' ready "$(state "$B")"
+
+start_dockerd
+check 'dockerd answers again' wait_until 60 ping_ok
+# Whatever the engine did with the containers it found, row and container agree: ready with
+# a running container that execs, or failed with its container removed and token revoked.
+agrees() { # SANDBOX
+	local st cs
+	st=$(state "$1")
+	cs=$(dk ps -a --filter "label=sandboxd.sandbox=$1" --format '{{.State}}' | head -n 1)
+	case $st in
+	ready) [[ $cs == running ]] ;;
+	failed) [[ -z $cs && $(live_tokens "$1") == 0 ]] ;;
+	*) return 1 ;;
+	esac
+}
+check 'after the crash, A agrees with its container within 20 s' wait_until 20 agrees "$A"
+check 'and B' wait_until 20 agrees "$B"
+printf '#   after the crash: A %s, B %s\n' "$(state "$A")" "$(state "$B")"
+if [[ $(state "$A") == ready ]]; then
+	api POST "$SB/$A/exec" '{"cmd":"cat x"}' "$OT"
+	expect_json .stdout x 'A, still ready, execs'
+fi
+
+# ---- the engine restarted (SIGTERM): its containers are stopped with it ----------------------------
+api POST "$SB" '{}' "$OT"
+expect_status 201 'sandbox E, on the engine back from its crash'
+E=$(_json .id)
+api POST "$SB/$E/exec" '{"cmd":"cat x"}' "$OT"
+expect_json .stdout x 'E works'
+P=$(dockerd_pid)
+kill -TERM "$P"
+check 'dockerd stops' wait_until 30 gone
+start_dockerd
+check 'dockerd answers again' wait_until 60 ping_ok
+check 'the reaper fails E, whose container died' wait_until 20 is_state "$E" failed
+check_eq "with the reason" 'container gone' "$(sql "select end_reason from sandboxes where id = '$E'")"
+check_eq 'its git token is revoked' 0 "$(live_tokens "$E")"
+check_eq 'A, B and E: each failure is audited once, by the reaper' 3 \
+	"$(sql "select count(*) from audit_log where action = 'sandbox.reconcile' and via = 'reaper' and sandbox_id in ('$A', '$B', '$E')")"
+no_containers() { [[ -z $(dk ps -aq --filter "label=sandboxd.sandbox") ]]; }
+check 'no container is left of them' wait_until 20 no_containers
+api POST "$SB/$A/exec" '{"cmd":"true"}' "$OT"
+expect_error 410 'sandbox is failed' 'A answers 410 sandbox is failed'
+api GET /healthz "" -
+expect_status 200 'engine back: /healthz 200'
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a new sandbox'
+C=$(_json .id)
+api POST "$SB/$C/exec" '{"cmd":"cat x; git log --format=%s"}' "$OT"
+expect_json .stdout $'x\nx' 'works: its clone and exec'
+api POST "$SB/$C/close" "" "$OT"
+expect_status 204 'and closes'
+
+finish

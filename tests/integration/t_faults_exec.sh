@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# t_faults_exec.sh: faults in the middle of an exec. A worker killed with SIGKILL: the
+# client gets nginx's 502 (JSON), the master replaces the worker, the sandbox goes on
+# working, and the killed exec's whole process tree is ended (its connection to the engine
+# closed, which the exec's wrapper notices). A client that goes away: the worker notices,
+# the tree is ended the same way, the audit row says 499, and the worker serves again.
+. "$(dirname "$0")/lib.sh"
+
+: "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
+HOSTPORT=${SANDBOXD_URL#http://}
+FCGI_SOCK=$SANDBOXD_VAR/run/fcgi.sock
+M=$(cat "$SANDBOXD_PID_FILE")
+N=${SANDBOXD_WORKERS:-4}
+workers() { pgrep -x -P "$M" sandboxd 2>/dev/null | sort -n; }  # not sandboxd-reaper
+nworkers() { workers | wc -l; }
+
+O="fx$SFX"
+mk_user "$O" || exit 1
+OT=$LAST_TOKEN
+R="$O/r"
+api POST /api/v3/user/repos '{"name":"r","visibility":"private"}' "$OT"
+W=$_T/w
+git init -q -b main "$W"
+echo x >"$W/x" && git -C "$W" add x && git -C "$W" -c user.name=t -c user.email=t@t commit -qm x
+git -C "$W" push -q "http://t:$OT@$HOSTPORT/$R.git" main
+SB=/api/v3/repos/$R/diffinery/sandboxes
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a sandbox'
+ID=$(_json .id)
+CID=$(docker ps -q --no-trunc --filter "label=sandboxd.sandbox=$ID")
+api POST "$SB/$ID/exec" '{"cmd":"echo ready"}' "$OT"
+expect_json .stdout ready 'its first exec works (the clone is done)'
+
+# What runs in the container, as the host sees it (no exec needed).
+procs() { # fails when the engine cannot say (then nothing counts as ended)
+	local out
+	out=$(docker top "$CID" -o pid,args 2>/dev/null) || return 1
+	tail -n +2 <<<"$out"
+}
+running() { local p; p=$(procs) && grep -qE "$1" <<<"$p"; }
+not_running() { local p; p=$(procs) && ! grep -qE "$1" <<<"$p"; }
+
+# exec_bg NAME JSON MAXTIME: an exec with curl in the background; its status, body and
+# headers land in $_T/NAME.{status,body,headers}; its pid in BG_PID.
+exec_bg() {
+	curl -sS -o "$_T/$1.body" -D "$_T/$1.headers" -w '%{http_code}' --max-time "$3" \
+		-H "Authorization: Bearer $OT" -H 'Content-Type: application/json' -H 'Expect:' \
+		--data-binary "$2" "$SANDBOXD_URL$SB/$ID/exec" >"$_T/$1.status" 2>"$_T/$1.err" &
+	BG_PID=$!
+	AT_EXIT+=("kill $BG_PID 2>/dev/null")
+}
+bg_result() { # NAME: STATUS and BODY of a background exec once its curl has ended
+	LAST_REQ="POST $SB/$ID/exec ($1, in the background)"
+	STATUS=$(cat "$_T/$1.status" 2>/dev/null)
+	BODY=$(cat "$_T/$1.body" 2>/dev/null)
+	HEADERS=$(tr -d '\r' <"$_T/$1.headers" 2>/dev/null)
+}
+
+# The worker that holds nginx's FastCGI connection: the only busy one.
+busy_workers() {
+	ss -xpH state established 2>/dev/null | grep -F " $FCGI_SOCK " |
+		grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | grep -xF "$(workers)"
+}
+
+# --- a worker killed with SIGKILL in the middle of an exec ---------------------------------
+# A tree whose one part ignores SIGTERM; a time limit far away: only the worker's death can
+# end it within the bounds below.
+exec_bg kill '{"cmd":"(trap \"\" TERM; sleep 302) & sleep 303; wait","timeoutMs":600000}' 60
+K=$BG_PID
+check 'the exec runs in the container' wait_until 30 running 'sleep 30[23]'
+VICTIM=$(busy_workers)
+check_cond "exactly one worker is busy with it (got '${VICTIM//$'\n'/ }')" '[[ $VICTIM =~ ^[0-9]+$ ]]'
+[[ $VICTIM =~ ^[0-9]+$ ]] && kill -KILL "$VICTIM"
+wait_until 20 eval '! kill -0 $K 2>/dev/null' || true
+wait "$K" 2>/dev/null
+bg_result kill
+expect_status 502 'the client of the killed worker gets 502 from nginx'
+expect_body '{"message": "sandboxd is not answering (bad gateway)"}' 'with nginx JSON error body'
+expect_header_match X-Request-Id '^[0-9a-f]{32}$' 'and an X-Request-Id'
+replaced() { ! kill -0 "$VICTIM" 2>/dev/null && [[ $(nworkers) == "$N" ]]; }
+check "the master replaces the worker ($N workers again)" wait_until 15 replaced
+check_eq 'the master is the same process' "$M" "$(cat "$SANDBOXD_PID_FILE")"
+check 'the killed exec ends, also the part that ignores SIGTERM, within 20 s' \
+	wait_until 20 not_running 'sleep 30[23]'
+api POST "$SB/$ID/exec" '{"cmd":"echo again"}' "$OT"
+expect_status 200 'the sandbox is usable: the next exec works'
+expect_json .stdout again 'with its output'
+api GET "$SB/$ID" "" "$OT"
+expect_json .state ready 'the sandbox is still ready'
+
+# --- a client that goes away in the middle of an exec ---------------------------------------
+check 'nginx lets sandboxd see a client leave (fastcgi_ignore_client_abort is never on)' \
+	eval "! grep -qE '^[^#]*fastcgi_ignore_client_abort[[:space:]]+on' '$ROOT/nginx/local.conf' '$ROOT/nginx/sandboxd.conf'"
+MARK="gone-$SFX"
+exec_bg gone "{\"cmd\":\"(trap \\\"\\\" TERM; sleep 304) & sleep 305; : $MARK\"}" 4
+G=$BG_PID
+check 'the exec runs in the container' wait_until 30 running 'sleep 30[45]'
+wait "$G" 2>/dev/null
+check_cond 'curl gave up after 4 s (no answer)' "[[ \$(cat '$_T/gone.status') == 000 ]]"
+check 'the worker ends the whole tree, SIGTERM-proof part included, within 20 s' \
+	wait_until 20 not_running 'sleep 30[45]'
+audit_499() {
+	[[ $(sql "select count(*) from audit_log where sandbox_id = '$ID' and action = 'sandbox.exec'
+	  and status = 499 and details->>'cmd' like '%$MARK' and details ? 'error'") == 1 ]]
+}
+check 'its audit row says 499 (the client went away)' wait_until 15 audit_499
+api POST "$SB/$ID/exec" '{"cmd":"(sleep 1; echo late) & echo early"}' "$OT"
+expect_json .stdout $'early\nlate' 'the next exec works (and its own background output is read)'
+# Every worker is free again: N execs that wait for each other (a barrier in the sandbox)
+# all answer; a worker still stuck with the abandoned exec would leave one of them queued
+# behind the others, and the others waiting for it in vain.
+BAR="/tmp/bar-$SFX"
+PAR=''
+for ((i = 0; i < N; i++)); do
+	exec_bg "par$i" "{\"cmd\":\"touch $BAR.$i; for k in \$(seq 150); do [ \$(ls $BAR.* | wc -l) -ge $N ] && echo together && exit; sleep 0.1; done; echo alone\"}" 60
+	PAR+=" $BG_PID"
+done
+# shellcheck disable=SC2086
+wait $PAR 2>/dev/null
+ok_par=0
+for ((i = 0; i < N; i++)); do
+	bg_result "par$i"
+	[[ $STATUS == 200 && $(_json .stdout) == together ]] && ok_par=$((ok_par + 1))
+done
+check_eq "then $N execs at once (one per worker) run together" "$N" "$ok_par"
+check_eq 'no worker was lost on the way' "$N" "$(nworkers)"
+
+# A client that leaves an exec with a short time limit: the result is simply not sent.
+exec_bg short '{"cmd":"sleep 306","timeoutMs":1500}' 1
+wait "$BG_PID" 2>/dev/null
+check 'an abandoned exec with its own limit ends too' wait_until 20 not_running 'sleep 306'
+
+api POST "$SB/$ID/close" "" "$OT"
+expect_status 204 'closed'
+finish
