@@ -40,7 +40,7 @@ cleanup_engine() {
 	set +e
 	local t0=$SECONDS p f
 	# the second stack: sandboxd leads its own process group (workers, reaper); nginx; PostgreSQL
-	p=$(pid_in "$D/stack/run/sandboxd.pid") && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]] &&
+	p=$(pid_in "$D/stack/run/sandboxd/sandboxd.pid") && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]] &&
 		kill -KILL -- "-$p" 2>/dev/null
 	p=$(pid_in "$D/stack/run/nginx.pid") && kill -TERM "$p" 2>/dev/null
 	p=$(pid_in "$D/stack/pg/postmaster.pid") && kill -QUIT "$p" 2>/dev/null

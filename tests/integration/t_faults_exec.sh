@@ -8,7 +8,7 @@
 
 : "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
 HOSTPORT=${SANDBOXD_URL#http://}
-FCGI_SOCK=$SANDBOXD_VAR/run/fcgi.sock
+FCGI_SOCK=$SANDBOXD_VAR/run/sandboxd/fcgi.sock
 M=$(cat "$SANDBOXD_PID_FILE")
 N=${SANDBOXD_WORKERS:-4}
 workers() { pgrep -x -P "$M" sandboxd 2>/dev/null | sort -n; }  # not sandboxd-reaper
