@@ -117,6 +117,7 @@ free_port() {
 if ! env SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)" \
 	SANDBOXD_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 SANDBOXD_BRIDGE="$BR" \
 	SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256 \
+	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open \
 	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
 	fail 'a second stack on that engine starts' "$(tail -n 5 "$D/stack-up.log")"
 	finish
