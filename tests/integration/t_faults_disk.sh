@@ -51,7 +51,9 @@ new_worktree() { # DIR REPO
 
 # --- a full disk -------------------------------------------------------------------------------
 mkdir -p "$OWNER_DIR"
-if ! mount -t tmpfs -o size=3m,mode=0755 sandboxd-it-full "$OWNER_DIR"; then
+# The folder's owner and mode carry over to the tmpfs: sandboxd runs as its own user.
+OWNER_UID=$(stat -c %u "$REPOS_DIR") OWNER_GID=$(stat -c %g "$REPOS_DIR")
+if ! mount -t tmpfs -o "size=3m,mode=0750,uid=$OWNER_UID,gid=$OWNER_GID" sandboxd-it-full "$OWNER_DIR"; then
 	fail 'mount a 3 MiB tmpfs as the owner folder' "mount failed (the test runs as root and needs to mount)"
 	finish
 fi
