@@ -27,7 +27,8 @@ env SANDBOXD_SOCKET="$SECOND/fcgi.sock" SANDBOXD_PID_FILE="$SECOND/pid" SANDBOXD
 	setsid "$ROOT/${SANDBOXD_BUILD:-build}/sandboxd" >"$SECOND/log" 2>&1 </dev/null &
 AT_EXIT+=("kill -TERM \$(cat '$SECOND/pid' 2>/dev/null) 2>/dev/null; sleep 1")
 check 'a second sandboxd (another host) starts with its own reaper' wait_until 10 test -s "$SECOND/pid"
-check 'two reapers run' wait_until 10 test "$(pgrep -x sandboxd-reaper | wc -l)" -ge 2
+reapers() { pgrep -x sandboxd-reaper | wc -l; }
+check 'two reapers run' wait_until 10 eval '[ "$(reapers)" -ge 2 ]'
 check_eq 'exactly one holds the lease' 1 "$(sql "select count(*) from leases where name = 'reaper' and expires_at > now()")"
 
 # --- idle stop -------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ if [[ ! $M =~ ^[0-9]+$ ]] || ! alive "$M"; then
 fi
 ok "the master ($M) is running"
 # the workers may still be starting
-wait_until 10 test "$(nworkers)" -ge "${SANDBOXD_WORKERS:-1}" || true
+wait_until 10 eval '[ "$(nworkers)" -ge "${SANDBOXD_WORKERS:-1}" ]' || true
 N0=$(nworkers)
 check_eq "the master has SANDBOXD_WORKERS (${SANDBOXD_WORKERS:-?}) workers" "${SANDBOXD_WORKERS:-$N0}" "$N0"
 
@@ -127,7 +127,7 @@ api GET /api/v3/user
 expect_status 200 'after local-stack.sh up: GET /api/v3/user 200'
 api GET /api/v3/user "" "$OLDTOKEN"
 expect_status 200 'the admin token from before the restart still works'
-wait_until 10 test "$(nworkers)" -ge "$N0" || true
+wait_until 10 eval '[ "$(nworkers)" -ge "$N0" ]' || true
 check_eq "the new master has $N0 workers" "$N0" "$(nworkers)"
 
 finish
