@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "sandboxd/db.h"
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
@@ -176,18 +177,66 @@ int db_begin(struct db *db, struct err *e)
 	return rc;
 }
 
+/* How long a COMMIT whose answer was lost waits for the server to tell its outcome: a
+ * restart takes a few seconds; a server away for longer leaves the outcome unknown. */
+#define OUTCOME_WAIT_MS 20000
+
+/* The connection died with the COMMIT in flight (a restart, pg_terminate_backend): the
+ * server may have committed before it went. Asks a new connection what became of xid, so
+ * that a request is never answered 503 for work that was done. 0 when it committed. */
+static int commit_outcome(struct db *db, const char *xid)
+{
+	struct err e2 = { "" };
+	const char *st = NULL;
+	PGresult *res = NULL;
+
+	for (int waited = 0; waited < OUTCOME_WAIT_MS; waited += 200) {
+		db_close(db);
+		if (db_ensure(db, &e2) == 0 &&
+		    (res = db_exec(db, &e2, NULL, "SELECT pg_xact_status($1::xid8)", 1, xid))) {
+			st = db_val(res, 0, 0);
+			/* "in progress": the old backend is still on its way out. */
+			if (!st || strcmp(st, "in progress"))
+				break;
+			PQclear(res);
+			res = NULL;
+			st = NULL;
+		}
+		usleep(200000);
+	}
+	if (st && !strcmp(st, "committed")) {
+		log_warn("transaction %s committed though its COMMIT's answer was lost", xid);
+		PQclear(res);
+		return 0;
+	}
+	if (!st || strcmp(st, "aborted"))
+		log_error("transaction %s: its COMMIT's answer was lost and its outcome is "
+			  "unknown (%s); it may have committed", xid, st ? st : e2.msg);
+	PQclear(res);
+	return ERR_DB;
+}
+
 int db_commit(struct db *db, struct err *e)
 {
-
 	PGresult *res;
+	char xid[24] = "";
 	int rc = 0;
 
 	if (!db->in_tx)
 		return 0;
+	/* Which transaction this is, to look it up if the COMMIT's answer is lost. NULL when
+	 * it wrote nothing (then there is nothing to lose); an error here is a transaction that
+	 * failed earlier, which the COMMIT below rolls back. */
+	res = db_exec(db, e, &rc, "SELECT pg_current_xact_id_if_assigned()", 0);
+	if (!res && rc == ERR_DB)
+		return rc; /* lost before the COMMIT was sent: nothing committed */
+	if (res && db_val(res, 0, 0))
+		snprintf(xid, sizeof(xid), "%s", db_val(res, 0, 0));
+	PQclear(res);
 	db->in_tx = 0;
 	res = db_exec(db, e, &rc, "COMMIT", 0);
 	if (!res)
-		return rc;
+		return rc == ERR_DB && xid[0] ? commit_outcome(db, xid) : rc;
 	/* A transaction that failed earlier answers COMMIT with the tag ROLLBACK. */
 	if (strcmp(PQcmdStatus(res), "COMMIT"))
 		rc = err_set(e, ERR_FAIL, "transaction rolled back");

@@ -124,6 +124,45 @@ api POST "$SB/$MS/exec" '{"cmd":"git config remote.origin.url"}' "$OT"
 expect_json_match .stdout 'x-access-token:\*\*\*@' 'the next exec runs, masked'
 api POST "$SB/$MS/close" "" "$OT"
 
+# --- a COMMIT whose answer is lost -------------------------------------------------------------------
+# The server commits, then the connection dies before the answer reaches the service (a
+# restart or a stop in that instant). Made on demand: with a synchronous standby named that
+# never comes, a COMMIT is durable locally and then waits; the test ends that connection.
+# The service asks the server what became of the transaction: the token was made, so the
+# answer is 201 and the token works, never a 503 for work that was done.
+sync_off() {
+	sql_super "alter system reset synchronous_standby_names" >/dev/null &&
+		sql_super "select pg_reload_conf()" >/dev/null
+}
+AT_EXIT+=(sync_off)
+sql_super "alter system set synchronous_standby_names = 'nobody_$SFX'" >/dev/null &&
+	sql_super "select pg_reload_conf()" >/dev/null
+check_eq 'commits wait for a standby that never comes' "nobody_$SFX" \
+	"$(sql_super "select pg_sleep(0.2); show synchronous_standby_names" | tail -n 1)"
+curl -sS -o "$_T/lost.body" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $OT" \
+	-H 'Content-Type: application/json' -d "{\"scope\":\"read\",\"note\":\"lost-$SFX\"}" \
+	"$SANDBOXD_URL/api/v3/user/tokens" >"$_T/lost.status" 2>/dev/null &
+LOST=$!
+waiting_commit() {
+	[[ $(sql_super "select count(*) from pg_stat_activity where wait_event = 'SyncRep'
+	  and usename = 'sandboxd'") -ge 1 ]]
+}
+check 'a token request is committed and waits on its COMMIT' wait_until 30 waiting_commit
+check_eq 'its connection is ended before the COMMIT answers' t \
+	"$(sql_super "select bool_and(pg_terminate_backend(pid)) from pg_stat_activity
+	  where wait_event = 'SyncRep' and usename = 'sandboxd'")"
+sync_off
+wait "$LOST" 2>/dev/null
+LAST_REQ="POST /api/v3/user/tokens (its COMMIT's answer lost)"
+STATUS=$(cat "$_T/lost.status") BODY=$(cat "$_T/lost.body")
+expect_status 201 'the service learns it committed: 201'
+LTOK=$(_json .token)
+api GET /api/v3/user "" "$LTOK"
+expect_status 200 'the token it answers works'
+check_eq 'its audit row says 201' 201 \
+	"$(sql "select a.status from audit_log a join tokens t on t.id::text = a.details->>'token_id'
+	  where t.note = 'lost-$SFX'")"
+
 # --- the load -----------------------------------------------------------------------------------
 # Each loader appends "kind status request-id detail" per request to $_T/load.NAME, and its
 # bodies of non-2xx answers to $_T/load.NAME.bodies, until $_T/stop exists (or 120 s pass).
