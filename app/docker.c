@@ -359,7 +359,13 @@ static int perform_at(struct call *c, const struct target *t)
 			rc = err_set(c->e, ERR_FAIL, "docker %s: no answer within %ld ms", c->op,
 				     c->timeout_ms);
 		} else {
-			rc = err_set(c->e, ERR_FAIL, "docker %s: %s", c->op,
+			/* No engine at the other end (down, restarting, or gone mid-answer):
+			 * the caller may try again later, unlike an engine that answers. */
+			int gone = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
+				   cc == CURLE_SSL_CONNECT_ERROR || cc == CURLE_SEND_ERROR ||
+				   cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING ||
+				   cc == CURLE_PARTIAL_FILE;
+			rc = err_set(c->e, gone ? ERR_DOCKER : ERR_FAIL, "docker %s: %s", c->op,
 				     curlerr[0] ? curlerr : curl_easy_strerror(cc));
 		}
 		goto out;
@@ -453,7 +459,7 @@ int docker_ping(const char *host, struct err *e)
 	c.e = &why;
 	rc = perform_at(&c, &t);
 	if (rc && !c.status)
-		rc = err_set(e, ERR_FAIL, "docker unavailable: %s", why.msg);
+		rc = err_set(e, ERR_DOCKER, "docker unavailable: %s", why.msg);
 	else if (rc || !b.data || strcmp(b.data, "OK") != 0)
 		rc = err_set(e, ERR_FAIL, "docker unavailable: /_ping answered %ld", c.status);
 	buf_release(&b);

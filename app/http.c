@@ -133,6 +133,10 @@ int http_fail(struct req *r, int code, const struct err *e)
 		log_warn("%s", e->msg);
 		http_error(r, 503, "database unavailable");
 		break;
+	case ERR_DOCKER:
+		log_warn("%s", e->msg);
+		http_error(r, 503, "docker unavailable");
+		break;
 	default:
 		log_error("internal error: %s", e ? e->msg : "unknown");
 		http_error(r, 500, "internal error");

@@ -14,6 +14,7 @@ enum {
 	ERR_EXISTS = -6,    /* 409 */
 	ERR_DB = -7,        /* the database is unreachable (503) */
 	ERR_DENIED = -8,    /* 403 */
+	ERR_DOCKER = -9,    /* the Docker engine is unreachable (503) */
 };
 
 struct err {

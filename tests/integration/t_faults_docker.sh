@@ -171,7 +171,9 @@ expect_error 503 'the sandbox container did not start; try again' 'engine down: 
 DOWNID=$(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$O' and s.id not in ('$A', '$B')")
 check_eq 'and its row is failed, not left starting' failed "$(state "$DOWNID")"
 api POST "$SB/$A/exec" '{"cmd":"true"}' "$OT"
-check_cond "engine down: an exec fails cleanly (5xx, JSON; got $STATUS)" '[[ $STATUS == 5?? ]] && jq -e .message <<<"$BODY" >/dev/null'
+expect_error 503 'docker unavailable' 'engine down: an exec answers 503 docker unavailable'
+api POST "$SB/$A/read" '{"path":"x"}' "$OT"
+expect_error 503 'docker unavailable' 'engine down: a read answers 503 docker unavailable'
 # The reaper goes on while the engine is away; it must not take "no answer" for "gone".
 passes() { grep -c 'reaper: listing containers' "$LOG" 2>/dev/null || true; }
 P0=$(passes)
