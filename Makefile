@@ -38,7 +38,8 @@ endif
 
 LIB_SRC := $(filter-out app/bin/%,$(wildcard app/*.c))
 LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/migrations.o
-BINS    := $(B)/sandboxd $(B)/sandboxctl $(B)/sandboxd-hook $(B)/hooks/pre-receive
+BINS    := $(B)/sandboxd $(B)/sandboxctl $(B)/sandboxd-hook $(B)/hooks/pre-receive \
+           $(B)/hooks/post-receive
 UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 # Each target over its committed corpus, counting failures as the unit loop does.
@@ -62,8 +63,8 @@ $(B)/libsandboxd.a: $(LIB_OBJ)
 $(B)/%: app/bin/%.c $(B)/libsandboxd.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libsandboxd.a $(LDLIBS)
 
-# git finds the hook through core.hooksPath, by its name: pre-receive.
-$(B)/hooks/pre-receive: $(B)/sandboxd-hook
+# git finds the hooks through core.hooksPath, by their names; one binary for both.
+$(B)/hooks/pre-receive $(B)/hooks/post-receive: $(B)/sandboxd-hook
 	mkdir -p $(B)/hooks
 	cp $< $@
 

@@ -1,12 +1,19 @@
 /* api_git.c: who may clone, fetch and push, in front of git http-backend. */
+#define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 #include <strings.h>
 #include "sandboxd/api.h"
+#include "sandboxd/audit.h"
 #include "sandboxd/auth.h"
 #include "sandboxd/githttp.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/pushreport.h"
 #include "sandboxd/banned.h"
 
 const char *api_git_action(const struct git_route *g)
@@ -19,9 +26,49 @@ const char *api_git_action(const struct git_route *g)
 	}
 }
 
+/* After a push: the refs the hook accepted that git did not update get a failed row
+ * (pushreport.h), so that the audit log never shows a ref as pushed that is not. */
+static void audit_failed_refs(struct req *r, const struct git_pusher *who, const char *repo)
+{
+	static struct push_ref failed[PUSH_REFS_MAX];
+	struct stat st;
+	struct err e = { "" };
+	char *text = NULL;
+	ssize_t got;
+	int n;
+
+	if (fstat(who->report_fd, &st) || st.st_size <= 0)
+		return;
+	if (st.st_size > (off_t)PUSH_REPORT_MAX || !(text = malloc((size_t)st.st_size + 1)) ||
+	    (got = pread(who->report_fd, text, (size_t)st.st_size, 0)) != st.st_size) {
+		log_error("the push's hook report (%lld bytes) cannot be read",
+			  (long long)st.st_size);
+		free(text);
+		return;
+	}
+	n = push_report_failed(text, (size_t)got, failed, PUSH_REFS_MAX);
+	for (int i = 0; i < n; i++) {
+		struct audit_ref a = {
+			.status = "500", .account_id = who->account_id, .login = who->login,
+			.token_id = who->token_id, .token_kind = who->token_kind,
+			.repository = repo, .request_id = r->request_id,
+			.ref = failed[i].ref, .old = failed[i].old, .new_ = failed[i].new_,
+			.result = "failed",
+			.reason = "accepted, but git could not update the ref (see git's report "
+				  "to the client)",
+			.kind = who->namespace_ ? "ephemeral" : "normal",
+		};
+		if (audit_push_ref(r->db, &a, &e))
+			log_error("audit row of a failed ref update lost: %s", e.msg);
+	}
+	if (n)
+		json_add_int(r->audit_details, "refs_failed", n);
+	free(text);
+}
+
 int api_git(struct req *r, const struct git_route *g)
 {
-	struct git_pusher who = { 0 };
+	struct git_pusher who = { .report_fd = -1 };
 	struct repo repo;
 	struct err e = { "" };
 	int rc;
@@ -61,10 +108,17 @@ int api_git(struct req *r, const struct git_route *g)
 		who.token_kind = token_kind_name(r->caller.kind);
 		who.namespace_ = r->caller.jwt_ephemeral ? "ephemeral" : NULL;
 		who.policies = r->caller.jwt_policies;
+		if (g->service == GIT_RECEIVE_PACK &&
+		    (who.report_fd = memfd_create("sandboxd-push", MFD_CLOEXEC)) < 0)
+			log_warn("memfd_create: %m: failed ref updates will not be audited");
 	}
 	json_add_str(r->audit_details, "service", api_git_action(g));
 	/* The response is streamed from here on: the dispatcher writes nothing more. */
 	rc = githttp_serve(r, g, &repo, r->caller.authenticated ? &who : NULL, &e);
+	if (who.report_fd >= 0) {
+		audit_failed_refs(r, &who, r->audit_repo);
+		close(who.report_fd);
+	}
 	if (rc < 0)
 		return http_fail(r, rc, &e);
 	r->status = rc;

@@ -35,3 +35,27 @@ int audit_request(struct req *r, const char *action, struct err *e)
 		      r->request_id, r->remote_addr, ms, details, r->audit_sandbox,
 		      r->via ? r->via : "rest");
 }
+
+int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e)
+{
+	json_object *d = json_object_new_object();
+	int rc;
+
+	if (!d)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	json_add_str(d, "ref", a->ref);
+	json_add_str(d, "old", a->old);
+	json_add_str(d, "new", a->new_);
+	json_add_str(d, "result", a->result);
+	json_add_str(d, "reason", a->reason);
+	json_add_str(d, "kind", a->kind);
+	rc = db_run(db, e,
+		    "INSERT INTO audit_log (action, status, account_id, login, token_id,"
+		    "  token_kind, repository, request_id, via, details)"
+		    " VALUES ('git.push.ref', $1, $2, $3, $4, $5, $6, $7, 'git', $8)",
+		    8, a->status, a->account_id, a->login, a->token_id, a->token_kind,
+		    a->repository, a->request_id,
+		    json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN));
+	json_object_put(d);
+	return rc;
+}

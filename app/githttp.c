@@ -13,6 +13,7 @@
 #include "sandboxd/cgi.h"
 #include "sandboxd/githttp.h"
 #include "sandboxd/log.h"
+#include "sandboxd/pushreport.h"
 #include "sandboxd/banned.h"
 
 #define CHUNK 65536
@@ -136,11 +137,13 @@ static void build_env(struct req *r, const struct git_route *g, const struct rep
 		env_add(env, "SANDBOXD_HOOK_POLICIES", who->policies);
 		env_add(env, "SANDBOXD_HOOK_REQUEST_ID", r->request_id);
 		env_add(env, "SANDBOXD_HOOK_NAMESPACE", who->namespace_);
+		if (who->report_fd >= 0)
+			env_add(env, "SANDBOXD_HOOK_REPORT_FD", "3");
 	}
 	env->v[env->n] = NULL;
 }
 
-static pid_t spawn(const char *git, char *const *envp, int in[2], int out[2])
+static pid_t spawn(const char *git, char *const *envp, int in[2], int out[2], int report)
 {
 	pid_t pid = fork();
 
@@ -154,7 +157,12 @@ static pid_t spawn(const char *git, char *const *envp, int in[2], int out[2])
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
 		_exit(127);
-	closefrom(3);
+	/* The hooks' report as fd 3, through http-backend and receive-pack (git leaves
+	 * descriptors it did not open alone). */
+	if (report >= 0 && (report == PUSH_REPORT_FD ? fcntl(report, F_SETFD, 0)
+						    : dup2(report, PUSH_REPORT_FD)) < 0)
+		_exit(127);
+	closefrom(report >= 0 ? PUSH_REPORT_FD + 1 : 3);
 	char *argv[] = { (char *)git, (char *)"http-backend", NULL };
 	execve(git, argv, envp);
 	_exit(127);
@@ -208,7 +216,7 @@ int githttp_serve(struct req *r, const struct git_route *g, const struct repo *r
 		rc = err_set(e, ERR_FAIL, "pipe: %s", strerror(errno));
 		goto out;
 	}
-	pid = spawn(r->cfg->git_bin, env.v, in, out);
+	pid = spawn(r->cfg->git_bin, env.v, in, out, who ? who->report_fd : -1);
 	if (pid < 0) {
 		rc = err_set(e, ERR_FAIL, "fork: %s", strerror(errno));
 		goto out;

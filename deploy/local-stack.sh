@@ -766,6 +766,7 @@ cmd_up() {
     service_dirs
     # git runs the hook afresh for every push: replacing it needs no restart.
     install_bin "$SANDBOXD_HOOK_BIN" "$BINDIR/hooks/pre-receive"
+    install_bin "$SANDBOXD_HOOK_BIN" "$BINDIR/hooks/post-receive"
     network_up
     egress "$([ "$EGRESS" = web ] && echo apply || echo remove)" || die "deploy/egress.sh failed"
     sandboxd_up

@@ -1,10 +1,12 @@
-/* sandboxd-hook: the pre-receive hook of every hosted repository (installed through
- * core.hooksPath in http-backend's environment, never as a file in a repository).
+/* sandboxd-hook: the pre-receive and post-receive hooks of every hosted repository
+ * (installed through core.hooksPath in http-backend's environment, never as a file in a
+ * repository; one binary, told apart by the name it runs under).
  *
- * For each ref in the push, in order: the ephemeral namespace prefix is put back on the
- * name, the ref policies decide (first match), branch protection guards the default branch,
- * and the new blobs are scanned for secrets. One refused ref refuses the whole push; every
- * ref gets an audit row. git prints what we write to stderr as "remote: …" lines. */
+ * pre-receive, for each ref in the push, in order: the ephemeral namespace prefix is put
+ * back on the name, the ref policies decide (first match), branch protection guards the
+ * default branch, and the new blobs are scanned for secrets. One refused ref refuses the
+ * whole push; every ref gets an audit row. git prints what we write to stderr as
+ * "remote: …" lines. post-receive only reports which refs landed (pushreport.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +16,15 @@
 #include <git2.h>
 #include <json-c/json.h>
 #include <libpq-fe.h>
+#include "sandboxd/audit.h"
 #include "sandboxd/db.h"
 #include "sandboxd/json.h"
 #include "sandboxd/policy.h"
+#include "sandboxd/pushreport.h"
 #include "sandboxd/scan.h"
 #include "sandboxd/banned.h"
 
-#define MAX_REFS 1000
+#define MAX_REFS PUSH_REFS_MAX
 #define MAX_COMMITS 20000
 #define ZERO "0000000000000000000000000000000000000000"
 
@@ -194,24 +198,19 @@ static int audit(struct update *u, int n, const char *push_reason)
 		goto out;
 	for (int i = 0; i < n && !rc; i++) {
 		const char *reason = u[i].reason ? u[i].reason : push_reason;
-		json_object *d = json_object_new_object();
-		json_add_str(d, "ref", u[i].ref);
-		json_add_str(d, "old", u[i].old);
-		json_add_str(d, "new", u[i].new_);
-		json_add_str(d, "result", reason ? "refused" : "accepted");
-		json_add_str(d, "reason", reason);
-		json_add_str(d, "kind", env("SANDBOXD_HOOK_NAMESPACE")[0] ? "ephemeral" : "normal");
-		rc = db_run(&db, &e,
-			    "INSERT INTO audit_log (action, status, account_id, login, token_id,"
-			    "  token_kind, repository, request_id, via, details)"
-			    " VALUES ('git.push.ref', $1, $2, $3, $4, $5, $6, $7, 'git', $8)",
-			    8, reason ? "403" : "200", or_null("SANDBOXD_HOOK_ACCOUNT_ID"),
-			    env("SANDBOXD_HOOK_LOGIN"),
-			    or_null("SANDBOXD_HOOK_TOKEN_ID"),
-			    env("SANDBOXD_HOOK_TOKEN_KIND"), env("SANDBOXD_HOOK_REPO"),
-			    env("SANDBOXD_HOOK_REQUEST_ID"),
-			    json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN));
-		json_object_put(d);
+		struct audit_ref a = {
+			.status = reason ? "403" : "200",
+			.account_id = or_null("SANDBOXD_HOOK_ACCOUNT_ID"),
+			.login = env("SANDBOXD_HOOK_LOGIN"),
+			.token_id = or_null("SANDBOXD_HOOK_TOKEN_ID"),
+			.token_kind = env("SANDBOXD_HOOK_TOKEN_KIND"),
+			.repository = env("SANDBOXD_HOOK_REPO"),
+			.request_id = env("SANDBOXD_HOOK_REQUEST_ID"),
+			.ref = u[i].ref, .old = u[i].old, .new_ = u[i].new_,
+			.result = reason ? "refused" : "accepted", .reason = reason,
+			.kind = env("SANDBOXD_HOOK_NAMESPACE")[0] ? "ephemeral" : "normal",
+		};
+		rc = audit_push_ref(&db, &a, &e);
 	}
 	if (!rc)
 		rc = db_commit(&db, &e);
@@ -222,47 +221,74 @@ out:
 	return rc;
 }
 
-int main(void)
+/* Tells the worker (pushreport.h) what became of each ref: "accepted" or "updated". */
+static void report(const char *kind, const struct update *u, int n)
 {
-	static struct update u[MAX_REFS];
-	struct policy_list policies;
-	char line[2200], default_ref[300], scan_msg[1024] = "";
-	const char *ns = env("SANDBOXD_HOOK_NAMESPACE");
-	int n = 0, refused = 0, agent = strcmp(env("SANDBOXD_HOOK_AGENT"), "1") == 0;
-	struct err e;
+	if (strcmp(env("SANDBOXD_HOOK_REPORT_FD"), "3"))
+		return;
+	for (int i = 0; i < n; i++)
+		dprintf(PUSH_REPORT_FD, "%s %s %s %s\n", kind, u[i].old, u[i].new_, u[i].ref);
+}
 
-	/* Pushes that did not come through sandboxd (an operator on the host) are not ours. */
-	if (!getenv("SANDBOXD_HOOK_REPO"))
-		return 0;
-	git_libgit2_init();
-	snprintf(default_ref, sizeof(default_ref), "refs/heads/%s",
-		 env("SANDBOXD_HOOK_DEFAULT_BRANCH"));
-	if (policy_parse_json(env("SANDBOXD_HOOK_POLICIES"), &policies, &e)) {
-		fprintf(stderr, "sandboxd: bad ref policies: %s\n", e.msg);
-		return 1;
-	}
+/* Reads git's "old new ref" lines from stdin into u; returns how many, or -1 past
+ * MAX_REFS. The namespace prefix is put back on each name: policies match stored names. */
+static int read_updates(struct update *u, const char *ns)
+{
+	char line[2200];
+	int n = 0;
+
 	while (fgets(line, sizeof(line), stdin)) {
 		char *sp1 = strchr(line, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
 		size_t len = strlen(line);
 
 		if (len && line[len - 1] == '\n')
 			line[--len] = 0;
-		if (n == MAX_REFS) {
-			fprintf(stderr, "sandboxd: push refused: more than %d refs in one push\n",
-				MAX_REFS);
-			return 1;
-		}
+		if (n == MAX_REFS)
+			return -1;
 		if (!sp1 || !sp2 || sp1 - line != GIT_OID_HEXSZ || sp2 - sp1 - 1 != GIT_OID_HEXSZ)
 			continue;
 		snprintf(u[n].old, sizeof(u[n].old), "%.*s", GIT_OID_HEXSZ, line);
 		snprintf(u[n].new_, sizeof(u[n].new_), "%.*s", GIT_OID_HEXSZ, sp1 + 1);
-		/* Policies match the stored name: put the namespace prefix back. */
 		if (ns[0])
 			snprintf(u[n].ref, sizeof(u[n].ref), "refs/namespaces/%s/%s", ns, sp2 + 1);
 		else
 			snprintf(u[n].ref, sizeof(u[n].ref), "%s", sp2 + 1);
 		u[n].reason = NULL;
 		n++;
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	static struct update u[MAX_REFS];
+	struct policy_list policies;
+	char default_ref[300], scan_msg[1024] = "";
+	const char *ns = env("SANDBOXD_HOOK_NAMESPACE"), *name;
+	int n, refused = 0, agent = strcmp(env("SANDBOXD_HOOK_AGENT"), "1") == 0;
+	struct err e;
+
+	/* Pushes that did not come through sandboxd (an operator on the host) are not ours. */
+	if (!getenv("SANDBOXD_HOOK_REPO"))
+		return 0;
+	name = argc > 0 && argv[0] ? argv[0] : "";
+	if (strrchr(name, '/'))
+		name = strrchr(name, '/') + 1;
+	if (!strcmp(name, "post-receive")) {
+		if ((n = read_updates(u, ns)) > 0)
+			report("updated", u, n);
+		return 0;
+	}
+	if ((n = read_updates(u, ns)) < 0) {
+		fprintf(stderr, "sandboxd: push refused: more than %d refs in one push\n", MAX_REFS);
+		return 1;
+	}
+	git_libgit2_init();
+	snprintf(default_ref, sizeof(default_ref), "refs/heads/%s",
+		 env("SANDBOXD_HOOK_DEFAULT_BRANCH"));
+	if (policy_parse_json(env("SANDBOXD_HOOK_POLICIES"), &policies, &e)) {
+		fprintf(stderr, "sandboxd: bad ref policies: %s\n", e.msg);
+		return 1;
 	}
 	for (int i = 0; i < n; i++) {
 		check_ref(&u[i], i, &policies, ns[0] ? "" : default_ref, agent);
@@ -279,6 +305,8 @@ int main(void)
 	if (audit(u, n, scan_msg[0] ? scan_msg : refused ? "another ref of this push was refused"
 							 : NULL))
 		refused = n ? n : 1;
+	if (!refused)
+		report("accepted", u, n);
 	git_libgit2_shutdown();
 	return refused ? 1 : 0;
 }

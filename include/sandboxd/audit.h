@@ -9,4 +9,13 @@
  * duration and details (method, path and the handler's details). */
 int audit_request(struct req *r, const char *action, struct err *e);
 
+/* One git.push.ref row: the pre-receive hook's decision on a ref (200 accepted, 403
+ * refused), or the worker's note that git did not update a ref it accepted (500 failed). */
+struct audit_ref {
+	const char *status, *account_id, *login, *token_id, *token_kind, *repository,
+		*request_id;
+	const char *ref, *old, *new_, *result, *reason, *kind;
+};
+int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e);
+
 #endif

@@ -31,6 +31,7 @@ struct git_pusher {
 	const char *token_kind;
 	const char *namespace_;       /* "ephemeral" or NULL */
 	const char *policies;         /* JSON array or NULL */
+	int report_fd;                /* the hooks' report (pushreport.h), or -1 */
 };
 
 /* Runs http-backend for an authorised request and streams its answer to the client. Returns

@@ -82,6 +82,20 @@ check 'a push of a ref alone (no new object) on a full disk fails' eval '! push 
 check 'and git prints why the ref was not updated' grep -qiE "cannot update ref 'refs/heads/side'" <<<"$PUSH_ERR"
 check_eq 'the refs are still unchanged' "$BEFORE" "$(refs "$B")"
 check 'still no lock file' no_locks "$B"
+# The hook accepted the ref before git failed to write it: the audit log says both.
+ref_rows() { # REF: "status result" of the repository's git.push.ref rows for REF, in order
+	sql "select status || ' ' || (details->>'result') from audit_log where action = 'git.push.ref'
+	  and repository = '$O/full' and details->>'ref' = '$1' order by id"
+}
+check_eq 'the audit log: side accepted by the hook, then failed' $'200 accepted\n500 failed' \
+	"$(ref_rows refs/heads/side)"
+check_eq 'both rows of the same request, which counts the failed ref' '1|1' \
+	"$(sql "select count(distinct a.request_id) || '|' || max(p.details->>'refs_failed')
+	  from audit_log a join audit_log p on p.request_id = a.request_id and p.action = 'git.push'
+	  where a.action = 'git.push.ref' and a.repository = '$O/full' and a.details->>'ref' = 'refs/heads/side'")"
+check_eq 'audit_pushes shows it failed' 'failed' \
+	"$(sql "select string_agg(result, ',') from audit_pushes where repository = '$O/full'
+	  and ref = 'refs/heads/side' and result <> 'accepted'")"
 check 'the repository fsck'"'"'s clean' fsck_clean "$B"
 check 'it still clones at the old commit' clones_at full "$C1"
 api POST /api/v3/user/repos '{"name":"nospace","visibility":"private"}' "$OT"
@@ -94,6 +108,26 @@ rm -f "$OWNER_DIR/filler"
 check 'with room again, the same push works without any repair' push "$W" main side
 C2=$(git -C "$W" rev-parse HEAD)
 check_eq 'main moved to the new commit' "$C2" "$(git -C "$B" rev-parse refs/heads/main)"
+check_eq 'and the audit log says side landed: accepted, no new failed row' \
+	$'200 accepted\n500 failed\n200 accepted' "$(ref_rows refs/heads/side)"
+
+# --- a ref locked by another writer ------------------------------------------------------------
+# Not a disk fault, the same outcome: the hook accepts, git cannot take the ref's lock. In a
+# push of two refs only the locked one fails (and is audited so); pushed atomically, both.
+"${G[@]}" -C "$W" branch locked "$C1"
+"${G[@]}" -C "$W" branch free "$C1"
+touch "$B/refs/heads/locked.lock"
+check 'a push of a locked ref and a free one fails' eval '! push "$W" locked free'
+check_eq 'the free one landed' "$C1" "$(git -C "$B" rev-parse -q --verify refs/heads/free)"
+check_eq 'the locked one did not' '' "$(git -C "$B" rev-parse -q --verify refs/heads/locked)"
+check_eq 'the locked ref: accepted, then failed' $'200 accepted\n500 failed' "$(ref_rows refs/heads/locked)"
+check_eq 'the free ref: accepted only' '200 accepted' "$(ref_rows refs/heads/free)"
+"${G[@]}" -C "$W" branch atomic1 "$C2"
+check 'an atomic push of a free ref and the locked one fails' eval '! push "$W" --atomic atomic1 locked'
+check_eq 'nothing of it landed' '' "$(git -C "$B" rev-parse -q --verify refs/heads/atomic1)"
+check_eq 'the free ref of the atomic push: accepted, then failed' $'200 accepted\n500 failed' \
+	"$(ref_rows refs/heads/atomic1)"
+rm -f "$B/refs/heads/locked.lock"
 check 'it fsck'"'"'s clean' fsck_clean "$B"
 check 'and clones at the new commit' clones_at full "$C2"
 api POST /api/v3/user/repos '{"name":"nospace","visibility":"private"}' "$OT"
