@@ -7,7 +7,9 @@
 # at it, and restarts that engine. While it is down: /healthz 503 naming docker, a create
 # fails cleanly, and the reaper fails nothing. Once it is back: the sandboxes whose
 # containers died are failed by the reaper, their tokens revoked, their containers removed,
-# and new sandboxes work. Everything it starts is removed on exit, also on failure.
+# and new sandboxes work. The stack reaches that engine over tcp:// with mutual TLS (certificates
+# made here), as a service on another host would. Everything it starts is removed on exit,
+# also on failure.
 . "$(dirname "$0")/lib.sh"
 
 DOCKERD=$(command -v dockerd || echo /usr/sbin/dockerd)
@@ -80,6 +82,36 @@ if [[ -z $GW ]] || ! ip link add "$BR" type bridge || ! ip addr add "$GW/24" dev
 fi
 ok "a bridge of its own: $BR $GW/24"
 
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + SRANDOM % 40000))
+		ss -Htan | awk '{print $4}' | grep -qE "[:.]$p\$" || { echo "$p"; return; }
+	done
+}
+
+# ---- certificates: a CA of its own, the engine's (for 127.0.0.1), the service's --------------------------
+T=$D/tls
+mkdir -p "$T"
+mkcert() { # NAME SUBJECT EXTENSIONS: NAME.pem and NAME-key.pem, signed by ca.pem
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T/$1-key.pem" \
+		-out "$T/$1.csr" -subj "$2" 2>/dev/null &&
+		openssl x509 -req -in "$T/$1.csr" -CA "$T/ca.pem" -CAkey "$T/ca-key.pem" -CAcreateserial \
+			-days 1 -out "$T/$1.pem" -extfile <(printf '%s\n' "$3") 2>/dev/null
+}
+if ! openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+	-keyout "$T/ca-key.pem" -out "$T/ca.pem" -subj "/CN=sandboxd test CA $SFX" 2>/dev/null ||
+	! mkcert server /CN=127.0.0.1 $'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth' ||
+	! mkcert client /CN=sandboxd 'extendedKeyUsage=clientAuth'; then
+	fail 'certificates for the engine and the service' 'openssl failed'
+	finish
+fi
+# The service runs as its own user: it reads its key through its group, nobody else can.
+SVC_GROUP=$(id -gn sandboxd 2>/dev/null || echo root)
+chgrp "$SVC_GROUP" "$T/client-key.pem" && chmod 0640 "$T/client-key.pem"
+chmod 0755 "$T"
+TLS_PORT=$(free_port)
+
 # ---- an engine of its own ------------------------------------------------------------------------------
 echo '{}' >"$D/daemon.json"
 # Its images and containers in memory: loading the image is quicker, and removing it is one
@@ -88,7 +120,9 @@ mkdir -p "$D/data"
 mount -t tmpfs -o size=2g,mode=0710 sandboxd-it-engine "$D/data" 2>/dev/null || true
 start_dockerd() { # in a subshell: not a job of this shell (no "Killed" notice)
 	(setsid "$DOCKERD" --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
-		--pidfile "$D/docker.pid" -H "unix://$SOCK" --bridge "$BR" --iptables=false \
+		--pidfile "$D/docker.pid" -H "unix://$SOCK" -H "tcp://127.0.0.1:$TLS_PORT" --tlsverify \
+		--tlscacert "$T/ca.pem" --tlscert "$T/server.pem" --tlskey "$T/server-key.pem" \
+		--bridge "$BR" --iptables=false \
 		--ip-masq=false --ip-forward=false --containerd-namespace "$NS" \
 		--containerd-plugins-namespace "${NS}p" --cgroup-parent "$NS" --shutdown-timeout 3 \
 		--log-level warn </dev/null >>"$D/dockerd.log" 2>&1 &)
@@ -107,22 +141,23 @@ else
 fi
 
 # ---- a stack of its own, on that engine ------------------------------------------------------------------
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + SRANDOM % 40000))
-		ss -Htan | awk '{print $4}' | grep -qE "[:.]$p\$" || { echo "$p"; return; }
-	done
-}
 if ! env SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)" \
 	SANDBOXD_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 SANDBOXD_BRIDGE="$BR" \
-	SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256 \
+	SANDBOXD_DOCKER_HOST="tcp://127.0.0.1:$TLS_PORT" SANDBOXD_DOCKER_CA="$T/ca.pem" \
+	SANDBOXD_DOCKER_CERT="$T/client.pem" SANDBOXD_DOCKER_KEY="$T/client-key.pem" \
+	SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256 \
 	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open \
 	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
 	fail 'a second stack on that engine starts' "$(tail -n 5 "$D/stack-up.log")"
 	finish
 fi
-ok 'a second stack (PostgreSQL, sandboxd, nginx) on that engine'
+ok 'a second stack (PostgreSQL, sandboxd, nginx) on that engine, over tcp:// with TLS'
+# The engine takes no client without a certificate of its CA: the stack's answers below
+# come through TLS with the service's own.
+check 'the engine refuses a client without a certificate' \
+	eval '! curl -s -m 5 --cacert "$T/ca.pem" "https://127.0.0.1:$TLS_PORT/_ping" >/dev/null'
+check 'and answers one with the service'"'"'s certificate' \
+	eval '[[ $(curl -s -m 5 --cacert "$T/ca.pem" --cert "$T/client.pem" --key "$T/client-key.pem" "https://127.0.0.1:$TLS_PORT/_ping") == OK ]]'
 # From here on, everything (api, sql, sandboxctl) talks to the second stack.
 set -a
 # shellcheck disable=SC1091
