@@ -39,19 +39,9 @@ static json_object *fail(struct req *r, json_object *id, int status, int code, c
 /* Clears what the previous message left in the request. */
 static void next_message(struct req *r)
 {
+	request_clear_answer(r);
 	buf_clear(&r->out);
-	buf_clear(&r->headers);
-	r->status = 0;
-	r->responded = 0;
-	r->error = NULL;
-	json_object_put(r->json);
-	r->json = NULL;
-	json_object_put(r->audit_details);
 	r->audit_details = json_object_new_object();
-	r->audit_repo = NULL;
-	r->audit_sandbox = NULL;
-	r->on_abort = NULL;
-	memset(&r->match, 0, sizeof(r->match));
 }
 
 static const struct route *route_of(const char *action)

@@ -239,32 +239,37 @@ send:
 		http_send(r);
 }
 
-static void reset(struct req *r)
+void request_clear_answer(struct req *r)
 {
 	json_object_put(r->json);
 	json_object_put(r->audit_details);
 	r->json = NULL;
 	r->audit_details = NULL;
-	r->body = NULL;
-	r->body_len = 0;
-	r->path = r->query = r->method = r->remote_addr = NULL;
-	r->auth_failure = NULL;
 	r->audit_repo = NULL;
 	r->audit_sandbox = NULL;
 	r->on_abort = NULL;
 	r->status = 0;
 	r->responded = 0;
+	r->error = NULL;
+	memset(&r->match, 0, sizeof(r->match));
+	buf_clear(&r->headers);
+}
+
+static void reset(struct req *r)
+{
+	request_clear_answer(r);
+	r->body = NULL;
+	r->body_len = 0;
+	r->path = r->query = r->method = r->remote_addr = NULL;
+	r->auth_failure = NULL;
 	r->streamed = 0;
 	r->git = 0;
-	r->error = NULL;
 	r->via = NULL;
 	r->audited = 0;
 	memset(&r->caller, 0, sizeof(r->caller));
-	memset(&r->match, 0, sizeof(r->match));
 	/* A request that needed a lot of memory (a file, a big output) gives it back, so that
 	 * a worker stays small between requests. */
 	int big = r->pool->used > (4u << 20) || r->out.cap > (4u << 20);
-	buf_clear(&r->headers);
 	if (r->out.cap > (1u << 20))
 		buf_release(&r->out);
 	else

@@ -10,5 +10,9 @@ void request_call(struct req *r, const struct route *route);
 /* Writes the audit row for action and ends the transaction: committed, or rolled back when
  * the response is an error (the row then commits on its own). */
 void request_finish(struct req *r, const char *action);
+/* Forgets what a handler left in r (status, body and headers, error, parsed JSON, audit
+ * details, abort hooks, path parameters), so that the next call starts clean; the caller,
+ * the path and the pool stay. */
+void request_clear_answer(struct req *r);
 
 #endif
