@@ -278,34 +278,87 @@ static void test_log_level(void **state)
 		"SANDBOXD_LOG_LEVEL is longer than 15 characters");
 }
 
-static void test_workers(void **state)
-{
-	static const char *bad[] = {
-		"0", "1025", "16x", "x16", "-1", "-0", "+16", " 16", "16 ", "0x10", "1e2", "1.5",
-		"99999999999999999999", "18446744073709551617", "9223372036854775808",
-	};
-	struct config c;
+/* Every numeric setting: its bounds accepted (and stored, times its unit), one past each
+ * bound and anything but plain decimal digits refused with the same message naming both. */
+#define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
+static const struct {
+	const char *name;
+	long long min, max, unit;
+	size_t off, size;
+} numeric[] = {
+	{ "SANDBOXD_WORKERS", 1, 1024, 1, FIELD(workers) },
+	{ "SANDBOXD_GIT_WORKERS", 1, 1024, 1, FIELD(git_workers) },
+	{ "SANDBOXD_IMAGE_PULL", 0, 1, 1, FIELD(image_pull) },
+	{ "SANDBOXD_IDLE_TIMEOUT", 5, 86400, 1, FIELD(idle_timeout) },
+	{ "SANDBOXD_REAPER_INTERVAL", 1, 3600, 1, FIELD(reaper_interval) },
+	{ "SANDBOXD_START_TIMEOUT", 5, 3600, 1, FIELD(start_timeout) },
+	{ "SANDBOXD_MAX_SANDBOXES", 1, 10000, 1, FIELD(max_sandboxes) },
+	{ "SANDBOXD_SANDBOX_MEMORY_MB", 64, 1 << 20, 1 << 20, FIELD(sandbox_memory) },
+	{ "SANDBOXD_SANDBOX_CPUS", 1, 256, 1, FIELD(sandbox_cpus) },
+	{ "SANDBOXD_SANDBOX_PIDS", 16, 1 << 20, 1, FIELD(sandbox_pids) },
+	{ "SANDBOXD_FILE_LIMIT", 1, 1 << 30, 1, FIELD(file_limit) },
+	{ "SANDBOXD_GIT_TIMEOUT", 10, 86400, 1, FIELD(git_timeout) },
+	{ "SANDBOXD_BODY_LIMIT", 1024, 64 << 20, 1, FIELD(body_limit) },
+};
 
-	accepted("SANDBOXD_WORKERS", "1", &c);
-	assert_int_equal(c.workers, 1);
-	accepted("SANDBOXD_WORKERS", "1024", &c);
-	assert_int_equal(c.workers, 1024);
-	accepted("SANDBOXD_WORKERS", "0016", &c);
-	assert_int_equal(c.workers, 16);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		refused("SANDBOXD_WORKERS", bad[i],
-			"SANDBOXD_WORKERS must be an integer between 1 and 1024");
+/* The stored value: an int, or a 64-bit size_t or int64_t (both below 2^63 here). */
+static long long field(const struct config *c, size_t off, size_t size)
+{
+	int i;
+	int64_t l;
+
+	if (size == sizeof(i)) {
+		memcpy(&i, (const char *)c + off, sizeof(i));
+		return i;
+	}
+	assert_int_equal(size, sizeof(l));
+	memcpy(&l, (const char *)c + off, sizeof(l));
+	return l;
 }
 
-/* git's own pool: its count and socket, by default beside the main one. */
+static void test_numeric(void **state)
+{
+	static const char *bad[] = {
+		"x16", "16x", "+16", " 16", "16 ", "-0", "0x10", "1e2", "1.5", "",
+		"99999999999999999999", "18446744073709551617", "9223372036854775808",
+	};
+	char v[32], msg[160];
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(numeric) / sizeof(numeric[0]); i++) {
+		const char *name = numeric[i].name;
+		long long ends[2] = { numeric[i].min, numeric[i].max };
+
+		setup(state);
+		for (int k = 0; k < 2; k++) {
+			snprintf(v, sizeof(v), "%lld", ends[k]);
+			accepted(name, v, &c);
+			if (field(&c, numeric[i].off, numeric[i].size) != ends[k] * numeric[i].unit)
+				fail_msg("%s=%s stored as %lld", name, v,
+					 field(&c, numeric[i].off, numeric[i].size));
+		}
+		/* leading zeros are still decimal */
+		snprintf(v, sizeof(v), "00%lld", numeric[i].max);
+		accepted(name, v, &c);
+		snprintf(msg, sizeof(msg), "%s must be an integer between %lld and %lld", name,
+			 numeric[i].min, numeric[i].max);
+		snprintf(v, sizeof(v), "%lld", numeric[i].min - 1);
+		refused(name, v, msg);
+		snprintf(v, sizeof(v), "%lld", numeric[i].max + 1);
+		refused(name, v, msg);
+		for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
+			if (!bad[b][0])
+				continue; /* empty is the default (test_empty_values_are_defaults) */
+			refused(name, bad[b], msg);
+		}
+	}
+}
+
+/* git's own pool's socket, by default beside the main one (its count: test_numeric). */
 static void test_git_workers(void **state)
 {
 	struct config c;
 
-	accepted("SANDBOXD_GIT_WORKERS", "1", &c);
-	assert_int_equal(c.git_workers, 1);
-	refused("SANDBOXD_GIT_WORKERS", "0", "SANDBOXD_GIT_WORKERS must be an integer between 1 and 1024");
-	env_set("SANDBOXD_GIT_WORKERS", NULL);
 	accepted("SANDBOXD_SOCKET", "/run/x/socket", &c);
 	assert_string_equal(c.git_socket_path, "/run/x/socket-git");
 	accepted("SANDBOXD_GIT_SOCKET", "/run/y/git.sock", &c);
@@ -313,20 +366,6 @@ static void test_git_workers(void **state)
 	refused("SANDBOXD_GIT_SOCKET", "git.sock", "SANDBOXD_GIT_SOCKET must be an absolute path");
 	refused("SANDBOXD_GIT_SOCKET", "/run/x/socket",
 		"SANDBOXD_GIT_SOCKET must differ from SANDBOXD_SOCKET");
-}
-
-static void test_body_limit(void **state)
-{
-	static const char *bad[] = { "1023", "67108865", "1M", "-1024", "99999999999999999999" };
-	struct config c;
-
-	accepted("SANDBOXD_BODY_LIMIT", "1024", &c);
-	assert_int_equal(c.body_limit, 1024);
-	accepted("SANDBOXD_BODY_LIMIT", "67108864", &c);
-	assert_int_equal(c.body_limit, 64 << 20);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		refused("SANDBOXD_BODY_LIMIT", bad[i],
-			"SANDBOXD_BODY_LIMIT must be an integer between 1024 and 67108864");
 }
 
 static void test_git(void **state)
@@ -341,20 +380,6 @@ static void test_git(void **state)
 	refused("SANDBOXD_GIT", "git", msg);
 	setup(NULL);
 	refused("SANDBOXD_HOOKS_DIR", "hooks", msg);
-}
-
-static void test_git_timeout(void **state)
-{
-	static const char *bad[] = { "9", "86401", "0", "-1", "1h", "99999999999999999999" };
-	struct config c;
-
-	accepted("SANDBOXD_GIT_TIMEOUT", "10", &c);
-	assert_int_equal(c.git_timeout, 10);
-	accepted("SANDBOXD_GIT_TIMEOUT", "86400", &c);
-	assert_int_equal(c.git_timeout, 86400);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		refused("SANDBOXD_GIT_TIMEOUT", bad[i],
-			"SANDBOXD_GIT_TIMEOUT must be an integer between 10 and 86400");
 }
 
 /* The sandboxes' Docker network and the signing key file (hardening, issue 7). */
@@ -378,24 +403,6 @@ static void test_network_and_key_file(void **state)
 		refused("SANDBOXD_SANDBOX_NETWORK", bad[i],
 			"SANDBOXD_SANDBOX_NETWORK must name a Docker network (letters, digits, "
 			"'_', '.', '-'; not host or none)");
-}
-
-static void test_image_pull(void **state)
-{
-	static const char *bad[] = { "2", "-1", "yes", "true" };
-	struct config c;
-	struct err e;
-
-	assert_int_equal(load(&c, &e), 0);
-	assert_int_equal(c.image_pull, 0);   /* off by default: there may be no registry */
-	assert_string_equal(c.runner_image, "sandboxd-runner:bookworm");
-	accepted("SANDBOXD_IMAGE_PULL", "1", &c);
-	assert_int_equal(c.image_pull, 1);
-	accepted("SANDBOXD_IMAGE_PULL", "0", &c);
-	assert_int_equal(c.image_pull, 0);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		refused("SANDBOXD_IMAGE_PULL", bad[i],
-			"SANDBOXD_IMAGE_PULL must be an integer between 0 and 1");
 }
 
 static void test_string_bounds(void **state)
@@ -438,11 +445,8 @@ int main(void)
 		cmocka_unit_test_setup(test_repos_dir, setup),
 		cmocka_unit_test_setup(test_docker_host, setup),
 		cmocka_unit_test_setup(test_log_level, setup),
-		cmocka_unit_test_setup(test_workers, setup),
-		cmocka_unit_test_setup(test_body_limit, setup),
+		cmocka_unit_test_setup(test_numeric, setup),
 		cmocka_unit_test_setup(test_git, setup),
-		cmocka_unit_test_setup(test_git_timeout, setup),
-		cmocka_unit_test_setup(test_image_pull, setup),
 		cmocka_unit_test_setup(test_git_workers, setup),
 		cmocka_unit_test_setup(test_string_bounds, setup),
 		cmocka_unit_test_setup(test_network_and_key_file, setup),
