@@ -389,20 +389,25 @@ wait_until() { # SECONDS CMD…: true once CMD succeeds, false after SECONDS
 	"$@"
 }
 
-# mk_sandbox LOGIN NAME: a user (token in OT), a private repository LOGIN/NAME (R) with one
-# commit on main (README "hello"), the sandboxes route of it (SB), and a sandbox on it (ID).
-mk_sandbox() {
-	local w=$_T/repo-$2
+# mk_repo LOGIN NAME: a user (token in OT), a private repository LOGIN/NAME (R) with one
+# commit on main (a file x holding "x"; the worktree in W), and its sandboxes route (SB).
+mk_repo() {
+	W=$_T/repo-$2
 	mk_user "$1" || exit 1
 	OT=$LAST_TOKEN
 	R="$1/$2"
 	api POST /api/v3/user/repos "{\"name\":\"$2\",\"visibility\":\"private\"}" "$OT"
 	expect_status 201 "repository $R created"
-	git init -q -b main "$w"
-	echo hello >"$w/README" && git -C "$w" add README &&
-		git -C "$w" -c user.name=t -c user.email=t@t commit -qm one
-	git -C "$w" push -q "http://t:$OT@${SANDBOXD_URL#http://}/$R.git" main
+	git init -q -b main "$W"
+	echo x >"$W/x" && git -C "$W" add x &&
+		git -C "$W" -c user.name=t -c user.email=t@t commit -qm x
+	git -C "$W" push -q "http://t:$OT@${SANDBOXD_URL#http://}/$R.git" main
 	SB=/api/v3/repos/$R/diffinery/sandboxes
+}
+
+# mk_sandbox LOGIN NAME: mk_repo, and a sandbox on it (ID).
+mk_sandbox() {
+	mk_repo "$1" "$2"
 	api POST "$SB" '{}' "$OT"
 	expect_status 201 'sandbox created'
 	ID=$(_json .id)

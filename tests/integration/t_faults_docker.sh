@@ -169,15 +169,7 @@ HOSTPORT=${SANDBOXD_URL#http://}
 LOG=$D/stack/log/sandboxd.log
 
 O="fk$SFX"
-mk_user "$O" || finish
-OT=$LAST_TOKEN
-R="$O/r"
-api POST /api/v3/user/repos '{"name":"r","visibility":"private"}' "$OT"
-W=$_T/w
-git init -q -b main "$W"
-echo x >"$W/x" && git -C "$W" add x && git -C "$W" -c user.name=t -c user.email=t@t commit -qm x
-git -C "$W" push -q "http://t:$OT@$HOSTPORT/$R.git" main
-SB=/api/v3/repos/$R/diffinery/sandboxes
+mk_repo "$O" r
 api POST "$SB" '{}' "$OT"
 expect_status 201 'sandbox A on the private engine'
 A=$(_json .id)

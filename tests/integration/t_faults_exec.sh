@@ -15,15 +15,7 @@ workers() { pgrep -x -P "$M" sandboxd 2>/dev/null | sort -n; }  # not sandboxd-r
 nworkers() { workers | wc -l; }
 
 O="fx$SFX"
-mk_user "$O" || exit 1
-OT=$LAST_TOKEN
-R="$O/r"
-api POST /api/v3/user/repos '{"name":"r","visibility":"private"}' "$OT"
-W=$_T/w
-git init -q -b main "$W"
-echo x >"$W/x" && git -C "$W" add x && git -C "$W" -c user.name=t -c user.email=t@t commit -qm x
-git -C "$W" push -q "http://t:$OT@$HOSTPORT/$R.git" main
-SB=/api/v3/repos/$R/diffinery/sandboxes
+mk_repo "$O" r
 api POST "$SB" '{}' "$OT"
 expect_status 201 'a sandbox'
 ID=$(_json .id)

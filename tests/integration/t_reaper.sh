@@ -5,15 +5,7 @@
 
 HOSTPORT=${SANDBOXD_URL#http://}
 O="rp$SFX"
-mk_user "$O" || exit 1
-OT=$LAST_TOKEN
-R="$O/r"
-api POST /api/v3/user/repos '{"name":"r","visibility":"private"}' "$OT"
-W=$_T/w
-git init -q -b main "$W"
-echo x >"$W/x" && git -C "$W" add x && git -C "$W" -c user.name=t -c user.email=t@t commit -qm x
-git -C "$W" push -q "http://t:$OT@$HOSTPORT/$R.git" main
-SB=/api/v3/repos/$R/diffinery/sandboxes
+mk_repo "$O" r
 state() { sql "select state from sandboxes where id = '$1'"; }
 is_state() { [ "$(state "$1")" = "$2" ]; }
 no_container() { [ -z "$(docker ps -aq --filter "label=sandboxd.sandbox=$1")" ]; }
