@@ -1115,8 +1115,10 @@ int docker_archive_put(const char *container, const char *dir, const void *tar, 
 	return docker_archive_put_parts(container, dir, &part, 1, timeout_ms, e);
 }
 
-int docker_archive_get(const char *container, const char *path, struct buf *out,
-		       long timeout_ms, struct err *e)
+/* GET /containers/{id}/archive?path=…, the archive's bytes to sink. */
+static int archive_get_to(const char *container, const char *path, const char *op,
+			  int (*sink)(struct call *, const char *, size_t), void *arg, long bufsize,
+			  long timeout_ms, struct err *e)
 {
 	struct buf p;
 	struct call c;
@@ -1125,13 +1127,20 @@ int docker_archive_get(const char *container, const char *path, struct buf *out,
 	buf_init(&p, 3 * TAR_NAME_MAX + 256);
 	if ((rc = archive_path(&p, container, path, e)))
 		goto out;
-	call_init(&c, "read archive", "GET", p.data, timeout_ms, e);
-	c.sink = sink_buf;
-	c.sink_arg = out;
+	call_init(&c, op, "GET", p.data, timeout_ms, e);
+	c.sink = sink;
+	c.sink_arg = arg;
+	c.bufsize = bufsize;
 	rc = perform(&c);
 out:
 	buf_release(&p);
 	return rc;
+}
+
+int docker_archive_get(const char *container, const char *path, struct buf *out,
+		       long timeout_ms, struct err *e)
+{
+	return archive_get_to(container, path, "read archive", sink_buf, out, 0, timeout_ms, e);
 }
 
 static int sink_tar(struct call *c, const char *p, size_t n)
@@ -1142,21 +1151,8 @@ static int sink_tar(struct call *c, const char *p, size_t n)
 int docker_archive_read(const char *container, const char *path, struct tar_reader *r,
 			long timeout_ms, struct err *e)
 {
-	struct buf p;
-	struct call c;
-	int rc;
-
-	buf_init(&p, 3 * TAR_NAME_MAX + 256);
-	if ((rc = archive_path(&p, container, path, e)))
-		goto out;
-	call_init(&c, "read file", "GET", p.data, timeout_ms, e);
-	c.sink = sink_tar;
-	c.sink_arg = r;
-	c.bufsize = ARCHIVE_BUFSIZE;
-	rc = perform(&c);
-out:
-	buf_release(&p);
-	return rc;
+	return archive_get_to(container, path, "read file", sink_tar, r, ARCHIVE_BUFSIZE,
+			      timeout_ms, e);
 }
 
 int docker_archive_read_file(const char *container, const char *path, size_t max_size,
