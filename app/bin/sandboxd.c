@@ -1,9 +1,11 @@
 /* sandboxd: the FastCGI server. Configuration comes from SANDBOXD_* variables only, so that
  * nothing secret is ever on a command line. */
+#include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <curl/curl.h>
 #include "sandboxd/config.h"
 #include "sandboxd/giturl.h"
@@ -39,6 +41,18 @@ int main(int argc, char **argv)
 	if (cfg.signing_key_file[0] && giturl_key_file_load(cfg.signing_key_file, &e)) {
 		fprintf(stderr, "sandboxd: SANDBOXD_SIGNING_KEY_FILE: %s\n", e.msg);
 		return 2;
+	}
+	/* Without its hooks git would take pushes unchecked and unaudited, and without
+	 * post-receive every accepted ref would be audited as failed: refuse to start. */
+	static const char *const hooks[] = { "pre-receive", "post-receive" };
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+		char path[sizeof(cfg.hooks_dir) + 16];
+		snprintf(path, sizeof(path), "%s/%s", cfg.hooks_dir, hooks[i]);
+		if (access(path, X_OK)) {
+			fprintf(stderr, "sandboxd: SANDBOXD_HOOKS_DIR: %s is not an executable file "
+				"(%s); install sandboxd-hook under that name\n", path, strerror(errno));
+			return 2;
+		}
 	}
 	/* Workers inherit this. Big blocks (a file, an exec's output) are mapped on their own
 	 * and go back to the kernel when freed: a fixed threshold, because glibc's sliding one

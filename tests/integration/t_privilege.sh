@@ -106,6 +106,18 @@ check_eq "a key of another user (root's): sandboxd exits 2" 2 "$rc"
 check 'naming the file' grep -q "root.pem" <<<"$out"
 rm -rf "$_T/keys"
 
+# Nor without both git hooks: git would take pushes unchecked, or audit every ref as failed.
+install -d -m 0755 "$_T/hooks"
+install -m 0755 "$SANDBOXD_VAR/bin/hooks/pre-receive" "$_T/hooks/pre-receive"
+out=$(timeout -k 5 10 env -i PATH=/usr/bin:/bin SANDBOXD_DATABASE_URL="$SANDBOXD_DATABASE_URL" \
+	SANDBOXD_SOCKET="$_T/never.sock" SANDBOXD_HOOKS_DIR="$_T/hooks" \
+	setpriv --reuid="$SVC" --regid="$(id -g "$SVC")" --init-groups --no-new-privs -- \
+	"$SANDBOXD_VAR/bin/sandboxd" 2>&1 </dev/null); rc=$?
+check_eq 'no post-receive in SANDBOXD_HOOKS_DIR: sandboxd exits 2' 2 "$rc"
+check 'naming the hook' grep -q "SANDBOXD_HOOKS_DIR: $_T/hooks/post-receive is not an executable file" <<<"$out"
+check 'and it bound nothing' test ! -e "$_T/never.sock"
+rm -rf "$_T/hooks"
+
 # --- nginx's rate limit ------------------------------------------------------------------------
 # The stack's limit is generous; for this check local-stack.sh re-renders nginx's
 # configuration with 1 request a second and a burst of 3 (nginx reloads; sandboxd is not
