@@ -14,6 +14,7 @@
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/pushreport.h"
+#include "sandboxd/repo.h"
 #include "sandboxd/banned.h"
 
 const char *api_git_action(const struct git_route *g)
@@ -27,15 +28,18 @@ const char *api_git_action(const struct git_route *g)
 }
 
 /* After a push: the refs the hook accepted that git did not update get a failed row
- * (pushreport.h), so that the audit log never shows a ref as pushed that is not. */
-static void audit_failed_refs(struct req *r, const struct git_pusher *who, const char *repo)
+ * (pushreport.h), so that the audit log never shows a ref as pushed that is not. A ref that
+ * holds its new value did land (git was ended between the update and post-receive: a
+ * time-out, a client gone) and gets none. */
+static void audit_failed_refs(struct req *r, const struct git_pusher *who,
+			      const struct repo *repo)
 {
 	static struct push_ref failed[PUSH_REFS_MAX];
 	struct stat st;
 	struct err e = { "" };
 	char *text = NULL;
 	ssize_t got;
-	int n;
+	int n, nfailed;
 
 	if (fstat(who->report_fd, &st) || st.st_size <= 0)
 		return;
@@ -46,12 +50,16 @@ static void audit_failed_refs(struct req *r, const struct git_pusher *who, const
 		free(text);
 		return;
 	}
-	n = push_report_failed(text, (size_t)got, failed, PUSH_REFS_MAX);
+	n = nfailed = push_report_failed(text, (size_t)got, failed, PUSH_REFS_MAX);
 	for (int i = 0; i < n; i++) {
+		if (repo_ref_is(r->cfg->repos_dir, repo, failed[i].ref, failed[i].new_)) {
+			nfailed--;
+			continue;
+		}
 		struct audit_ref a = {
 			.status = "500", .account_id = who->account_id, .login = who->login,
 			.token_id = who->token_id, .token_kind = who->token_kind,
-			.repository = repo, .request_id = r->request_id,
+			.repository = r->audit_repo, .request_id = r->request_id,
 			.ref = failed[i].ref, .old = failed[i].old, .new_ = failed[i].new_,
 			.result = "failed",
 			.reason = "accepted, but git could not update the ref (see git's report "
@@ -61,8 +69,8 @@ static void audit_failed_refs(struct req *r, const struct git_pusher *who, const
 		if (audit_push_ref(r->db, &a, &e))
 			log_error("audit row of a failed ref update lost: %s", e.msg);
 	}
-	if (n)
-		json_add_int(r->audit_details, "refs_failed", n);
+	if (nfailed)
+		json_add_int(r->audit_details, "refs_failed", nfailed);
 	free(text);
 }
 
@@ -116,7 +124,7 @@ int api_git(struct req *r, const struct git_route *g)
 	/* The response is streamed from here on: the dispatcher writes nothing more. */
 	rc = githttp_serve(r, g, &repo, r->caller.authenticated ? &who : NULL, &e);
 	if (who.report_fd >= 0) {
-		audit_failed_refs(r, &who, r->audit_repo);
+		audit_failed_refs(r, &who, &repo);
 		close(who.report_fd);
 	}
 	if (rc < 0)

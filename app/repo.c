@@ -162,6 +162,27 @@ int repo_set_head(const char *repos_dir, const struct repo *repo, const char *br
 	return rc;
 }
 
+int repo_ref_is(const char *repos_dir, const struct repo *repo, const char *ref,
+		const char *oid)
+{
+	git_repository *g = NULL;
+	git_oid id;
+	char hex[GIT_OID_HEXSZ + 1];
+	char *path = repo_path(repos_dir, repo->owner, repo->name);
+	int is = 0, rc;
+
+	if (path && git_repository_open_bare(&g, path) == 0) {
+		rc = git_reference_name_to_id(&id, g, ref);
+		if (rc == 0)
+			is = strcmp(git_oid_tostr(hex, sizeof(hex), &id), oid) == 0;
+		else if (rc == GIT_ENOTFOUND)
+			is = strspn(oid, "0") == GIT_OID_HEXSZ;
+	}
+	git_repository_free(g);
+	free(path);
+	return is;
+}
+
 json_object *repo_json(const struct repo *repo, const char *public_url)
 {
 	json_object *o = json_object_new_object();

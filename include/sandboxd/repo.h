@@ -22,6 +22,10 @@ int repo_create(struct db *db, const char *repos_dir, const char *owner_id, cons
 /* Points HEAD of the bare repository at refs/heads/<branch>. */
 int repo_set_head(const char *repos_dir, const struct repo *repo, const char *branch,
 		  struct err *e);
+/* 1 when ref (a full stored name) points at oid (40 hex digits), or is absent and oid is
+ * all zeros; 0 when not, or when the repository cannot be read. */
+int repo_ref_is(const char *repos_dir, const struct repo *repo, const char *ref,
+		const char *oid);
 /* Removes a directory tree; used only to undo repo_create. */
 void repo_remove_dir(const char *path);
 /* {owner, name, full_name, visibility, default_branch, archived, clone_url, created_at}. */

@@ -1,13 +1,15 @@
 /* test_repo.c: repository names and branch names (libgit2's ref rules plus git's branch
- * rules). */
+ * rules), and where a ref points in a real bare repository. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 #include <git2.h>
+#include "sandboxd/auth.h"
 #include "sandboxd/err.h"
 #include "sandboxd/repo.h"
 #include "sandboxd/banned.h"
@@ -213,6 +215,65 @@ static void test_branch_del_character(void **state)
 	branch_bad("x/\x7fy");
 }
 
+static char dir[] = "/tmp/sandboxd-test-repo.XXXXXX";
+
+/* Removes the test's repositories, also after a failed assertion. */
+static int rm_dir(void **state)
+{
+	char rm[160];
+
+	(void)state;
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	return strchr(dir, 'X') ? 0 : system(rm);
+}
+
+/* repo_ref_is on a bare repository made here: repos/o/r.git with main at one commit. */
+static void test_ref_is(void **state)
+{
+	char path[128], hex[GIT_OID_HEXSZ + 1];
+	static const char *zeros = "0000000000000000000000000000000000000000";
+	static const char *other = "1111111111111111111111111111111111111111";
+	struct repo repo = { .owner = "o", .name = "r" };
+	git_repository *g;
+	git_signature *sig;
+	git_treebuilder *tb;
+	git_oid tree, commit;
+	git_reference *ref;
+	git_tree *t;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/o/r.git", dir);
+	assert_int_equal(git_repository_init(&g, path, 1), 0);
+	assert_int_equal(git_treebuilder_new(&tb, g, NULL), 0);
+	assert_int_equal(git_treebuilder_write(&tree, tb), 0);
+	assert_int_equal(git_tree_lookup(&t, g, &tree), 0);
+	assert_int_equal(git_signature_now(&sig, "t", "t@t"), 0);
+	assert_int_equal(git_commit_create(&commit, g, "refs/heads/main", sig, sig, NULL, "one",
+					   t, 0, NULL), 0);
+	git_oid_tostr(hex, sizeof(hex), &commit);
+
+	assert_int_equal(repo_ref_is(dir, &repo, "refs/heads/main", hex), 1);
+	assert_int_equal(repo_ref_is(dir, &repo, "refs/heads/main", other), 0);
+	assert_int_equal(repo_ref_is(dir, &repo, "refs/heads/main", zeros), 0);
+	/* absent: a deletion that happened, or an update that did not */
+	assert_int_equal(repo_ref_is(dir, &repo, "refs/heads/gone", zeros), 1);
+	assert_int_equal(repo_ref_is(dir, &repo, "refs/heads/gone", hex), 0);
+	/* the ephemeral namespace's stored names */
+	assert_int_equal(git_reference_create(&ref, g, "refs/namespaces/ephemeral/refs/heads/w",
+					      &commit, 0, NULL), 0);
+	assert_int_equal(repo_ref_is(dir, &repo, "refs/namespaces/ephemeral/refs/heads/w", hex), 1);
+	/* no repository: cannot tell, so not landed */
+	struct repo missing = { .owner = "o", .name = "nope" };
+	assert_int_equal(repo_ref_is(dir, &missing, "refs/heads/main", zeros), 0);
+
+	git_reference_free(ref);
+	git_signature_free(sig);
+	git_tree_free(t);
+	git_treebuilder_free(tb);
+	git_repository_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_branch_length),
 		cmocka_unit_test(test_branch_leading_hyphen),
 		cmocka_unit_test(test_branch_del_character),
+		cmocka_unit_test_teardown(test_ref_is, rm_dir),
 	};
 
 	return cmocka_run_group_tests_name("repo", tests, setup, teardown);
