@@ -16,6 +16,7 @@ mkdir -p "$SECOND"
 env SANDBOXD_SOCKET="$SECOND/fcgi.sock" SANDBOXD_PID_FILE="$SECOND/pid" SANDBOXD_WORKERS=1 \
 	SANDBOXD_DATABASE_URL="$SANDBOXD_DATABASE_URL" SANDBOXD_REPOS_DIR="$REPOS_DIR" \
 	SANDBOXD_INSTANCE="$SANDBOXD_INSTANCE" SANDBOXD_REAPER_INTERVAL=1 \
+	SANDBOXD_HOOKS_DIR="$ROOT/${SANDBOXD_BUILD:-build}/hooks" \
 	setsid "$ROOT/${SANDBOXD_BUILD:-build}/sandboxd" >"$SECOND/log" 2>&1 </dev/null &
 AT_EXIT+=("kill -TERM \$(cat '$SECOND/pid' 2>/dev/null) 2>/dev/null; sleep 1")
 check 'a second sandboxd (another host) starts with its own reaper' wait_until 10 test -s "$SECOND/pid"
