@@ -485,6 +485,10 @@ int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct er
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (strcmp(s->clone_state, "pending") == 0) {
+		/* A client that left is noticed between waits (5 s at most), not at the end of
+		 * the clone: the caller sees the clone still pending and answers 499. */
+		if (wait_ms > 0 && http_client_gone(r))
+			return 0;
 		if ((rc = sandbox_run(s->container_id, argv, &c, &exit_code, e)))
 			return rc;
 		clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -3,7 +3,8 @@
 # client gets nginx's 502 (JSON), the master replaces the worker, the sandbox goes on
 # working, and the killed exec's whole process tree is ended (its connection to the engine
 # closed, which the exec's wrapper notices). A client that goes away: the worker notices,
-# the tree is ended the same way, the audit row says 499, and the worker serves again.
+# the tree is ended the same way, the audit row says 499, and the worker serves again. A
+# client that leaves while its exec waits for the clone is noticed within seconds too.
 . "$(dirname "$0")/lib.sh"
 
 : "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
@@ -121,6 +122,41 @@ check_eq 'no worker was lost on the way' "$N" "$(nworkers)"
 exec_bg short '{"cmd":"sleep 306","timeoutMs":1500}' 1
 wait "$BG_PID" 2>/dev/null
 check 'an abandoned exec with its own limit ends too' wait_until 20 not_running 'sleep 306'
+
+# --- a client that leaves while its exec waits for the clone -----------------------------------
+# The git workers are stopped, so a new sandbox's clone hangs; an exec on it waits for the
+# clone (up to 3 minutes). The client leaves after 3 s: the worker notices between its waits
+# (5 s at most), audits 499 and serves again, long before the clone wait's end.
+gitworkers() { pgrep -x -P "$M" sandboxd-git 2>/dev/null | tr '\n' ' '; }
+GW=$(gitworkers)
+check 'the git workers are found' test -n "$GW"
+# shellcheck disable=SC2086
+AT_EXIT+=("kill -CONT $GW 2>/dev/null")
+# shellcheck disable=SC2086
+kill -STOP $GW
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a sandbox whose clone hangs (git is stopped)'
+HID=$(_json .id)
+KEEP=$ID ID=$HID
+exec_bg clonewait '{"cmd":"echo never"}' 3
+wait "$BG_PID" 2>/dev/null
+ID=$KEEP
+clone_499() {
+	[[ $(sql "select count(*) from audit_log where sandbox_id = '$HID' and action = 'sandbox.exec'
+	  and status = 499") == 1 ]]
+}
+check 'the exec waiting for the clone is audited 499 within 10 s of the client leaving' \
+	wait_until 10 clone_499
+# shellcheck disable=SC2086
+kill -CONT $GW
+cloned() {
+	api GET "$SB/$HID" "" "$OT"
+	[[ $(_json .clone.state) == done ]]
+}
+check 'git resumed, the clone finishes' wait_until 60 cloned
+api POST "$SB/$HID/exec" '{"cmd":"cat x"}' "$OT"
+expect_json .stdout x 'and an exec on it works'
+api POST "$SB/$HID/close" "" "$OT"
 
 api POST "$SB/$ID/close" "" "$OT"
 expect_status 204 'closed'
