@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "sandboxd/db.h"
 #include "sandboxd/log.h"
@@ -189,8 +190,11 @@ static int commit_outcome(struct db *db, const char *xid)
 	struct err e2 = { "" };
 	const char *st = NULL;
 	PGresult *res = NULL;
+	struct timespec t0, now;
 
-	for (int waited = 0; waited < OUTCOME_WAIT_MS; waited += 200) {
+	/* On the clock, not by counting tries: a connect may itself take its 5 s timeout. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
 		db_close(db);
 		if (db_ensure(db, &e2) == 0 &&
 		    (res = db_exec(db, &e2, NULL, "SELECT pg_xact_status($1::xid8)", 1, xid))) {
@@ -202,6 +206,10 @@ static int commit_outcome(struct db *db, const char *xid)
 			res = NULL;
 			st = NULL;
 		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    OUTCOME_WAIT_MS)
+			break;
 		usleep(200000);
 	}
 	if (st && !strcmp(st, "committed")) {
