@@ -55,14 +55,15 @@ static void copy(char *dst, size_t n, const char *src)
 	dst[l] = 0;
 }
 
-/* A container of a create that failed, when the database could not record the failure. */
+/* Removes a sandbox's container (none yet: nothing to do); one already gone is no error.
+ * A failure is only logged: the reaper removes containers that no live sandbox owns. */
 static void remove_container(const char *cid)
 {
 	struct err e;
 	int rc = cid[0] ? docker_container_remove(cid, CALL_MS, &e) : 0;
 
 	if (rc && rc != ERR_NOTFOUND)
-		log_warn("removing container %.12s of a failed create: %s", cid, e.msg);
+		log_warn("removing container %.12s: %s", cid, e.msg);
 }
 
 /* Commits what is done so far and opens a new transaction: sandbox steps must survive a
@@ -162,7 +163,6 @@ int sandbox_run(const char *container, const char *const *argv, struct sandbox_o
 int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const char *reason,
 		struct err *e)
 {
-	struct err ignored;
 	int rc;
 
 	/* The row first: once it says ended, nobody (the reaper included) reads the missing
@@ -181,10 +181,7 @@ int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const
 		rc = db_begin(db, e);
 	if (rc)
 		return rc;
-	if (s->container_id[0] &&
-	    docker_container_remove(s->container_id, CALL_MS, &ignored) &&
-	    strstr(ignored.msg, "No such container") == NULL)
-		log_warn("removing container of %s: %s", s->id, ignored.msg);
+	remove_container(s->container_id);
 	return 0;
 }
 
