@@ -188,13 +188,13 @@ int api_sandbox_ready(struct req *r, struct sandbox *s)
 										 : "unknown error");
 		return 1;
 	}
-	if (strcmp(s->clone_state, "done") && http_client_gone(r)) {
-		/* No one reads an answer; the status is for the audit row (as for an exec). */
-		http_error(r, HTTP_CLIENT_CLOSED, "the client closed the connection");
-		return 1;
-	}
 	if (strcmp(s->clone_state, "done")) {
-		api_sandbox_error(r, 409, "the clone is still running; try again");
+		/* A client gone reads no answer; the status is for the audit row (as for an
+		 * exec). */
+		if (http_client_gone(r))
+			http_error(r, HTTP_CLIENT_CLOSED, "the client closed the connection");
+		else
+			api_sandbox_error(r, 409, "the clone is still running; try again");
 		return 1;
 	}
 	return 0;
