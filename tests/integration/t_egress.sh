@@ -81,8 +81,12 @@ check 'the listener on port 80 answers the host' wait_until 15 answers "http://$
 check 'the listener on port 8081 answers the host' wait_until 15 answers "http://$NS_IP:8081/"
 
 # A listener on the host itself, on the gateway address the sandboxes know as
-# sandboxd.internal, on a port that is not git's.
-GW=$(docker network inspect -f '{{range .IPAM.Config}}{{.Gateway}} {{end}}' bridge 2>/dev/null | awk '{print $1}')
+# sandboxd.internal (Docker's host-gateway: the default bridge's address), on a port that is
+# not git's. The address is read from the bridge interface: a freshly started dockerd's
+# `network inspect bridge` has only a Subnet in its IPAM config, no Gateway.
+BRIF=$(docker network inspect -f '{{index .Options "com.docker.network.bridge.name"}}' bridge 2>/dev/null)
+GW=$(ip -4 -o addr show dev "${BRIF:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+check "the default bridge ${BRIF:-docker0} has an address ($GW)" [ -n "$GW" ]
 for _ in 1 2 3 4 5 6 7 8 9 10; do
 	HOST_PORT=$((20000 + SRANDOM % 40000))
 	[ -z "$(ss -Hltn "sport = :$HOST_PORT")" ] && break
