@@ -37,7 +37,7 @@ FUZZ_MAIN := tests/fuzz/replay.c
 endif
 
 LIB_SRC := $(filter-out app/bin/%,$(wildcard app/*.c))
-LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/migrations.o
+LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/migrations.o $(B)/obj/scripts.o
 BINS    := $(B)/sandboxd $(B)/sandboxctl $(B)/sandboxd-hook $(B)/hooks/pre-receive \
            $(B)/hooks/post-receive
 UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
@@ -55,6 +55,12 @@ $(B)/obj/%.o: app/%.c $(wildcard include/sandboxd/*.h) | $(B)/obj
 $(B)/obj/migrations.c: $(sort $(wildcard sql/[0-9]*.sql)) deploy/embed-sql.sh | $(B)/obj
 	sh deploy/embed-sql.sh $(sort $(wildcard sql/[0-9]*.sql)) > $@
 $(B)/obj/migrations.o: $(B)/obj/migrations.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# So are the bash programs that run inside sandboxes (app/sh/).
+$(B)/obj/scripts.c: $(wildcard app/sh/*.sh) deploy/embed-sh.sh | $(B)/obj
+	sh deploy/embed-sh.sh app/sh > $@
+$(B)/obj/scripts.o: $(B)/obj/scripts.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/libsandboxd.a: $(LIB_OBJ)
@@ -140,8 +146,16 @@ fuzz:
 	done; \
 	if [ $$failed -ne 0 ]; then echo "$$failed fuzz targets failed"; exit 1; fi
 
+# shellcheck over every bash program of the tree: the ones that run inside sandboxes
+# (app/sh/), the deploy scripts, the tests and the bench.
+SHELL_SRC := $(wildcard app/sh/*.sh deploy/*.sh tests/integration/*.sh bench/*.sh)
+lint:
+	@command -v shellcheck >/dev/null || { echo "shellcheck is missing (deploy/install-deps.sh)"; exit 1; }
+	shellcheck -s bash -S warning app/sh/*.sh
+	@echo "shellcheck app/sh: clean"
+
 # Everything, twice: the normal build, then ASan + UBSan builds of every binary.
-test: all unit valgrind $(B)/docker-smoke
+test: all lint unit valgrind $(B)/docker-smoke
 	bash tests/integration/run.sh
 	$(MAKE) check-sanitize
 
@@ -168,5 +182,5 @@ stop:
 clean:
 	rm -rf build build-san $(FB)
 
-.PHONY: all unit valgrind fuzz fuzz-replay test bench bench-rss check-sanitize run stop clean
+.PHONY: all lint unit valgrind fuzz fuzz-replay test bench bench-rss check-sanitize run stop clean
 .SECONDARY:

@@ -15,53 +15,13 @@
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/scripts.h"
 #include "sandboxd/banned.h"
 
 #define CHUNK ((uint64_t)8 << 20)  /* split -b: the bytes of one output file */
 #define READ_MAX ((size_t)1 << 20) /* output per stream per GET */
 #define EXEC_ID_LEN 27            /* "ex_" + 24 hex */
 #define CALL_MS 30000L
-
-/* $1 exec id, $2 time limit, $3 the command. Output through fifos into split's chunks,
- * pruned to the newest 8 while it runs; past the limit, what is left of the group is killed
- * 5 s later, as for an attached exec; rc is written last (renamed into place), so that a
- * reader that sees it also sees all the output. */
-static const char start_script[] =
-	"d=/tmp/.sandboxd/x/$1; mkdir -p \"$d\" && mkfifo \"$d/o\" \"$d/e\" || exit 125\n"
-	"date +%s%3N > \"$d/start\"\n"
-	"prune() { for s in out err; do ls -1 \"$d/$s\".* 2>/dev/null | head -n -8 |"
-	" xargs -r rm -f; done; }\n"
-	"split -b 8388608 -a 4 -d - \"$d/out.\" < \"$d/o\" & so=$!\n"
-	"split -b 8388608 -a 4 -d - \"$d/err.\" < \"$d/e\" & se=$!\n"
-	"timeout -k 5 \"$2\" bash -c \"$3\" > \"$d/o\" 2> \"$d/e\" < /dev/null & p=$!\n"
-	"echo $p > \"$d/pid\"; n=0\n"
-	"while kill -0 $p 2>/dev/null; do sleep 0.2; n=$((n + 1));"
-	" [ $((n % 10)) = 0 ] && prune; done\n"
-	"wait $p; rc=$?\n"
-	"[ $rc = 124 ] && { sleep 5; kill -KILL -- -$p 2>/dev/null; }\n"
-	/* Output still held open by a background job is not waited for past 2 s. */
-	"(sleep 2; kill $so $se 2>/dev/null) & k=$!; wait $so $se; kill $k 2>/dev/null\n"
-	"prune; date +%s%3N > \"$d/end\"; echo $rc > \"$d/rc.t\" && mv \"$d/rc.t\" \"$d/rc\"\n";
-
-/* $1 exec id: per stream "name first last size" (chunk numbers, the last one's size), the
- * container's clock, and "rc code end" once it ended. Exit 3: no such exec. */
-static const char state_script[] =
-	"cd /tmp/.sandboxd/x/$1 2>/dev/null || exit 3\n"
-	"for s in out err; do f=$(ls -1 $s.* 2>/dev/null | head -n 1);"
-	" l=$(ls -1 $s.* 2>/dev/null | tail -n 1);"
-	" if [ -n \"$l\" ]; then echo \"$s ${f#$s.} ${l#$s.} $(stat -c %s $l)\";"
-	" else echo \"$s 0 0 0\"; fi; done\n"
-	"echo \"start $(cat start) $(date +%s%3N)\"\n"
-	"[ -f rc ] && echo \"rc $(cat rc) $(cat end)\"; exit 0\n";
-
-/* $1 exec id, then per stream: chunk, offset in it, count. stdout's bytes on stdout,
- * stderr's on stderr. Exit 4: a chunk was pruned meanwhile. */
-static const char read_script[] =
-	"cd /tmp/.sandboxd/x/$1 2>/dev/null || exit 3\n"
-	"rd() { [ \"$4\" -gt 0 ] || return 0; f=$(printf '%s.%04d' $1 $2);"
-	" g=$(printf '%s.%04d' $1 $(($2 + 1))); [ -f $f ] || exit 4;"
-	" if [ -f $g ]; then cat $f $g; else cat $f; fi | tail -c +$(($3 + 1)) | head -c $4; }\n"
-	"rd out $2 $3 $4; rd err $5 $6 $7 >&2\n";
 
 static int valid_exec_id(const char *id)
 {
@@ -77,7 +37,7 @@ int api_exec_detach(struct req *r, const struct sandbox *s, const char *const *e
 		    const char *workdir, const char *cmd, long long timeout_ms)
 {
 	unsigned char rnd[12];
-	char id[EXEC_ID_LEN + 1] = "ex_", exec_id[DOCKER_ID_MAX], tsecs[32];
+	char id[EXEC_ID_LEN + 1] = "ex_", exec_id[DOCKER_ID_MAX], tms[32];
 	struct err e = { "" };
 	int rc;
 
@@ -85,8 +45,8 @@ int api_exec_detach(struct req *r, const struct sandbox *s, const char *const *e
 		return err_set(&e, ERR_FAIL, "no randomness"), http_fail(r, ERR_FAIL, &e);
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		snprintf(id + 3 + 2 * i, 3, "%02x", rnd[i]);
-	snprintf(tsecs, sizeof(tsecs), "%lld.%03llds", timeout_ms / 1000, timeout_ms % 1000);
-	const char *argv[] = { "bash", "-c", start_script, "sandboxd-detach", id, tsecs, cmd, NULL };
+	snprintf(tms, sizeof(tms), "%lld", timeout_ms);
+	const char *argv[] = { "bash", "-c", sh_detach, "sandboxd-detach", id, tms, cmd, NULL };
 	struct docker_exec_opts o = { .cmd = argv, .env = env, .workdir = workdir };
 	if ((rc = docker_exec_create(s->container_id, &o, exec_id, CALL_MS, &e)) ||
 	    (rc = docker_exec_start_detached(exec_id, CALL_MS, &e))) {
@@ -156,9 +116,14 @@ void detach_parse_state(char *text, struct detach_state *st)
 	st->duration_ms = d > 0 && d < (1LL << 40) ? d : 0;
 }
 
+/* Bytes fetched before the offset asked for, so that a secret that began before it is
+ * masked from every offset (capture_masked_through). */
+#define CONTEXT ((uint64_t)CAPTURE_SECRET_MAX)
+
 struct out_stream {
 	uint64_t first, total;     /* the bytes still kept: [first, total) */
-	uint64_t want, from;       /* asked for; fetched from */
+	uint64_t want, from;       /* asked for; shown from */
+	uint64_t ctx;              /* bytes fetched before from, for the mask's sake */
 	size_t count;              /* fetched */
 	struct buf data;
 };
@@ -184,6 +149,22 @@ static int stream_text(const char *token, struct out_stream *o, int ended, struc
 	capture_init(&c, &opts);
 	if (token && (rc = capture_add_token(&c, token, strlen(token), e)))
 		goto out;
+	/* From a chosen offset: a secret that began before it is masked from it on, and bytes
+	 * that may be the start of one still being written wait, as they do at the end. */
+	if (o->ctx) {
+		size_t at = o->ctx < len ? (size_t)o->ctx : len, end;
+		int whole = ended && o->from - o->ctx + len == o->total;
+		if (!whole && len - capture_pending(&c, p, len) < at) {
+			*next = o->want;
+			goto out;
+		}
+		end = capture_masked_through(&c, p, len, at);
+		if (end > at && (rc = buf_puts(text, CAPTURE_MASK)))
+			goto out;
+		off += end - at;
+		p += end;
+		len -= end;
+	}
 	/* Where older output was dropped, a secret may have been cut: its end goes too. */
 	if (o->want < o->from) {
 		size_t k = capture_cut_fragment(&c, p, len);
@@ -230,7 +211,7 @@ int api_sandbox_exec_get(struct req *r)
 		api_sandbox_error(r, 400, "stdoutOffset and stderrOffset must be byte counts");
 		return 0;
 	}
-	const char *state_argv[] = { "bash", "-c", state_script, "sandboxd-state", id, NULL };
+	const char *state_argv[] = { "bash", "-c", sh_detach_state, "sandboxd-state", id, NULL };
 	if ((rc = sandbox_run(s.container_id, state_argv, &g, &exit_code, &e)))
 		return http_fail(r, rc, &e);
 	if (exit_code == 3) {
@@ -250,18 +231,21 @@ int api_sandbox_exec_get(struct req *r)
 			return 0;
 		}
 		o[i].from = o[i].want > o[i].first ? o[i].want : o[i].first;
+		o[i].ctx = o[i].from - o[i].first < CONTEXT ? o[i].from - o[i].first : CONTEXT;
 		o[i].count = o[i].total - o[i].from < READ_MAX ? (size_t)(o[i].total - o[i].from)
 							       : READ_MAX;
-		buf_init(&o[i].data, READ_MAX);
+		o[i].count += o[i].ctx;
+		buf_init(&o[i].data, READ_MAX + CONTEXT);
 	}
 	/* The bytes asked for, both streams in one exec. */
 	char args[6][24];
 	for (int i = 0; i < 2; i++) {
-		snprintf(args[3 * i], 24, "%llu", (unsigned long long)(o[i].from / CHUNK));
-		snprintf(args[3 * i + 1], 24, "%llu", (unsigned long long)(o[i].from % CHUNK));
+		uint64_t start = o[i].from - o[i].ctx;
+		snprintf(args[3 * i], 24, "%llu", (unsigned long long)(start / CHUNK));
+		snprintf(args[3 * i + 1], 24, "%llu", (unsigned long long)(start % CHUNK));
 		snprintf(args[3 * i + 2], 24, "%zu", o[i].count);
 	}
-	const char *read_argv[] = { "bash", "-c", read_script, "sandboxd-read", id, args[0],
+	const char *read_argv[] = { "bash", "-c", sh_detach_read, "sandboxd-read", id, args[0],
 				    args[1], args[2], args[3], args[4], args[5], NULL };
 	struct docker_exec_opts xo = { .cmd = read_argv };
 	struct docker_exec_io io = { .sink = collect, .sink_arg = o };
@@ -282,6 +266,7 @@ int api_sandbox_exec_get(struct req *r)
 		buf_clear(&o[1].data);
 		o[0].from = o[0].want;
 		o[1].from = o[1].want;
+		o[0].ctx = o[1].ctx = 0;
 		ended = 0;
 	}
 	const char *token = NULL;

@@ -13,6 +13,7 @@
 #include "sandboxd/exec_stream.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/scripts.h"
 #include "sandboxd/banned.h"
 
 #define EXEC_DEFAULT_MS 600000
@@ -24,27 +25,6 @@
 /* How long an exec waits for a clone still running. */
 #define CLONE_WAIT_MS 180000L
 
-/* The wrapper runs the command under `timeout`, which makes it a process group of its own,
- * and ends that whole group, also what ignores SIGTERM or outlives timeout's own SIGKILL
- * (which only reaches its direct child): SIGTERM, then SIGKILL once the group has had
- * GRACE_S seconds. It does so when the time limit passes, and as soon as the service's
- * connection ends before the command does (the exec's stdin, which the service never
- * writes to, reads EOF then): the client went away, the worker died, or the service's own
- * deadline passed. A command that ends by itself leaves its background jobs running.
- * $1 the time limit in ms, $2 the command. */
-static const char wrapper[] =
-	"exec 3<&0 </dev/null; t0=${EPOCHREALTIME//[.,]/}\n"
-	"timeout -k 5 $(($1 / 1000)).$(printf %03d $(($1 % 1000))) bash -c \"$2\" 3<&- & p=$!\n"
-	"end() { kill -TERM -- -$p 2>/dev/null\n"
-	"  while kill -0 -- -$p 2>/dev/null && [ ${EPOCHREALTIME//[.,]/} -lt $1 ]; do sleep 0.1; done\n"
-	"  kill -KILL -- -$p 2>/dev/null; }\n"
-	"{ trap exit USR1; while read -r -u 3 _; do :; done; trap '' USR1\n"
-	"  end $((${EPOCHREALTIME//[.,]/} + 5000000)); } >/dev/null 2>&1 & w=$!\n"
-	"exec 3<&-; wait $p; rc=$?\n"
-	"kill -USR1 $w 2>/dev/null; wait $w\n"
-	"[ $rc != 124 ] || end $((t0 + $1 * 1000 + 5000000))\n"
-	"exit $rc\n";
-
 static long long ms_since(const struct timespec *t0)
 {
 	struct timespec now;
@@ -53,14 +33,15 @@ static long long ms_since(const struct timespec *t0)
 	return (long long)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-/* The token in the clone's remote URL, cached per worker: one short exec per sandbox. */
+/* The token in the clone's credential file, cached per worker: one short exec per
+ * sandbox. */
 static struct {
 	char sandbox[SANDBOX_ID_LEN + 1];
 	char token[TOKEN_LEN + 1];
 } token_cache[8];
 static unsigned token_next;
 
-/* Fills *out with the sandbox's token, or NULL when its clone's config holds none of its
+/* Fills *out with the sandbox's token, or NULL when its credential file holds none of its
  * own (the user may rewrite it). Fails when it cannot tell (the engine or the database
  * did not answer): the caller must not run a command whose output it could not mask. */
 int api_sandbox_token(struct db *db, const struct sandbox *s, const char **out, struct err *e)
@@ -68,8 +49,8 @@ int api_sandbox_token(struct db *db, const struct sandbox *s, const char **out, 
 	char hash[TOKEN_HASH_LEN + 1];
 	PGresult *res;
 	int code = 0, rc;
-	const char *argv[] = { "git", "config", "--file", "/workspace/repo/.git/config",
-			       "remote.origin.url", NULL };
+	/* The credential file git's store helper reads (app/sh/clone.sh). */
+	const char *argv[] = { "head", "-c", "4096", SANDBOX_CREDENTIALS, NULL };
 	struct sandbox_output g;
 
 	*out = NULL;
@@ -277,8 +258,13 @@ int api_sandbox_exec(struct req *r)
 		return http_fail(r, rc, &e);
 	}
 	capture_init(&cap, &copts);
-	if (token)
-		capture_add_token(&cap, token, strlen(token), &e);
+	/* Output that could not be masked is never shown: fail closed. */
+	if (token && (rc = capture_add_token(&cap, token, strlen(token), &e))) {
+		struct err e2;
+		capture_release(&cap);
+		db_begin(r->db, &e2);
+		return http_fail(r, rc, &e);
+	}
 	struct buf masked;
 	buf_init(&masked, (1 << 20) + 4096);
 	if (capture_mask_text(&cap, cmd, strlen(cmd), &masked, &e) == 0)
@@ -293,7 +279,8 @@ int api_sandbox_exec(struct req *r)
 
 	char ms[24];
 	snprintf(ms, sizeof(ms), "%lld", (long long)timeout_ms);
-	const char *argv[] = { "bash", "-c", wrapper, "sandboxd-exec", ms, cmd, NULL };
+	/* app/sh/exec.sh: the limit and the tree kill (SPEC.md §4 Exec). */
+	const char *argv[] = { "bash", "-c", sh_exec, "sandboxd-exec", ms, cmd, NULL };
 	struct docker_exec_opts o = { .cmd = argv, .env = envv, .workdir = workdir,
 				      .attach_stdin = 1 };
 	struct docker_exec_io io = { .sink = capture_feed_cb, .sink_arg = &cap,

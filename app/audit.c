@@ -1,9 +1,29 @@
-/* audit.c: the request's audit row. */
+/* audit.c: the request's audit row. Whatever goes into a row's details is masked first:
+ * every token of this service's formats and every git-URL JWT, wherever a caller or a
+ * sandbox put it (SPEC.md §7). */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "sandboxd/audit.h"
 #include "sandboxd/json.h"
+#include "sandboxd/redact.h"
 #include "sandboxd/banned.h"
+
+/* The details' JSON text, masked, in pool memory (a mask is valid inside a JSON string:
+ * tokens and JWTs are made of characters JSON keeps as they are). */
+static const char *masked_details(struct pool *pool, json_object *d)
+{
+	size_t n;
+	const char *t = json_object_to_json_string_length(d, JSON_C_TO_STRING_PLAIN, &n);
+	char *c = pool_alloc(pool, n + 1);
+
+	if (!t || !c)
+		return NULL;
+	memcpy(c, t, n);
+	c[redact_tokens(c, n)] = 0;
+	return c;
+}
 
 int audit_request(struct req *r, const char *action, struct err *e)
 {
@@ -23,7 +43,8 @@ int audit_request(struct req *r, const char *action, struct err *e)
 		json_add_str(r->audit_details, "error", r->error);
 	if (r->auth_failure)
 		json_add_str(r->audit_details, "reason", r->auth_failure);
-	details = json_object_to_json_string_ext(r->audit_details, JSON_C_TO_STRING_PLAIN);
+	if (!(details = masked_details(r->pool, r->audit_details)))
+		return err_set(e, ERR_NOMEM, "out of memory");
 	return db_run(r->db, e,
 		      "INSERT INTO audit_log (action, status, account_id, login, token_id, token_kind,"
 		      "  repository, request_id, remote_addr, via, duration_ms, details, sandbox_id)"
@@ -39,6 +60,8 @@ int audit_request(struct req *r, const char *action, struct err *e)
 int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e)
 {
 	json_object *d = json_object_new_object();
+	size_t n;
+	char *text = NULL;
 	int rc;
 
 	if (!d)
@@ -49,13 +72,21 @@ int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e)
 	json_add_str(d, "result", a->result);
 	json_add_str(d, "reason", a->reason);
 	json_add_str(d, "kind", a->kind);
+	const char *t = json_object_to_json_string_length(d, JSON_C_TO_STRING_PLAIN, &n);
+	if (!t || !(text = malloc(n + 1))) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	memcpy(text, t, n);
+	text[redact_tokens(text, n)] = 0;
 	rc = db_run(db, e,
 		    "INSERT INTO audit_log (action, status, account_id, login, token_id,"
 		    "  token_kind, repository, request_id, via, details)"
 		    " VALUES ('git.push.ref', $1, $2, $3, $4, $5, $6, $7, 'git', $8)",
 		    8, a->status, a->account_id, a->login, a->token_id, a->token_kind,
-		    a->repository, a->request_id,
-		    json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN));
+		    a->repository, a->request_id, text);
+out:
+	free(text);
 	json_object_put(d);
 	return rc;
 }

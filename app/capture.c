@@ -691,6 +691,48 @@ size_t capture_cut_fragment(const struct capture *c, const char *t, size_t n)
 	return most;
 }
 
+size_t capture_masked_through(const struct capture *c, const char *t, size_t n, size_t at)
+{
+	const unsigned char *u = (const unsigned char *)t;
+	size_t end = at;
+	int grew = 1;
+
+	/* A span that starts before end and ends past it joins the masked run (overlapping
+	 * spans are masked as one): grow until none does. */
+	while (grew) {
+		grew = 0;
+		for (size_t i = 0; i < c->nsecrets; i++) {
+			struct finder f = {.sec = c->secrets[i]};
+			for (finder_next(&f, u, n); f.have && f.start < end; finder_next(&f, u, n))
+				if (f.end > end) {
+					end = f.end;
+					grew = 1;
+				}
+		}
+	}
+	return end;
+}
+
+size_t capture_pending(const struct capture *c, const char *t, size_t n)
+{
+	size_t most = 0;
+
+	for (size_t i = 0; i < c->nsecrets; i++) {
+		size_t k = prefix_at_end(c->secrets[i], (const unsigned char *)t, n);
+		most = k > most ? k : most;
+	}
+	return most;
+}
+
+size_t capture_secret_max(const struct capture *c)
+{
+	size_t most = 0;
+
+	for (size_t i = 0; i < c->nsecrets; i++)
+		most = c->secrets[i]->len > most ? c->secrets[i]->len : most;
+	return most;
+}
+
 int capture_marker(struct buf *out, uint64_t omitted)
 {
 	char num[24];

@@ -1,4 +1,5 @@
 /* json.c: typed access to request bodies, with messages that name the field. */
+#define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -336,6 +337,46 @@ static json_object *fast_parse(const char *body, size_t len)
 	return o;
 }
 
+/* json-c keeps object keys as C strings, so "A\u0000B" would silently become "A": find a
+ * key holding an escaped NUL, and name the top-level field it is in. One pass, run only when
+ * the body holds "\u0000" at all. */
+static int key_with_nul(const char *b, size_t n, struct err *e)
+{
+	size_t depth = 0, top = 0, topn = 0;
+	int nul = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (b[i] == '{' || b[i] == '[') {
+			depth++;
+		} else if (b[i] == '}' || b[i] == ']') {
+			depth -= depth > 0;
+		} else if (b[i] == '"') {
+			size_t start = ++i;
+			for (nul = 0; i < n && b[i] != '"'; i++)
+				if (b[i] == '\\' && i + 1 < n) {
+					nul |= n - i >= 6 && memcmp(b + i, "\\u0000", 6) == 0;
+					i++;
+				}
+			size_t j = i + 1;
+			while (j < n && strchr(" \t\r\n", b[j]) && b[j])
+				j++;
+			if (j >= n || b[j] != ':')
+				continue;
+			if (depth == 1) {
+				top = start;
+				topn = i - start;
+			}
+			if (nul && depth <= 1)
+				return err_set(e, ERR_INVALID, "a field name contains a NUL character");
+			if (nul)
+				return err_set(e, ERR_INVALID, "field '%.*s' has a name inside it that "
+					       "contains a NUL character", (int)(topn < 64 ? topn : 64),
+					       b + top);
+		}
+	}
+	return 0;
+}
+
 int json_parse_object(const char *body, size_t len, json_object **out, struct err *e)
 {
 	struct json_tokener *tok;
@@ -368,6 +409,8 @@ int json_parse_object(const char *body, size_t len, json_object **out, struct er
 	}
 	if (len > (size_t)INT32_MAX)
 		return err_set(e, ERR_TOOBIG, "request body is too large");
+	if (memmem(body, len, "\\u0000", 6) && key_with_nul(body, len, e))
+		return ERR_INVALID;
 	if ((*out = fast_parse(body, len)))
 		return 0;
 	if (memchr(body, 0, len))

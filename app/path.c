@@ -32,6 +32,12 @@ char *path_normalize(struct pool *p, const char *path, struct err *e)
 				o--;
 			continue;
 		}
+		/* Linux's NAME_MAX: the engine would fail on it with a message of its own. */
+		if (strlen(seg) > PATH_COMPONENT_MAX) {
+			err_set(e, ERR_INVALID, "field 'path' has a component longer than %d bytes",
+				PATH_COMPONENT_MAX);
+			return NULL;
+		}
 		out[o++] = '/';
 		memcpy(out + o, seg, strlen(seg));
 		o += strlen(seg);

@@ -12,35 +12,13 @@
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
 #include "sandboxd/sandbox.h"
+#include "sandboxd/scripts.h"
 #include "sandboxd/tar.h"
 #include "sandboxd/token.h"
 #include "sandboxd/banned.h"
 
 #define CALL_MS 30000L
 #define STATE_DIR "/workspace/.sandboxd"
-
-/* The container's first process: clone, check out, configure, then wait. Values come from
- * a file the service puts in place before the start (never from the container's
- * environment, which every exec would inherit), and the file is removed once read. */
-static const char start_script[] =
-	"set -u\n"
-	"mkdir -p " STATE_DIR "\n"
-	"{ read -r url; read -r commit; read -r branch; read -r name; read -r email; } "
-	"< /tmp/.sandboxd/clone\n"
-	"rm -f /tmp/.sandboxd/clone\n"
-	"cd /workspace\n"
-	"if git clone -q --no-checkout \"$url\" repo 2>" STATE_DIR "/clone.log &&\n"
-	"   cd repo &&\n"
-	"   { if [ -n \"$branch\" ]; then git checkout -q -B \"$branch\" \"$commit\" &&\n"
-	"       git branch -q -u \"origin/$branch\" \"$branch\" 2>/dev/null; true;\n"
-	"     else git checkout -q --detach \"$commit\"; fi; } 2>>" STATE_DIR "/clone.log &&\n"
-	"   git config user.name \"$name\" && git config user.email \"$email\"; then\n"
-	"  echo done > " STATE_DIR "/clone.state\n"
-	"else\n"
-	"  echo failed > " STATE_DIR "/clone.state\n"
-	"fi\n"
-	"unset url\n"
-	"exec sleep infinity\n";
 
 /* Copies src into dst[n], cut if it must be (values come from the database and are
  * bounded there). */
@@ -190,7 +168,6 @@ static int clone_file(struct req *r, const struct repo *repo, const char *token,
 		      const char *commit, const char *branch, struct buf *tar, struct err *e)
 {
 	const struct account *a = &r->caller.account;
-	const char *scheme_end = strstr(r->cfg->sandbox_git_url, "://") + 3;
 	char *name = pool_strdup(r->pool, a->has_name && a->name[0] ? a->name : a->login);
 	char *email = a->has_email && a->email[0]
 			      ? pool_strdup(r->pool, a->email)
@@ -207,10 +184,8 @@ static int clone_file(struct req *r, const struct repo *repo, const char *token,
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
 	buf_init(&f, 8192);
-	rc = buf_printf(&f, "%.*sx-access-token:%s@%s/%s/%s.git\n%s\n%s\n%s\n%s\n",
-			(int)(scheme_end - r->cfg->sandbox_git_url), r->cfg->sandbox_git_url, token,
-			scheme_end, repo->owner, repo->name, commit, branch ? branch : "", name,
-			email);
+	rc = buf_printf(&f, "%s/%s/%s.git\n%s\n%s\n%s\n%s\n%s\n", r->cfg->sandbox_git_url,
+			repo->owner, repo->name, token, commit, branch ? branch : "", name, email);
 	if (!rc)
 		rc = tar_write_file(tar, ".sandboxd/clone", 0600, (int64_t)time(NULL), f.data, f.len, e);
 	OPENSSL_cleanse(f.data, f.len);
@@ -233,8 +208,12 @@ static int create(struct req *r, const struct repo *repo, const char *ref,
 
 	memset(&s, 0, sizeof(s));
 	buf_init(&tar, 65536);
-	if (!ref || !*ref)
+	/* HEAD is the repository's HEAD: its default branch, not a branch named HEAD. A full
+	 * branch name is that branch (checked out as one, not detached). */
+	if (!ref || !*ref || strcmp(ref, "HEAD") == 0)
 		ref = repo->default_branch;
+	else if (strncmp(ref, "refs/heads/", 11) == 0 && ref[11])
+		ref += 11;
 	/* The limit holds under concurrent creates: the account's row is locked until the new
 	 * sandbox's row commits (step 1 below), so a second create counts it. */
 	if ((rc = db_run(r->db, &e, "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", 1,
@@ -306,7 +285,7 @@ static int create(struct req *r, const struct repo *repo, const char *ref,
 			      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 			      NULL };
 	/* The script holds no secret: it may stand in the container's configuration. */
-	const char *cmd[] = { "bash", "-c", start_script, NULL };
+	const char *cmd[] = { "bash", "-c", sh_clone, "sandboxd-clone", NULL };
 	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
 	struct docker_create dc = {
 		.image = r->cfg->runner_image, .labels = labels, .env = env, .cmd = cmd,

@@ -167,6 +167,18 @@ int capture_take(struct capture *c, int stream, struct buf *out, struct err *e);
 /* Output that starts where earlier output was dropped: the length of the longest start of
  * t[0..n) that may be the end of a secret cut by the drop (to be dropped too). */
 size_t capture_cut_fragment(const struct capture *c, const char *t, size_t n);
+/* Output read from a chosen offset: t[0..n) holds the bytes before it too, and at is where
+ * the offset falls in t. Returns the end of the masked run that covers at (every secret
+ * occurrence that starts before at and ends after it, and those overlapping them), or at
+ * itself when none does: the reader gets CAPTURE_MASK for t[at..end) and the text from
+ * end on, so no offset shows part of a secret. The bytes before at must reach back
+ * capture_secret_max() - 1 bytes (or to the stream's start) for the answer to be exact. */
+size_t capture_masked_through(const struct capture *c, const char *t, size_t n, size_t at);
+/* The length of the longest end of t[0..n) that is a proper prefix of a secret: bytes that
+ * may be the start of a secret still being written. */
+size_t capture_pending(const struct capture *c, const char *t, size_t n);
+/* The longest registered secret (0 with none). */
+size_t capture_secret_max(const struct capture *c);
 /* Appends the marker line "[… omitted bytes omitted …]\n". 0, or ERR_TOOBIG. */
 int capture_marker(struct buf *out, uint64_t omitted);
 

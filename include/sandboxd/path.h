@@ -12,6 +12,7 @@
 
 #define PATH_BASE "/workspace/repo"
 #define PATH_IN_MAX 4096   /* bytes in a path as the client gives it */
+#define PATH_COMPONENT_MAX 255  /* bytes in one component (NAME_MAX) */
 /* Bytes in a result, without its NUL: a relative path gains PATH_BASE and a '/'. */
 #define PATH_OUT_MAX (sizeof(PATH_BASE) + PATH_IN_MAX)
 

@@ -10,6 +10,8 @@
 #include "sandboxd/http.h"
 
 #define SANDBOX_ID_LEN 27              /* "sb_" + 24 hex */
+/* The sandbox's git credential, read by git's store helper (app/sh/clone.sh). */
+#define SANDBOX_CREDENTIALS "/workspace/.sandboxd/git-credentials"
 #define SANDBOX_LABEL "sandboxd.sandbox"
 
 struct sandbox {

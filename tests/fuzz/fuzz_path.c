@@ -48,6 +48,19 @@ static void reference(const char *path, char *out)
 	out[o] = 0;
 }
 
+/* A component over PATH_COMPONENT_MAX bytes: refused whatever else the path holds. */
+static int long_component(const char *s)
+{
+	size_t run = 0;
+
+	for (; *s; s++) {
+		run = *s == '/' ? 0 : run + 1;
+		if (run > PATH_COMPONENT_MAX)
+			return 1;
+	}
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *path = fuzz_cstr(data, size), *got, *again;
@@ -58,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	pool_init(&p, 1 << 20);
 	got = path_normalize(&p, path, &e);
-	if (n == 0 || n > PATH_IN_MAX) {
+	if (n == 0 || n > PATH_IN_MAX || long_component(path)) {
 		FUZZ_CHECK(got == NULL && e.msg[0]);
 		goto out;
 	}

@@ -72,15 +72,16 @@ _it_ctl_wrapper() {
 }
 _it_ctl_wrapper
 
-# A new sandbox's token lives only in its container (the clone's remote URL, and before
-# that the clone's parameter file): read it from there while the container runs.
+# A new sandbox's token lives only in its container (the credential file that git's store
+# helper reads, and before that the clone's parameter file): read it from there while the
+# container runs.
 _it_sandbox_token() { # SANDBOX_ID
 	local cid out i
 	for ((i = 0; i < 150; i++)); do
 		cid=$(docker ps -q --filter "label=sandboxd.sandbox=$1" 2>/dev/null)
 		[[ -n $cid ]] || break
 		out=$(docker exec -u 1000:1000 "$cid" sh -c 'cat /tmp/.sandboxd/clone 2>/dev/null;
-			git -C /workspace/repo config --get remote.origin.url 2>/dev/null' 2>/dev/null)
+			cat /workspace/.sandboxd/git-credentials 2>/dev/null' 2>/dev/null)
 		if [[ $out =~ dst_[0-9A-Za-z]{42} ]]; then
 			printf '%s\n' "${BASH_REMATCH[0]}" >>"$IT_TOKENS"
 			return 0
@@ -88,6 +89,12 @@ _it_sandbox_token() { # SANDBOX_ID
 		sleep 0.2
 	done
 	printf '%s\n' "$1" >>"$IT_TOKENS.missed"
+}
+
+# The sandbox token of container CID, from its git credential file (app/sh/clone.sh).
+box_token_of() { # CID
+	docker exec -u 1000:1000 "$1" cat /workspace/.sandboxd/git-credentials 2>/dev/null |
+		sed -n 's/.*x-access-token:\([^@]*\)@.*/\1/p'
 }
 
 # scratch space; run.sh points IT_TMP into its var dir, so nothing outlives a run

@@ -83,7 +83,7 @@ expect_json .exitCode 124 'with 124'
 expect_json .timedOut true 'and timedOut'
 sleeping() { docker exec "$CONTAINER" pgrep -f 'sleep 6[01]' >/dev/null; }
 check 'nothing of its process tree runs on' wait_until 15 fails sleeping
-detach '{"cmd":"git config --list; cat .git/config","detach":true}'
+detach '{"cmd":"git config --list; cat /workspace/.sandboxd/git-credentials","detach":true}'
 check 'the git config exec ends' wait_until 20 exited
 check 'the sandbox token is masked' fails grep -q dst_ <<<"$BODY"
 check 'with ***' grep -q '\*\*\*' <<<"$(_json .stdout)"

@@ -128,8 +128,7 @@ api POST "/api/v3/repos/$R/diffinery/sandboxes" '{}' "$OT"
 expect_status 201 'a REST sandbox for the token check'
 RID=$(_json .id)
 box_token() {
-	docker exec -u 1000:1000 -w /workspace/repo "$(docker ps -q --filter "label=sandboxd.sandbox=$RID")" \
-		git config remote.origin.url 2>/dev/null | sed -n 's/.*x-access-token:\([^@]*\)@.*/\1/p'
+	box_token_of "$(docker ps -q --filter "label=sandboxd.sandbox=$RID")"
 }
 check 'the clone has its token' wait_until 60 eval '[ -n "$(box_token)" ]'
 rpc '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' "$(box_token)"

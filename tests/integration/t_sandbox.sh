@@ -47,15 +47,20 @@ check_eq 'the repository is checked out at /workspace/repo' two "$(in_box "$ID" 
 check_eq 'on the branch asked for' main "$(in_box "$ID" git rev-parse --abbrev-ref HEAD)"
 check_eq "user.name is the creator's" 'Sandbox Owner' "$(in_box "$ID" git config user.name)"
 check_eq "user.email is the creator's" 'owner@example.test' "$(in_box "$ID" git config user.email)"
-check 'the sandbox token is in the clone git config' grep -q 'dst_' <<<"$(in_box "$ID" git config remote.origin.url)"
-check 'and not in the environment' fails grep -q dst_ <<<"$(in_box "$ID" env)"
+check_eq "git's credential helper reads the sandbox token from its file" \
+	'store --file=/workspace/.sandboxd/git-credentials' "$(in_box "$ID" git config credential.helper)"
+check 'the file holds the sandbox token' grep -q 'x-access-token:dst_' <<<"$(in_box "$ID" cat /workspace/.sandboxd/git-credentials)"
+check_eq 'the remote URL holds no credential' "http://sandboxd.internal:${SANDBOXD_URL##*:}/$R.git" "$(in_box "$ID" git config remote.origin.url)"
+BOX_ENV=$(in_box "$ID" env)
+check 'the environment is readable' grep -q "^SANDBOX_ID=$ID\$" <<<"$BOX_ENV"
+check 'and holds no token' eval '! grep -q dst_ <<<"$BOX_ENV"'
 check 'commands run as an unprivileged user' [ "$(in_box "$ID" id -u)" = 1000 ]
 check_eq 'SANDBOX_ID is set' "$ID" "$(in_box "$ID" printenv SANDBOX_ID)"
 echo three >"$_T/three"
 check 'git push from inside the sandbox works' in_box "$ID" sh -c 'echo in-box > g && git add g && git commit -qm in-box && git push -q origin HEAD:refs/heads/from-box'
 check_eq 'the pushed branch landed' "$(in_box "$ID" git rev-parse HEAD)" "$(git --git-dir "$REPOS_DIR/$R.git" rev-parse -q --verify refs/heads/from-box)"
 check_eq 'the push is audited as the creator with the sandbox token' "$O|sandbox" "$(sql "select login || '|' || token_kind from audit_log where action = 'git.push.ref' and repository = '$R' and details->>'ref' = 'refs/heads/from-box'")"
-TOK=$(in_box "$ID" git config remote.origin.url | sed 's/.*x-access-token:\([^@]*\)@.*/\1/')
+TOK=$(box_token_of "$(container_of "$ID")")
 check_eq 'the sandbox token reads its repository' 200 "$(curl -s -o /dev/null -w '%{http_code}' -u "x:$TOK" "$SANDBOXD_URL/$R.git/info/refs?service=git-upload-pack")"
 api GET /api/v3/user "" "$TOK"
 expect_error 403 'sandbox tokens can only be used for git' 'a sandbox token on REST: 403'
@@ -103,7 +108,7 @@ api POST "$SB" '{}' "$XT"
 expect_status 201 'the collaborator may start one'
 XID=$(_json .id)
 check 'the collaborator sandbox clones' wait_until 60 clone_state_as "$XID" done "$XT"
-TOKX=$(docker exec "$(container_of "$XID")" git -C /workspace/repo config remote.origin.url | sed 's/.*x-access-token:\([^@]*\)@.*/\1/')
+TOKX=$(box_token_of "$(container_of "$XID")")
 refs() { curl -s -o /dev/null -w '%{http_code}' -u "x:$1" "$SANDBOXD_URL/$R.git/info/refs?service=git-upload-pack"; }
 check_eq "the collaborator's sandbox token reads the repository" 200 "$(refs "$TOKX")"
 api DELETE "/api/v3/repos/$R/collaborators/$OTHER" '' "$OT"

@@ -79,7 +79,10 @@ static void test_bounds(void **state)
 	char in[PATH_IN_MAX + 2], want[PATH_OUT_MAX + 1];
 
 	refused("", 1 << 20, ERR_INVALID);
+	/* Components of 200 bytes (under the most one may have), the last not a '/'. */
 	memset(in, 'a', sizeof(in));
+	for (size_t i = 200; i < sizeof(in); i += 201)
+		in[i] = '/';
 	in[PATH_IN_MAX + 1] = 0;
 	refused(in, 1 << 20, ERR_INVALID);        /* one byte too long */
 	in[PATH_IN_MAX] = 0;                      /* the longest relative path */
@@ -88,6 +91,14 @@ static void test_bounds(void **state)
 	assert_int_equal(strlen(want), PATH_OUT_MAX);
 	norm(in, want);
 	refused("a", 16, ERR_NOMEM);              /* a pool too small for the copy */
+	/* One component of 256 bytes, relative or absolute. */
+	memset(in, 'b', PATH_COMPONENT_MAX + 1);
+	in[PATH_COMPONENT_MAX + 1] = 0;
+	refused(in, 1 << 20, ERR_INVALID);
+	memcpy(in, "/tmp/", 5);
+	memset(in + 5, 'b', PATH_COMPONENT_MAX);
+	in[5 + PATH_COMPONENT_MAX] = 0;
+	norm(in, in);                              /* 255 is fine */
 }
 
 int main(void)

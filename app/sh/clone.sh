@@ -1,0 +1,57 @@
+# clone.sh: the container's first process: clone, check out, configure, then wait. The
+# values come from a file the service puts in place before the start (never from the
+# container's environment, which every exec would inherit), removed once read: the git URL
+# (no credential in it), the sandbox's token, the commit, the branch (empty: a detached
+# HEAD), the author's name and email. The outcome goes to $state/clone.state (done or
+# failed) and the reason for a failure to $state/clone.log, whose last line the service
+# shows as clone.error.
+# shellcheck shell=bash
+
+set -u
+state=/workspace/.sandboxd
+mkdir -p "$state"
+{
+	read -r url
+	read -r token
+	read -r commit
+	read -r branch
+	read -r name
+	read -r email
+} </tmp/.sandboxd/clone
+rm -f /tmp/.sandboxd/clone
+
+# The token lives in a file that git's credential helper reads: never in a URL or an
+# argument, which the host's process list shows while git runs. printf is a builtin.
+creds=$state/git-credentials
+umask 077
+rest=${url#*://}
+printf '%s://x-access-token:%s@%s\n' "${url%%://*}" "$token" "${rest%%/*}" >"$creds"
+umask 022
+unset token
+helper="store --file=$creds"
+
+# A branch is checked out with plumbing: porcelain refuses names git itself accepts in a
+# push (-dash, --track=x), and `--` cannot help `checkout -B`.
+checkout() {
+	if [ -n "$branch" ]; then
+		git update-ref "refs/heads/$branch" "$commit" &&
+			git symbolic-ref HEAD "refs/heads/$branch" &&
+			git config "branch.$branch.remote" origin &&
+			git config "branch.$branch.merge" "refs/heads/$branch"
+	else
+		git update-ref --no-deref HEAD "$commit"
+	fi && git reset -q --hard
+}
+
+cd /workspace || exit 1
+if git -c credential.helper="$helper" clone -q --no-checkout -- "$url" repo 2>"$state/clone.log" &&
+	cd repo &&
+	git config credential.helper "$helper" &&
+	checkout 2>>"$state/clone.log" &&
+	git config user.name "$name" && git config user.email "$email"; then
+	echo "done" >"$state/clone.state"
+else
+	[ -s "$state/clone.log" ] || echo 'the clone or its checkout failed' >>"$state/clone.log"
+	echo "failed" >"$state/clone.state"
+fi
+exec sleep infinity

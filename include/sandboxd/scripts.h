@@ -1,0 +1,17 @@
+/* scripts.h: the bash programs that run inside sandboxes, from app/sh/ (one .sh each) (compiled in by
+ * deploy/embed-sh.sh; shellcheck checks them in `make lint`). Each runs as `bash -c` with
+ * $0 naming it; their arguments are documented at the top of each file. */
+#ifndef SANDBOXD_SCRIPTS_H
+#define SANDBOXD_SCRIPTS_H
+
+/* An attached exec: $1 the limit in ms, $2 the command (tree.sh + exec.sh). */
+extern const char sh_exec[];
+/* A detached exec: $1 its id, $2 the limit in ms, $3 the command (tree.sh + detach.sh). */
+extern const char sh_detach[];
+/* A detached exec's state and output (detach-state.sh, detach-read.sh). */
+extern const char sh_detach_state[];
+extern const char sh_detach_read[];
+/* The container's first process: clone, check out, configure, wait (clone.sh). */
+extern const char sh_clone[];
+
+#endif
