@@ -56,32 +56,18 @@ void base64url_encode(const unsigned char *in, size_t n, char *out)
 	encode(in, n, out, url_alphabet, 0);
 }
 
-/* Each character's value, 255 for characters outside the alphabet. */
-static const unsigned char std_values[256] = {
+/* Each character's value (low 6 bits) for both alphabets at once: 0x40 marks '+' and '/'
+ * (standard only), 0x80 '-' and '_' (URL only), and 255, both marks, the characters of
+ * neither. */
+#define STD_ONLY 0x40
+#define URL_ONLY 0x80
+static const unsigned char values[256] = {
 	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
 	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,  62, 255, 255, 255,  63,
+	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 126, 255, 190, 255, 127,
 	 52,  53,  54,  55,  56,  57,  58,  59,  60,  61, 255, 255, 255, 255, 255, 255,
 	255,   0,   1,   2,   3,   4,   5,   6,   7,   8,   9,  10,  11,  12,  13,  14,
-	 15,  16,  17,  18,  19,  20,  21,  22,  23,  24,  25, 255, 255, 255, 255, 255,
-	255,  26,  27,  28,  29,  30,  31,  32,  33,  34,  35,  36,  37,  38,  39,  40,
-	 41,  42,  43,  44,  45,  46,  47,  48,  49,  50,  51, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-};
-static const unsigned char url_values[256] = {
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
-	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,  62, 255, 255,
-	 52,  53,  54,  55,  56,  57,  58,  59,  60,  61, 255, 255, 255, 255, 255, 255,
-	255,   0,   1,   2,   3,   4,   5,   6,   7,   8,   9,  10,  11,  12,  13,  14,
-	 15,  16,  17,  18,  19,  20,  21,  22,  23,  24,  25, 255, 255, 255, 255,  63,
+	 15,  16,  17,  18,  19,  20,  21,  22,  23,  24,  25, 255, 255, 255, 255, 191,
 	255,  26,  27,  28,  29,  30,  31,  32,  33,  34,  35,  36,  37,  38,  39,  40,
 	 41,  42,  43,  44,  45,  46,  47,  48,  49,  50,  51, 255, 255, 255, 255, 255,
 	255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,
@@ -100,7 +86,8 @@ static const unsigned char url_values[256] = {
 static int decode(const char *in, size_t n, unsigned char *out, size_t cap, size_t *outlen,
 		  int url)
 {
-	const unsigned char *p = (const unsigned char *)in, *t = url ? url_values : std_values;
+	const unsigned char *p = (const unsigned char *)in, *t = values;
+	unsigned bad = url ? STD_ONLY : URL_ONLY;
 	size_t rem = n % 4, o = 0, full = n - rem;
 	unsigned a, b, c, d;
 
@@ -112,8 +99,12 @@ static int decode(const char *in, size_t n, unsigned char *out, size_t cap, size
 		b = t[p[i + 1]];
 		c = t[p[i + 2]];
 		d = t[p[i + 3]];
-		if ((a | b | c | d) & 0x80)
+		if ((a | b | c | d) & bad)
 			return ERR_INVALID;
+		a &= 0x3f;
+		b &= 0x3f;
+		c &= 0x3f;
+		d &= 0x3f;
 		out[o] = (unsigned char)(a << 2 | b >> 4);
 		out[o + 1] = (unsigned char)(b << 4 | c >> 2);
 		out[o + 2] = (unsigned char)(c << 6 | d);
@@ -124,8 +115,11 @@ static int decode(const char *in, size_t n, unsigned char *out, size_t cap, size
 		a = t[p[0]];
 		b = t[p[1]];
 		c = rem == 3 ? t[p[2]] : 0;
-		if ((a | b | c) & 0x80)
+		if ((a | b | c) & bad)
 			return ERR_INVALID;
+		a &= 0x3f;
+		b &= 0x3f;
+		c &= 0x3f;
 		if (rem == 2 && (b & 0xf))
 			return ERR_INVALID;
 		if (rem == 3 && (c & 0x3))

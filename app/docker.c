@@ -7,6 +7,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include "sandboxd/base64.h"
+#include "sandboxd/clock.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
 #include "sandboxd/banned.h"
@@ -57,14 +58,6 @@ struct call {
 	long status;
 	struct err *e;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static char *dup_or_null(const char *s)
 {
@@ -215,7 +208,7 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 		c->cancelled = 1;
 		return 1;
 	}
-	if (now_ms() >= c->deadline) {
+	if (clock_ms() >= c->deadline) {
 		c->timed_out = 1;
 		return 1;
 	}
@@ -264,7 +257,7 @@ static int perform_at(struct call *c, const struct target *t)
 	CURLcode cc;
 	char curlerr[CURL_ERROR_SIZE] = "";
 
-	c->deadline = now_ms() + c->timeout_ms;
+	c->deadline = clock_ms() + c->timeout_ms;
 	buf_init(&c->errbody, ERRBODY_MAX);
 	buf_init(&c->stathdr, STATHDR_MAX);
 	buf_init(&url, 4096);
@@ -640,7 +633,10 @@ out:
 	return rc;
 }
 
-int docker_container_start(const char *id, long timeout_ms, struct err *e)
+/* A call on one container with no body and no answer to read: its id checked, then
+ * METHOD /containers/{id}<rest>. */
+static int container_call(const char *what, const char *method, const char *id,
+			  const char *rest, long timeout_ms, struct err *e)
 {
 	char path[DOCKER_ID_MAX + 64];
 	struct call c;
@@ -648,9 +644,15 @@ int docker_container_start(const char *id, long timeout_ms, struct err *e)
 
 	if ((rc = id_valid("container", id, e)))
 		return rc;
-	snprintf(path, sizeof(path), "/containers/%s/start", id);
-	call_init(&c, "start container", "POST", path, timeout_ms, e);
-	return perform(&c);  /* 304: already started */
+	snprintf(path, sizeof(path), "/containers/%s%s", id, rest);
+	call_init(&c, what, method, path, timeout_ms, e);
+	return perform(&c);
+}
+
+int docker_container_start(const char *id, long timeout_ms, struct err *e)
+{
+	/* 304: already started. */
+	return container_call("start container", "POST", id, "/start", timeout_ms, e);
 }
 
 static int get_int(json_object *o, const char *key, int64_t *out)
@@ -706,15 +708,7 @@ out:
 
 int docker_container_remove(const char *id, long timeout_ms, struct err *e)
 {
-	char path[DOCKER_ID_MAX + 64];
-	struct call c;
-	int rc;
-
-	if ((rc = id_valid("container", id, e)))
-		return rc;
-	snprintf(path, sizeof(path), "/containers/%s?force=1&v=1", id);
-	call_init(&c, "remove container", "DELETE", path, timeout_ms, e);
-	return perform(&c);
+	return container_call("remove container", "DELETE", id, "?force=1&v=1", timeout_ms, e);
 }
 
 int docker_container_list(const char *label, const char *value_label, docker_list_fn fn,
@@ -1158,23 +1152,14 @@ int docker_archive_read(const char *container, const char *path, struct tar_read
 int docker_archive_read_file(const char *container, const char *path, size_t max_size,
 			     struct tar_file *out, char *type, long timeout_ms, struct err *e)
 {
-	struct tar_reader *r;
-	int rc;
+	struct tar_reader *r = tar_reader_new(max_size);
 
 	out->data = NULL;
 	out->size = 0;
-	if (!(r = malloc(sizeof(*r))))
+	if (!r)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	tar_reader_init(r, max_size);
-	if ((rc = docker_archive_read(container, path, r, timeout_ms, e)) == 0)
-		rc = tar_reader_finish(r, out, e);
-	if (rc == ERR_INVALID && type)
-		*type = r->type;
-	if (rc == ERR_TOOBIG)
-		out->size = r->file.size;
-	tar_reader_release(r);
-	free(r);
-	return rc;
+	return tar_reader_close(r, docker_archive_read(container, path, r, timeout_ms, e), out,
+				type, e);
 }
 
 int docker_archive_stat(const char *container, const char *path, struct docker_path_stat *out,

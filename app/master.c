@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <fcgiapp.h>
 #include "sandboxd/log.h"
+#include "sandboxd/clock.h"
 #include "sandboxd/master.h"
 #include "sandboxd/reaper.h"
 #include "sandboxd/worker.h"
@@ -32,14 +33,6 @@ struct retiree {
 	pid_t pid;
 	struct retiree *next;
 };
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int open_socket(const struct config *cfg, const char *path)
 {
@@ -111,7 +104,7 @@ static void signal_all(struct slot *slots, int n, struct retiree *old, int sig)
 static int reap(struct slot *slots, int n, struct retiree **old, pid_t pid, int status,
 		int draining)
 {
-	long now = now_ms();
+	long now = (long)clock_ms();
 
 	for (struct retiree **p = old; *p; p = &(*p)->next) {
 		if ((*p)->pid == pid) {
@@ -191,7 +184,7 @@ int master_run(const struct config *cfg)
 		 cfg->socket_path, cfg->workers, cfg->git_socket_path, cfg->git_workers);
 
 	for (;;) {
-		long now = now_ms(), wait_ms = 1000;
+		long now = (long)clock_ms(), wait_ms = 1000;
 		struct timespec timeout;
 		siginfo_t info;
 		int sig, status;
@@ -235,7 +228,7 @@ int master_run(const struct config *cfg)
 				log_info("draining: waiting for requests in flight");
 			draining = 1;
 			signal_all(slots, n, old, SIGTERM);
-			last_term = now_ms();
+			last_term = (long)clock_ms();
 		} else if (sig == SIGHUP && !draining) {
 			log_info("replacing workers");
 			for (int i = 0; i < n; i++) {

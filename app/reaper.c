@@ -15,7 +15,6 @@
 #include "sandboxd/banned.h"
 
 #define LEASE_SECONDS "30"   /* a dead reaper's lease lapses after this */
-#define CALL_MS 30000L
 
 static volatile sig_atomic_t stopping;
 
@@ -116,7 +115,7 @@ static int orphan_check(void *arg, const char *id, const char *label_value, cons
 		return 0;
 	int live = PQntuples(res) > 0;
 	PQclear(res);
-	if (!live && docker_container_remove(id, CALL_MS, &e) == 0) {
+	if (!live && docker_container_remove(id, DOCKER_CALL_MS, &e) == 0) {
 		log_info("reaper: removed container %.12s of %s: no live sandbox owns it", id,
 			 label_value ? label_value : "(none)");
 		o->removed++;
@@ -141,7 +140,7 @@ static void gone(struct db *db)
 		memset(&s, 0, sizeof(s));
 		snprintf(s.id, sizeof(s.id), "%s", db_val(res, i, 0));
 		snprintf(s.container_id, sizeof(s.container_id), "%s", db_val(res, i, 1));
-		int rc = docker_container_inspect(s.container_id, &st, CALL_MS, &e);
+		int rc = docker_container_inspect(s.container_id, &st, DOCKER_CALL_MS, &e);
 		if (rc == ERR_NOTFOUND || (rc == 0 && !st.running)) {
 			if (sandbox_end(db, &s, "failed", "container gone", &e) == 0) {
 				log_info("reaper: %s failed: its container is gone", s.id);
@@ -214,7 +213,7 @@ static void pass(const struct config *cfg, struct db *db)
 	gone(db);
 	char label[96];
 	snprintf(label, sizeof(label), "sandboxd.instance=%s", cfg->instance);
-	if (docker_container_list(label, SANDBOX_LABEL, orphan_check, &o, CALL_MS, &e))
+	if (docker_container_list(label, SANDBOX_LABEL, orphan_check, &o, DOCKER_CALL_MS, &e))
 		log_warn("reaper: listing containers: %s", e.msg);
 	/* Audit partitions ahead of time, when the schema has the function. */
 	PQclear(PQexec(db->conn, "SELECT audit_ensure_partitions(2)"));

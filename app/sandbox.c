@@ -6,18 +6,17 @@
 #include <unistd.h>
 #include <git2.h>
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
+#include "sandboxd/randid.h"
 #include "sandboxd/sandbox.h"
 #include "sandboxd/scripts.h"
 #include "sandboxd/tar.h"
 #include "sandboxd/token.h"
 #include "sandboxd/banned.h"
 
-#define CALL_MS 30000L
 #define STATE_DIR "/workspace/.sandboxd"
 
 /* Copies src into dst[n], cut if it must be (values come from the database and are
@@ -38,7 +37,7 @@ static void copy(char *dst, size_t n, const char *src)
 static void remove_container(const char *cid)
 {
 	struct err e;
-	int rc = cid[0] ? docker_container_remove(cid, CALL_MS, &e) : 0;
+	int rc = cid[0] ? docker_container_remove(cid, DOCKER_CALL_MS, &e) : 0;
 
 	if (rc && rc != ERR_NOTFOUND)
 		log_warn("removing container %.12s: %s", cid, e.msg);
@@ -129,9 +128,9 @@ int sandbox_run(const char *container, const char *const *argv, struct sandbox_o
 
 	c->len = 0;
 	c->out[0] = 0;
-	if ((rc = docker_exec_create(container, &o, id, CALL_MS, e)) ||
-	    (rc = docker_exec_start(id, &io, CALL_MS, e)) ||
-	    (rc = docker_exec_inspect(id, &st, CALL_MS, e)))
+	if ((rc = docker_exec_create(container, &o, id, DOCKER_CALL_MS, e)) ||
+	    (rc = docker_exec_start(id, &io, DOCKER_CALL_MS, e)) ||
+	    (rc = docker_exec_inspect(id, &st, DOCKER_CALL_MS, e)))
 		return rc;
 	if (exit_code)
 		*exit_code = st.exit_code;
@@ -198,7 +197,6 @@ static int create(struct req *r, const struct repo *repo, const char *ref,
 {
 	char commit[41], token[TOKEN_LEN + 1],
 	     hash[TOKEN_HASH_LEN + 1], cid[DOCKER_ID_MAX] = "", secs[24];
-	unsigned char rnd[12];
 	int is_branch = 0, rc, code = 0;
 	struct sandbox s;
 	struct err e = { "" };
@@ -238,10 +236,10 @@ static int create(struct req *r, const struct repo *repo, const char *ref,
 			http_fail(r, rc, &e);
 		return 0;
 	}
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1 || token_mint(TOKEN_SANDBOX, token))
-		return err_set(&e, ERR_FAIL, "RNG failed"), http_fail(r, ERR_FAIL, &e);
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(id + 3 + 2 * i, 3, "%02x", rnd[i]);
+	if (randid(id, SANDBOX_ID_LEN + 1, "sb_", 12) || token_mint(TOKEN_SANDBOX, token)) {
+		err_set(&e, ERR_FAIL, "RNG failed");
+		return http_fail(r, ERR_FAIL, &e);
+	}
 	token_hash(token, TOKEN_LEN, hash);
 	snprintf(secs, sizeof(secs), "%d", r->cfg->idle_timeout);
 	/* Taken before the row is visible to anyone, so that the reaper never sees this row
@@ -271,19 +269,21 @@ static int create(struct req *r, const struct repo *repo, const char *ref,
 		return http_fail(r, rc, &e);
 	}
 	copy(s.id, sizeof(s.id), id);
+	copy(s.ref, sizeof(s.ref), ref);
+	copy(s.commit, sizeof(s.commit), commit);
 
 	/* 2. The container, labelled with the sandbox, hardened. */
-	char label[64], ilabel[96], e_id[64], e_repo[200], e_ref[300], e_commit[64];
+	char label[64], ilabel[96];
+	const char **env;
+	size_t nenv;
 	snprintf(label, sizeof(label), SANDBOX_LABEL "=%s", id);
-	snprintf(e_id, sizeof(e_id), "SANDBOX_ID=%s", id);
-	snprintf(e_repo, sizeof(e_repo), "SANDBOX_REPOSITORY=%s/%s", repo->owner, repo->name);
-	snprintf(e_ref, sizeof(e_ref), "SANDBOX_REF=%s", ref);
-	snprintf(e_commit, sizeof(e_commit), "SANDBOX_COMMIT=%s", commit);
 	snprintf(ilabel, sizeof(ilabel), "sandboxd.instance=%s", r->cfg->instance);
 	const char *labels[] = { label, ilabel, NULL };
-	const char *env[] = { e_id, e_repo, e_ref, e_commit, "HOME=/home/sandbox",
-			      "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-			      NULL };
+	if ((rc = sandbox_env(r->pool, &s, pool_printf(r->pool, "%s/%s", repo->owner, repo->name),
+			      0, &env, &nenv, &e))) {
+		OPENSSL_cleanse(token, sizeof(token));
+		return http_fail(r, rc, &e);
+	}
 	/* The script holds no secret: it may stand in the container's configuration. */
 	const char *cmd[] = { "bash", "-c", sh_clone, "sandboxd-clone", NULL };
 	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
@@ -296,7 +296,7 @@ static int create(struct req *r, const struct repo *repo, const char *ref,
 	};
 	long left = (long)r->cfg->start_timeout * 1000;
 	const char *why = NULL;  /* what the 503 says, when not the spec's text */
-	rc = docker_container_create(&dc, cid, left < CALL_MS ? left : CALL_MS, &e);
+	rc = docker_container_create(&dc, cid, left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, &e);
 	if (rc == ERR_NOTFOUND && strstr(e.msg, "No such image")) {
 		/* The image is a setting; pulling it is one too (off: there may be no registry).
 		 * The first sandbox on a host waits for the pull, within the start limit;
@@ -312,7 +312,7 @@ static int create(struct req *r, const struct repo *repo, const char *ref,
 				why = pool_printf(r->pool, "the sandbox image %s is missing and could not be "
 						  "pulled: %s", r->cfg->runner_image, e.msg);
 			else
-				rc = docker_container_create(&dc, cid, CALL_MS, &e);
+				rc = docker_container_create(&dc, cid, DOCKER_CALL_MS, &e);
 		}
 		if (why)
 			rc = err_set(&e, ERR_NOTFOUND, "%s", why);
@@ -328,7 +328,7 @@ static int create(struct req *r, const struct repo *repo, const char *ref,
 		rc = clone_file(r, repo, token, commit, is_branch ? ref : NULL, &tar, &e);
 	OPENSSL_cleanse(token, sizeof(token));
 	if (!rc)
-		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, CALL_MS, &e);
+		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, &e);
 	if (tar.data)
 		OPENSSL_cleanse(tar.data, tar.len);
 	buf_release(&tar);
@@ -338,7 +338,7 @@ static int create(struct req *r, const struct repo *repo, const char *ref,
 	/* 3. Running within the start limit, or nothing is left. */
 	while (!rc) {
 		struct docker_container_state st;
-		if ((rc = docker_container_inspect(cid, &st, CALL_MS, &e)))
+		if ((rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, &e)))
 			break;
 		if (st.running)
 			break;
@@ -396,6 +396,29 @@ int sandbox_create(struct req *r, const struct repo *repo, const char *ref)
 			log_warn("unlocking %s: %s", id, e.msg);
 	}
 	return rc;
+}
+
+int sandbox_env(struct pool *p, const struct sandbox *s, const char *repo, size_t extra,
+		const char ***out, size_t *n, struct err *e)
+{
+	const char **v = extra < 1024 ? pool_alloc(p, (7 + extra) * sizeof(*v)) : NULL;
+	size_t i = 0;
+
+	if (!v)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	v[i++] = pool_printf(p, "SANDBOX_ID=%s", s->id);
+	v[i++] = pool_printf(p, "SANDBOX_REPOSITORY=%s", repo);
+	v[i++] = pool_printf(p, "SANDBOX_REF=%s", s->ref);
+	v[i++] = pool_printf(p, "SANDBOX_COMMIT=%s", s->commit);
+	v[i++] = "HOME=/home/sandbox";
+	v[i++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	v[i] = NULL;
+	for (size_t k = 0; k < i; k++)
+		if (!v[k])
+			return err_set(e, ERR_NOMEM, "out of memory");
+	*out = v;
+	*n = i;
+	return 0;
 }
 
 int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sandbox *out,

@@ -549,17 +549,18 @@ int tar_reader_finish(struct tar_reader *r, struct tar_file *out, struct err *e)
 	return 0;
 }
 
-int tar_read_file(const void *data, size_t len, size_t max_size, struct tar_file *out,
-		  char *type, struct err *e)
+struct tar_reader *tar_reader_new(size_t max_size)
 {
 	struct tar_reader *r = malloc(sizeof(*r));
-	int rc;
 
-	out->data = NULL;
-	if (!r)
-		return err_set(e, ERR_NOMEM, "out of memory");
-	tar_reader_init(r, max_size);
-	rc = tar_reader_feed(r, data, len, e);
+	if (r)
+		tar_reader_init(r, max_size);
+	return r;
+}
+
+int tar_reader_close(struct tar_reader *r, int rc, struct tar_file *out, char *type,
+		     struct err *e)
+{
 	if (rc == 0)
 		rc = tar_reader_finish(r, out, e);
 	if (rc == ERR_INVALID && type)
@@ -569,4 +570,15 @@ int tar_read_file(const void *data, size_t len, size_t max_size, struct tar_file
 	tar_reader_release(r);
 	free(r);
 	return rc;
+}
+
+int tar_read_file(const void *data, size_t len, size_t max_size, struct tar_file *out,
+		  char *type, struct err *e)
+{
+	struct tar_reader *r = tar_reader_new(max_size);
+
+	out->data = NULL;
+	if (!r)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	return tar_reader_close(r, tar_reader_feed(r, data, len, e), out, type, e);
 }

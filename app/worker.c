@@ -6,7 +6,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <openssl/rand.h>
 #include <git2.h>
 #include "sandboxd/api.h"
 #include "sandboxd/audit.h"
@@ -15,6 +14,7 @@
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/randid.h"
 #include "sandboxd/worker.h"
 #include "sandboxd/banned.h"
 
@@ -32,7 +32,6 @@ static void on_term(int sig)
 static void request_id(struct req *r)
 {
 	const char *id = http_param(r, "REQUEST_ID");
-	unsigned char rnd[16];
 	size_t n = id ? strlen(id) : 0;
 	int ok = n >= 8 && n <= 64;
 
@@ -43,10 +42,9 @@ static void request_id(struct req *r)
 		snprintf(r->request_id, sizeof(r->request_id), "%s", id);
 		return;
 	}
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
-		memset(rnd, 0, sizeof(rnd));
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(r->request_id + 2 * i, 3, "%02x", rnd[i]);
+	/* Without randomness the request still runs, under an id of zeros. */
+	if (randid(r->request_id, sizeof(r->request_id), "", 16))
+		snprintf(r->request_id, sizeof(r->request_id), "%032d", 0);
 }
 
 /* 401s: a credential that failed is a denial; none at all is only a challenge (git asks

@@ -38,14 +38,11 @@ int api_mcp(struct req *r);
 /* {"error": "..."}: how exec, read and write report errors raised inside a sandbox. */
 void api_sandbox_error(struct req *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* The sandbox's own token (*out), read from its clone's git config and checked against the
- * database (cached per worker), for masking; *out NULL when the config holds none of its
- * own. Fails when it cannot tell: output that could not be masked must not be shown. */
-int api_sandbox_token(struct db *db, const struct sandbox *s, const char **out, struct err *e);
-/* Starts a detached exec (api_detach.c) and answers 202 {execId}; the request's checks,
- * its environment and the idle deadline are done. */
-int api_exec_detach(struct req *r, const struct sandbox *s, const char *const *env,
-		    const char *workdir, const char *cmd, long long timeout_ms);
+/* Starts a detached exec (api_detach.c) and answers 202 {execId}; the request's checks and
+ * the idle deadline are done. */
+struct exec_spec;
+int api_exec_detach(struct req *r, const struct sandbox *s, const struct exec_spec *x,
+		    struct err *e);
 int api_sandbox_exec_get(struct req *r);
 /* Waits for the sandbox's clone; 409 when it failed. 0 to go on, 1 when answered. */
 int api_sandbox_ready(struct req *r, struct sandbox *s);

@@ -115,6 +115,9 @@ int docker_container_list(const char *label, const char *value_label, docker_lis
 
 /* ---- exec ---- */
 
+/* The time limit of one short engine call (create, start, inspect, stat, a short exec). */
+#define DOCKER_CALL_MS 30000L
+
 struct docker_exec_opts {
 	const char *const *cmd;   /* required, argv */
 	const char *const *env;   /* "NAME=value"; NULL: none */

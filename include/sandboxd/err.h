@@ -15,6 +15,8 @@ enum {
 	ERR_DB = -7,        /* the database is unreachable (503) */
 	ERR_DENIED = -8,    /* 403 */
 	ERR_DOCKER = -9,    /* the Docker engine is unreachable (503) */
+	ERR_NOTDIR = -10,   /* a path that must be a directory is not one (400) */
+	ERR_CANCELLED = -11, /* the caller stopped waiting (its client went away: 499) */
 };
 
 struct err {

@@ -38,6 +38,11 @@ struct sandbox {
  * it, also when the database is gone (then 503 database unavailable, and the row, still
  * starting, is the reaper's). */
 int sandbox_create(struct req *r, const struct repo *repo, const char *ref);
+/* The environment of the sandbox's processes (the container's and every exec's):
+ * SANDBOX_ID, SANDBOX_REPOSITORY (repo, "owner/name"), SANDBOX_REF, SANDBOX_COMMIT, HOME and
+ * PATH, in a pool array with room for extra more and the NULL; *n is the count so far. */
+int sandbox_env(struct pool *p, const struct sandbox *s, const char *repo, size_t extra,
+		const char ***out, size_t *n, struct err *e) __attribute__((warn_unused_result));
 /* Loads sandbox id of repo. ERR_NOTFOUND when it does not exist on that repository. */
 int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sandbox *out,
 		 struct err *e);

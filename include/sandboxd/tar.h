@@ -127,6 +127,15 @@ int tar_reader_feed(struct tar_reader *r, const void *data, size_t len, struct e
 int tar_reader_finish(struct tar_reader *r, struct tar_file *out, struct err *e);
 void tar_reader_release(struct tar_reader *r);
 
+/* A reader on the heap (it is large), set up for max_size; NULL when memory runs out. */
+struct tar_reader *tar_reader_new(size_t max_size);
+/* Ends a reader from tar_reader_new after its feeds, whose result is rc: finishes it when rc
+ * is 0, then frees it. Returns the first failure; on it out->data is NULL, *type (when type
+ * is not NULL) says what the entry was for ERR_INVALID, and out->size is the file's size for
+ * ERR_TOOBIG. */
+int tar_reader_close(struct tar_reader *r, int rc, struct tar_file *out, char *type,
+		     struct err *e);
+
 /* The reader over a whole archive in memory: init, one feed, finish, release. On failure
  * out->data is NULL (and, for ERR_INVALID, *type, when type is not NULL, says what the
  * entry was). */

@@ -77,12 +77,15 @@ check 'stderr too' cmp -s "$_T/err" <(seq 1 1000)
 check_cond 'in several calls' "(( CALLS >= 2 ))"
 
 # --- limits, masking --------------------------------------------------------------------------
-detach '{"cmd":"sleep 60 & sleep 61","detach":true,"timeoutMs":1000}'
+# pgrep -c prints how many (0 when none): a failed docker exec prints nothing and never
+# passes for "none".
+sleepers() { docker exec "$CONTAINER" pgrep -c -f '^sleep 6[01]$'; }
+detach '{"cmd":"sleep 60 & sleep 61","detach":true,"timeoutMs":4000}'
+check 'while it runs, both of its sleeps are there' wait_until 4 eval '[ "$(sleepers)" = 2 ]'
 check 'past its limit it ends' wait_until 30 exited
 expect_json .exitCode 124 'with 124'
 expect_json .timedOut true 'and timedOut'
-sleeping() { docker exec "$CONTAINER" pgrep -f 'sleep 6[01]' >/dev/null; }
-check 'nothing of its process tree runs on' wait_until 15 fails sleeping
+check 'nothing of its process tree runs on' wait_until 15 eval '[ "$(sleepers)" = 0 ]'
 detach '{"cmd":"git config --list; cat /workspace/.sandboxd/git-credentials","detach":true}'
 check 'the git config exec ends' wait_until 20 exited
 check 'the sandbox token is masked' fails grep -q dst_ <<<"$BODY"

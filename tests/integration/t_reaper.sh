@@ -41,7 +41,13 @@ check 'its container is removed' wait_until 10 no_container "$A"
 stops() { sql "select count(*) from audit_log where action = 'sandbox.stop' and sandbox_id in ('$A', '$B') and via = 'reaper'"; }
 # The row follows the state by a moment (the container is removed in between).
 check 'each stop is audited' wait_until 10 eval '[ "$(stops)" -ge 2 ]'
-sleep 2  # a second reaper acting on the same sandboxes would have written by now (interval 1 s)
+# The lease holder renews its lease at every pass: two renewals later, a second stop of the
+# same sandboxes (by it or by another reaper) would have been written.
+lease_at() { sql "select expires_at from leases where name = 'reaper'"; }
+L0=$(lease_at)
+check 'the reaper makes another pass' wait_until 15 eval '[ "$(lease_at)" != "$L0" ]'
+L1=$(lease_at)
+check 'and one more' wait_until 15 eval '[ "$(lease_at)" != "$L1" ]'
 check_eq 'each stop is done once, by one reaper' 2 "$(stops)"
 api POST "$SB/$A/exec" '{"cmd":"true"}' "$OT"
 expect_error 410 'sandbox is stopped' 'a stopped sandbox: 410'

@@ -1,0 +1,97 @@
+/* detach.c: the readers of untrusted text for detached exec (detach.h): the query string of
+ * GET …/execs/{execId}, and the state lines that a script in the container prints. Pure;
+ * every number goes through num_parse with its bound. */
+#include <string.h>
+#include "sandboxd/detach.h"
+#include "sandboxd/num.h"
+#include "sandboxd/banned.h"
+
+#define CHUNK ((int64_t)8 << 20)   /* app/sh/detach.sh: split -b */
+#define CHUNKS_MAX 100000
+#define FIELDS_MAX 4
+
+int detach_query_offset(const char *query, const char *name, uint64_t *out)
+{
+	size_t n = strlen(name);
+
+	*out = 0;
+	for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+		if (strncmp(p, name, n) || p[n] != '=')
+			continue;
+		const char *v = p + n + 1, *end = strchr(v, '&');
+		size_t len = end ? (size_t)(end - v) : strlen(v);
+		char buf[24];
+		int64_t x;
+		/* Past 10^18 no stream ever reaches: refused rather than wrapped. */
+		if (len == 0 || len > 18 || v[0] == '-')
+			return -1;
+		memcpy(buf, v, len);
+		buf[len] = 0;
+		if (num_parse(buf, 0, INT64_MAX, &x))
+			return -1;
+		*out = (uint64_t)x;
+		return 0;
+	}
+	return 0;
+}
+
+/* Splits line at spaces into at most FIELDS_MAX fields; how many, or -1 for more. */
+static int fields(char *line, char *f[FIELDS_MAX])
+{
+	int k = 0;
+
+	for (char *p = line; *p;) {
+		while (*p == ' ')
+			*p++ = 0;
+		if (!*p)
+			break;
+		if (k == FIELDS_MAX)
+			return -1;
+		f[k++] = p;
+		while (*p && *p != ' ')
+			p++;
+	}
+	return k;
+}
+
+static void parse_line(char *line, struct detach_state *st, int64_t t[3])
+{
+	char *f[FIELDS_MAX];
+	int64_t a, b, c;
+	int k = fields(line, f);
+	int i = k == 4 && strcmp(f[0], "out") == 0 ? 0 : k == 4 && strcmp(f[0], "err") == 0 ? 1 : -1;
+
+	/* The container's files are the user's to change: numbers stay in bounds. */
+	if (i >= 0) {
+		if (num_parse(f[1], 0, CHUNKS_MAX, &a) || num_parse(f[2], a, CHUNKS_MAX, &b) ||
+		    num_parse(f[3], 0, CHUNK, &c))
+			return;
+		st->first[i] = (uint64_t)(a * CHUNK);
+		st->total[i] = (uint64_t)(b * CHUNK + c);
+	} else if (k == 3 && strcmp(f[0], "start") == 0) {
+		if (num_parse(f[1], 0, INT64_MAX / 2, &a) || num_parse(f[2], 0, INT64_MAX / 2, &b))
+			return;
+		t[0] = a;
+		t[1] = b;
+	} else if (k == 3 && strcmp(f[0], "rc") == 0) {
+		if (num_parse(f[1], 0, 255, &a) || num_parse(f[2], 0, INT64_MAX / 2, &b))
+			return;
+		st->exit_code = (int)a;
+		t[2] = b;
+		st->ended = 1;
+	}
+}
+
+void detach_parse_state(char *text, struct detach_state *st)
+{
+	int64_t t[3] = { 0, 0, 0 };  /* start, now, end (ms) */
+
+	memset(st, 0, sizeof(*st));
+	for (char *line = text, *nl; line && *line; line = nl) {
+		if ((nl = strchr(line, '\n')))
+			*nl++ = 0;
+		parse_line(line, st, t);
+	}
+	int64_t d = (st->ended ? t[2] : t[1]) - t[0];
+	st->duration_ms = d > 0 && d < (1LL << 40) ? d : 0;
+}

@@ -1,0 +1,221 @@
+/* exec.c: the exec service (exec.h): the request's command as a spec, the sandbox's token for
+ * masking, and attached runs through the Docker engine (app/sh/exec.sh in the container
+ * keeps the limit and ends the whole tree). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <openssl/crypto.h>
+#include "sandboxd/clock.h"
+#include "sandboxd/docker.h"
+#include "sandboxd/exec.h"
+#include "sandboxd/json.h"
+#include "sandboxd/scripts.h"
+#include "sandboxd/token.h"
+#include "sandboxd/banned.h"
+
+#define TOKEN_CACHE 8
+
+static int valid_env_name(const char *k)
+{
+	size_t n = strlen(k);
+
+	if (n == 0 || n > 256 || (k[0] >= '0' && k[0] <= '9'))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((k[i] >= 'A' && k[i] <= 'Z') || (k[i] >= 'a' && k[i] <= 'z') ||
+		      (k[i] >= '0' && k[i] <= '9') || k[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/* The caller's env object after the sandbox's variables (which it may override). */
+static int add_env(struct pool *p, json_object *env, const char **v, size_t *i, struct err *e)
+{
+	json_object_object_foreach(env, k, val) {
+		if (!valid_env_name(k))
+			return err_set(e, ERR_INVALID, "env name '%.64s' must be letters, digits "
+				       "and '_', not starting with a digit, at most 256", k);
+		if (!json_object_is_type(val, json_type_string) ||
+		    json_object_get_string_len(val) > EXEC_ENV_VALUE_MAX ||
+		    memchr(json_object_get_string(val), 0,
+			   (size_t)json_object_get_string_len(val)))
+			return err_set(e, ERR_INVALID, "env '%s' must be a string of at most %d "
+				       "bytes without NUL", k, EXEC_ENV_VALUE_MAX);
+		if (!(v[(*i)++] = pool_printf(p, "%s=%s", k, json_object_get_string(val))))
+			return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int exec_spec_parse(struct pool *p, json_object *body, const struct sandbox *s,
+		    const char *repo, struct exec_spec *x, struct err *e)
+{
+	json_object *env = NULL;
+	size_t n = 0, i = 0;
+	int rc;
+
+	memset(x, 0, sizeof(*x));
+	x->timeout_ms = EXEC_DEFAULT_MS;
+	if ((rc = json_field_string(body, "cmd", 1, EXEC_CMD_MAX, &x->cmd, e)) < 0 ||
+	    (rc = json_field_string(body, "cwd", 0, EXEC_CWD_MAX, &x->cwd, e)) < 0 ||
+	    (rc = json_field_int(body, "timeoutMs", 0, 1, EXEC_MAX_MS, &x->timeout_ms, e)) < 0 ||
+	    (rc = json_field_bool(body, "detach", 0, &x->detach, e)) < 0)
+		return ERR_INVALID;
+	if (json_object_object_get_ex(body, "env", &env) &&
+	    !json_object_is_type(env, json_type_null)) {
+		if (!json_object_is_type(env, json_type_object) ||
+		    json_object_object_length(env) > EXEC_ENV_MAX_VARS)
+			return err_set(e, ERR_INVALID, "field 'env' must be an object of at most %d "
+				       "strings", EXEC_ENV_MAX_VARS);
+		n = (size_t)json_object_object_length(env);
+	} else {
+		env = NULL;
+	}
+	if ((rc = sandbox_env(p, s, repo, n, &x->env, &i, e)))
+		return rc;
+	if (env && (rc = add_env(p, env, x->env, &i, e)))
+		return rc;
+	x->env[i] = NULL;
+	x->workdir = !x->cwd || !*x->cwd ? "/workspace/repo"
+		     : x->cwd[0] == '/' ? x->cwd : pool_printf(p, "/workspace/repo/%s", x->cwd);
+	return x->workdir ? 0 : err_set(e, ERR_NOMEM, "out of memory");
+}
+
+int exec_check_workdir(const struct sandbox *s, const struct exec_spec *x, struct err *e)
+{
+	struct docker_path_stat ps;
+	int rc;
+
+	if (!x->cwd || !*x->cwd)
+		return 0;
+	/* A HEAD of the archive API: about 2 ms. */
+	rc = docker_archive_stat(s->container_id, x->workdir, &ps, DOCKER_CALL_MS, e);
+	if (rc == ERR_NOTFOUND)
+		return err_set(e, ERR_NOTFOUND, "no such directory: %s", x->cwd);
+	if (rc == 0 && !ps.is_dir)
+		return err_set(e, ERR_NOTDIR, "not a directory: %s", x->cwd);
+	return rc;
+}
+
+int exec_mark_running(struct db *db, const struct sandbox *s, const struct exec_spec *x,
+		      int idle_timeout, struct err *e)
+{
+	char secs[24];
+	int rc;
+
+	snprintf(secs, sizeof(secs), "%lld",
+		 (long long)(x->timeout_ms / 1000 + EXEC_GRACE_S + idle_timeout));
+	if ((rc = db_run(db, e,
+			 "UPDATE sandboxes SET last_used_at = now(),"
+			 "       idle_stop_at = now() + make_interval(secs => $2::int)"
+			 " WHERE id = $1 AND state = 'ready'", 2, s->id, secs)))
+		return rc;
+	return db_commit(db, e);
+}
+
+/* The token in the clone's credential file, cached per worker: one short exec per
+ * sandbox. */
+static struct {
+	char sandbox[SANDBOX_ID_LEN + 1];
+	char token[TOKEN_LEN + 1];
+} token_cache[TOKEN_CACHE];
+static unsigned token_next;
+
+/* Whether t (TOKEN_LEN bytes) is s's own token in the database. */
+static int token_is_ours(struct db *db, const struct sandbox *s, const char *t, int *ours,
+			 struct err *e)
+{
+	char hash[TOKEN_HASH_LEN + 1];
+	int code = 0;
+	PGresult *res;
+
+	token_hash(t, TOKEN_LEN, hash);
+	res = db_exec(db, e, &code, "SELECT 1 FROM tokens WHERE sandbox_id = $1 AND hash = $2",
+		      2, s->id, hash);
+	if (!res)
+		return code;
+	*ours = PQntuples(res) == 1;
+	PQclear(res);
+	return 0;
+}
+
+int exec_token(struct db *db, const struct sandbox *s, const char **out, struct err *e)
+{
+	/* The credential file git's store helper reads (app/sh/clone.sh). */
+	const char *argv[] = { "head", "-c", "4096", SANDBOX_CREDENTIALS, NULL };
+	struct sandbox_output g;
+	int rc, ours = 0;
+
+	*out = NULL;
+	for (int i = 0; i < TOKEN_CACHE; i++)
+		if (strcmp(token_cache[i].sandbox, s->id) == 0) {
+			*out = token_cache[i].token;
+			return 0;
+		}
+	if ((rc = sandbox_run(s->container_id, argv, &g, NULL, e)))
+		return rc;
+	const char *t = strstr(g.out, "dst_");
+	/* Only the sandbox's own token: the user may rewrite the file, and a look-alike with a
+	 * valid checksum must not take the real one's place in the mask. */
+	if (t && strlen(t) >= TOKEN_LEN && token_classify(t, TOKEN_LEN) == TOKEN_SANDBOX)
+		rc = token_is_ours(db, s, t, &ours, e);
+	if (!rc && ours) {
+		unsigned i = token_next++ % TOKEN_CACHE;
+		OPENSSL_cleanse(token_cache[i].token, sizeof(token_cache[i].token));
+		snprintf(token_cache[i].sandbox, sizeof(token_cache[i].sandbox), "%s", s->id);
+		memcpy(token_cache[i].token, t, TOKEN_LEN);
+		token_cache[i].token[TOKEN_LEN] = 0;
+		*out = token_cache[i].token;
+	}
+	OPENSSL_cleanse(g.out, sizeof(g.out));
+	return rc;
+}
+
+int exec_capture_init(struct capture *c, const char *token, struct err *e)
+{
+	int rc;
+
+	capture_init(c, NULL);
+	if (token && (rc = capture_add_token(c, token, strlen(token), e))) {
+		capture_release(c);
+		return rc;
+	}
+	return 0;
+}
+
+int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
+	     struct exec_result *out, struct err *e)
+{
+	char ms[24], id[DOCKER_ID_MAX];
+	struct timespec t0;
+	struct docker_exec_state st = { 0, -1, 0 };
+	int rc;
+
+	snprintf(ms, sizeof(ms), "%lld", (long long)x->timeout_ms);
+	/* app/sh/exec.sh: the limit and the tree kill (SPEC.md §4 Exec). */
+	const char *argv[] = { "bash", "-c", sh_exec, "sandboxd-exec", ms, x->cmd, NULL };
+	struct docker_exec_opts o = { .cmd = argv, .env = x->env, .workdir = x->workdir,
+				      .attach_stdin = 1 };
+	struct docker_exec_io io = { .sink = h->sink, .sink_arg = h->sink_arg,
+				     .cancel = h->cancel, .cancel_arg = h->cancel_arg };
+
+	memset(out, 0, sizeof(*out));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if ((rc = docker_exec_create(s->container_id, &o, id, DOCKER_CALL_MS, e)))
+		return rc;
+	if (h->started && h->started(h->started_arg))
+		return err_set(e, ERR_CANCELLED, "the caller stopped waiting");
+	/* The service's own deadline, past the script's: a tree that escaped it still ends. */
+	rc = docker_exec_start(id, &io, (long)x->timeout_ms + (EXEC_GRACE_S + 10) * 1000L, e);
+	out->duration_ms = clock_ms_since(&t0);
+	if (io.cancelled)
+		return err_set(e, ERR_CANCELLED, "the caller stopped waiting");
+	if (!rc || io.timed_out)
+		rc = docker_exec_inspect(id, &st, DOCKER_CALL_MS, e);
+	out->duration_ms = clock_ms_since(&t0);
+	if (rc && !io.timed_out)
+		return rc;
+	out->timed_out = st.exit_code == 124 || io.timed_out;
+	out->exit_code = out->timed_out ? 124 : st.exit_code;
+	return 0;
+}

@@ -1,0 +1,213 @@
+/* exec_detach.c: detached exec (exec.h, SPEC.md §4 "Detached exec"). The command runs on in
+ * the container under app/sh/detach.sh, with the same limits and tree kill as an attached
+ * one; its output goes to files in the container (8 MiB chunks written by split(1), the
+ * newest 8 kept: 64 MiB per stream, oldest dropped first) and its exit code to a file when
+ * it ends. So any worker on any host can read it: the state and the bytes asked for come
+ * from the container, masked and decoded as an attached exec's. The output lives as long as
+ * the container: until the sandbox ends. */
+#include <stdio.h>
+#include <string.h>
+#include "sandboxd/detach.h"
+#include "sandboxd/docker.h"
+#include "sandboxd/exec.h"
+#include "sandboxd/randid.h"
+#include "sandboxd/scripts.h"
+#include "sandboxd/banned.h"
+
+#define CHUNK ((uint64_t)8 << 20)  /* split -b: the bytes of one output file */
+#define READ_MAX ((size_t)1 << 20) /* output per stream per read */
+/* Bytes fetched before the offset asked for, so that a secret that began before it is
+ * masked from every offset (capture_masked_through). */
+#define CONTEXT ((uint64_t)CAPTURE_SECRET_MAX)
+
+int exec_id_valid(const char *id)
+{
+	if (strlen(id) != EXEC_ID_LEN || strncmp(id, "ex_", 3))
+		return 0;
+	for (const char *p = id + 3; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return 0;
+	return 1;
+}
+
+int exec_detach_start(const struct sandbox *s, const struct exec_spec *x,
+		      char id[EXEC_ID_LEN + 1], struct err *e)
+{
+	char xid[DOCKER_ID_MAX], ms[32];
+	int rc;
+
+	if (randid(id, EXEC_ID_LEN + 1, "ex_", 12))
+		return err_set(e, ERR_FAIL, "no randomness");
+	snprintf(ms, sizeof(ms), "%lld", (long long)x->timeout_ms);
+	const char *argv[] = { "bash", "-c", sh_detach, "sandboxd-detach", id, ms, x->cmd, NULL };
+	struct docker_exec_opts o = { .cmd = argv, .env = x->env, .workdir = x->workdir };
+	if ((rc = docker_exec_create(s->container_id, &o, xid, DOCKER_CALL_MS, e)))
+		return rc;
+	return docker_exec_start_detached(xid, DOCKER_CALL_MS, e);
+}
+
+struct out_stream {
+	uint64_t first, total;     /* the bytes still kept: [first, total) */
+	uint64_t want, from;       /* asked for; shown from */
+	uint64_t ctx;              /* bytes fetched before from, for the mask's sake */
+	size_t count;              /* to fetch */
+	struct buf data;
+};
+
+static int collect(void *arg, int stream, const char *p, size_t n)
+{
+	struct out_stream *o = arg;
+
+	return buf_append(&o[stream == 1 ? 0 : 1].data, p, n);
+}
+
+/* The text of one stream from its fetched bytes; *next is the offset to ask for next. */
+static int stream_text(const char *token, struct out_stream *o, int ended, struct buf *text,
+		       uint64_t *next, struct err *e)
+{
+	struct capture_opts opts = { READ_MAX, 0, 1 };
+	struct capture c;
+	const char *p = o->data.data ? o->data.data : "";
+	size_t len = o->data.len;
+	uint64_t off = o->from;
+	int rc = 0;
+
+	capture_init(&c, &opts);
+	if (token && (rc = capture_add_token(&c, token, strlen(token), e)))
+		goto out;
+	/* From a chosen offset: a secret that began before it is masked from it on, and bytes
+	 * that may be the start of one still being written wait, as they do at the end. */
+	if (o->ctx) {
+		size_t at = o->ctx < len ? (size_t)o->ctx : len, end;
+		int whole = ended && o->from - o->ctx + len == o->total;
+		if (!whole && len - capture_pending(&c, p, len) < at) {
+			*next = o->want;
+			goto out;
+		}
+		end = capture_masked_through(&c, p, len, at);
+		if (end > at && (rc = buf_puts(text, CAPTURE_MASK)))
+			goto out;
+		off += end - at;
+		p += end;
+		len -= end;
+	}
+	/* Where older output was dropped, a secret may have been cut: its end goes too. */
+	if (o->want < o->from) {
+		size_t k = capture_cut_fragment(&c, p, len);
+		p += k;
+		len -= k;
+		off += k;
+		if ((rc = capture_marker(text, off - o->want)))
+			goto out;
+	}
+	if ((rc = capture_feed(&c, CAPTURE_STDOUT, p, len)))
+		goto out;
+	if (ended && off + len == o->total) {
+		rc = capture_finish(&c, CAPTURE_STDOUT, text, NULL, NULL, e);
+		*next = off + len;
+	} else {
+		rc = capture_take(&c, CAPTURE_STDOUT, text, e);
+		*next = off + c.streams[0].sent;
+	}
+out:
+	capture_release(&c);
+	return rc;
+}
+
+
+/* What to fetch of each stream, given what the container keeps; ERR_INVALID for an offset
+ * past the output. */
+static int plan(struct out_stream o[2], const struct detach_state *ds, const uint64_t want[2],
+		struct err *e)
+{
+	for (int i = 0; i < 2; i++) {
+		o[i].want = want[i];
+		o[i].first = ds->first[i];
+		o[i].total = ds->total[i];
+		if (o[i].want > o[i].total)
+			return err_set(e, ERR_INVALID, "%s %llu is past the output (%llu bytes so far)",
+				       i ? "stderrOffset" : "stdoutOffset",
+				       (unsigned long long)o[i].want, (unsigned long long)o[i].total);
+		o[i].from = o[i].want > o[i].first ? o[i].want : o[i].first;
+		o[i].ctx = o[i].from - o[i].first < CONTEXT ? o[i].from - o[i].first : CONTEXT;
+		o[i].count = o[i].total - o[i].from < READ_MAX ? (size_t)(o[i].total - o[i].from)
+							       : READ_MAX;
+		o[i].count += o[i].ctx;
+	}
+	return 0;
+}
+
+/* The bytes planned, both streams in one exec; 4 as *pruned when a chunk went meanwhile. */
+static int fetch(const struct sandbox *s, const char *id, struct out_stream o[2], int *pruned,
+		 struct err *e)
+{
+	char args[6][24], xid[DOCKER_ID_MAX];
+	struct docker_exec_state st = { 0, -1, 0 };
+	int rc;
+
+	*pruned = 0;
+	if (o[0].count + o[1].count == 0)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		uint64_t start = o[i].from - o[i].ctx;
+		snprintf(args[3 * i], 24, "%llu", (unsigned long long)(start / CHUNK));
+		snprintf(args[3 * i + 1], 24, "%llu", (unsigned long long)(start % CHUNK));
+		snprintf(args[3 * i + 2], 24, "%zu", o[i].count);
+	}
+	const char *argv[] = { "bash", "-c", sh_detach_read, "sandboxd-read", id, args[0],
+			       args[1], args[2], args[3], args[4], args[5], NULL };
+	struct docker_exec_opts xo = { .cmd = argv };
+	struct docker_exec_io io = { .sink = collect, .sink_arg = o };
+	if ((rc = docker_exec_create(s->container_id, &xo, xid, DOCKER_CALL_MS, e)) ||
+	    (rc = docker_exec_start(xid, &io, DOCKER_CALL_MS, e)) ||
+	    (rc = docker_exec_inspect(xid, &st, DOCKER_CALL_MS, e)))
+		return rc;
+	*pruned = st.exit_code == 4;
+	return 0;
+}
+
+int exec_detach_read(struct db *db, const struct sandbox *s, const char *id,
+		     const uint64_t want[2], struct exec_output *out, struct err *e)
+{
+	const char *state_argv[] = { "bash", "-c", sh_detach_state, "sandboxd-state", id, NULL };
+	struct sandbox_output g;
+	struct detach_state ds;
+	struct out_stream o[2];
+	const char *token = NULL;
+	int rc, exit_code = 0, pruned = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(o, 0, sizeof(o));
+	for (int i = 0; i < 2; i++) {
+		buf_init(&o[i].data, READ_MAX + CONTEXT);
+		buf_init(&out->text[i], capture_text_max(&(struct capture_opts){ READ_MAX, 0, 1 }) +
+						128);
+		out->next[i] = want[i];
+	}
+	if ((rc = sandbox_run(s->container_id, state_argv, &g, &exit_code, e)))
+		goto out;
+	if (exit_code == 3) {
+		rc = err_set(e, ERR_NOTFOUND, "no such exec: %s", id);
+		goto out;
+	}
+	detach_parse_state(g.out, &ds);
+	if ((rc = plan(o, &ds, want, e)) || (rc = fetch(s, id, o, &pruned, e)))
+		goto out;
+	out->ended = ds.ended && !pruned;
+	out->exit_code = ds.exit_code;
+	out->duration_ms = ds.duration_ms;
+	/* A chunk pruned between the two looks: nothing this time, the next call jumps. */
+	for (int i = 0; i < 2 && pruned; i++) {
+		buf_clear(&o[i].data);
+		o[i].from = o[i].want;
+		o[i].ctx = 0;
+	}
+	if ((rc = exec_token(db, s, &token, e)))
+		goto out;
+	for (int i = 0; i < 2 && !rc; i++)
+		rc = stream_text(token, &o[i], out->ended, &out->text[i], &out->next[i], e);
+out:
+	buf_release(&o[0].data);
+	buf_release(&o[1].data);
+	return rc;
+}

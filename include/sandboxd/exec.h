@@ -1,0 +1,115 @@
+/* exec.h: the exec service (SPEC.md §4 "Exec", "Detached exec"), without HTTP. A handler
+ * turns a request into a struct exec_spec (exec_spec_parse), and runs it attached
+ * (exec_run: output to a sink as it comes, the tree ended past the limit or when the
+ * caller stops waiting) or detached (exec_detach_start, then exec_detach_read from any
+ * worker on any host). What runs in the container is app/sh/exec.sh or detach.sh; this is
+ * where a second backend (an agent inside the sandbox) plugs in behind the same calls.
+ *
+ * Errors: 0, or an ERR_* code with e's message naming the problem: ERR_INVALID for the
+ * caller's input (400), ERR_NOTFOUND / ERR_NOTDIR for a working directory that is missing
+ * or not a directory, ERR_CANCELLED when the caller stopped waiting, ERR_DOCKER and
+ * ERR_FAIL from the engine, ERR_DB, ERR_NOMEM. */
+#ifndef SANDBOXD_EXEC_H
+#define SANDBOXD_EXEC_H
+#include <stdint.h>
+#include <json-c/json.h>
+#include "sandboxd/capture.h"
+#include "sandboxd/db.h"
+#include "sandboxd/dstream.h"
+#include "sandboxd/err.h"
+#include "sandboxd/pool.h"
+#include "sandboxd/sandbox.h"
+
+#define EXEC_DEFAULT_MS 600000
+#define EXEC_MAX_MS 3600000
+#define EXEC_GRACE_S 5             /* SIGTERM, then SIGKILL this much later */
+#define EXEC_CMD_MAX (1 << 20)
+#define EXEC_CWD_MAX 4096
+#define EXEC_ENV_MAX_VARS 100
+#define EXEC_ENV_VALUE_MAX 32768
+#define EXEC_ID_LEN 27             /* "ex_" + 24 hex */
+
+struct exec_spec {
+	const char *cmd;           /* run as bash -c */
+	const char *cwd;           /* as the caller gave it, or NULL */
+	const char *workdir;       /* absolute: cwd under /workspace/repo, or that */
+	const char **env;          /* NAME=value, NULL-terminated: the sandbox's, then the caller's */
+	int64_t timeout_ms;
+	int detach;
+};
+
+/* Reads cmd, cwd, timeoutMs, detach and env from body into x (strings in pool memory).
+ * repo is "owner/name", for the sandbox's environment. */
+int exec_spec_parse(struct pool *p, json_object *body, const struct sandbox *s,
+		    const char *repo, struct exec_spec *x, struct err *e)
+	__attribute__((warn_unused_result));
+
+/* A working directory the caller named: ERR_NOTFOUND when it is missing, ERR_NOTDIR when it
+ * is not a directory (the engine would only say so inside the output stream). 0 without
+ * one. */
+int exec_check_workdir(const struct sandbox *s, const struct exec_spec *x, struct err *e)
+	__attribute__((warn_unused_result));
+
+/* A running exec counts as activity: the idle deadline moves past its own limit; committed
+ * at once (any worker may look). */
+int exec_mark_running(struct db *db, const struct sandbox *s, const struct exec_spec *x,
+		      int idle_timeout, struct err *e) __attribute__((warn_unused_result));
+
+/* The sandbox's own token (*out), read from its credential file and checked against the
+ * database (cached per worker), for masking; *out NULL when the file holds none of its own
+ * (the user may rewrite it). Fails when it cannot tell: output that could not be masked
+ * must not be shown. */
+int exec_token(struct db *db, const struct sandbox *s, const char **out, struct err *e)
+	__attribute__((warn_unused_result));
+
+/* c set up with the default caps and the token's forms registered (token may be NULL). On
+ * failure c holds nothing. */
+int exec_capture_init(struct capture *c, const char *token, struct err *e)
+	__attribute__((warn_unused_result));
+
+/* Where an attached run's output goes, and how it learns that its caller stopped waiting
+ * (polled at least once a second; non-zero ends the run: ERR_CANCELLED). */
+struct exec_hooks {
+	/* Called once the engine took the exec, before it starts (NULL: none): where a
+	 * streamed answer begins. Non-zero: ERR_CANCELLED, nothing ran. */
+	int (*started)(void *arg);
+	void *started_arg;
+	dstream_fn sink;
+	void *sink_arg;
+	int (*cancel)(void *arg);
+	void *cancel_arg;
+};
+
+struct exec_result {
+	int exit_code;             /* 124 past the limit */
+	int timed_out;
+	long long duration_ms;
+};
+
+/* Runs x attached in s's container. When the call returns, the command has ended, or its
+ * tree is being ended (cancelled: the container side reads EOF and does it). */
+int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
+	     struct exec_result *out, struct err *e) __attribute__((warn_unused_result));
+
+/* Starts x detached; id gets its exec id. */
+int exec_detach_start(const struct sandbox *s, const struct exec_spec *x,
+		      char id[EXEC_ID_LEN + 1], struct err *e) __attribute__((warn_unused_result));
+
+/* 1 when id has the shape of an exec id. */
+int exec_id_valid(const char *id);
+
+/* What GET …/execs/{execId} answers: the output of each stream written since the offsets
+ * asked for (at most 1 MiB each), masked and decoded, and where to ask next. */
+struct exec_output {
+	int ended, exit_code;
+	long long duration_ms;
+	struct buf text[2];        /* stdout, stderr; the caller releases them */
+	uint64_t next[2];
+};
+/* want: the offsets asked for. ERR_NOTFOUND: no such exec; ERR_INVALID: an offset past the
+ * output (e names it). */
+int exec_detach_read(struct db *db, const struct sandbox *s, const char *id,
+		     const uint64_t want[2], struct exec_output *out, struct err *e)
+	__attribute__((warn_unused_result));
+
+#endif
