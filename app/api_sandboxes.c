@@ -11,7 +11,9 @@
 int api_sandbox_create(struct req *r)
 {
 	const char *ref = NULL;
+	char detail[SANDBOX_DETAIL_MAX];
 	struct repo repo;
+	struct sandbox s;
 	struct err e;
 	int rc;
 
@@ -24,7 +26,31 @@ int api_sandbox_create(struct req *r)
 	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1, &repo);
 	if (rc)
 		return rc > 0 ? 0 : rc;
-	return sandbox_create(r, &repo, ref);
+	struct sandbox_new n = { .db = r->db, .cfg = r->cfg, .pool = r->pool,
+				 .caller = &r->caller, .repo = &repo, .ref = ref };
+	rc = sandbox_create(&n, &s, detail, &e);
+	if (s.id[0]) {
+		json_add_str(r->audit_details, "sandbox_id", s.id);
+		r->audit_sandbox = pool_strdup(r->pool, s.id);
+		json_add_str(r->audit_details, "ref", s.ref);
+		json_add_str(r->audit_details, "commit", s.commit);
+	}
+	if (detail[0])
+		json_add_str(r->audit_details, "error", detail);
+	switch (rc) {
+	case 0: break;
+	case ERR_LIMIT: http_error(r, 429, "%s", e.msg); return 0;
+	case ERR_NOTFOUND: http_error(r, 422, "unknown ref"); return 0;
+	case ERR_NOSTART: http_error(r, 503, "%s", e.msg); return 0;
+	default: return http_fail(r, rc, &e);
+	}
+	json_object *o = json_object_new_object();
+	json_add_str(o, "id", s.id);
+	json_add_str(o, "ref", s.ref);
+	json_add_str(o, "state", s.state);
+	json_add_str(o, "created_at", s.created_at[0] ? s.created_at : NULL);
+	http_json(r, 201, o);
+	return 0;
 }
 
 /* The sandbox of the path, if the caller may use it: its creator or a repository admin, on

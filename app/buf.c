@@ -126,3 +126,16 @@ char *buf_detach(struct buf *b, size_t *len)
 	b->cap = 0;
 	return p;
 }
+
+int str_copy(char *dst, size_t n, const char *src)
+{
+	size_t l = src ? strlen(src) : 0;
+	int cut = l >= n;
+
+	if (cut)
+		l = n - 1;
+	if (l)
+		memcpy(dst, src, l);
+	dst[l] = 0;
+	return cut ? ERR_TOOBIG : 0;
+}

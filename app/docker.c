@@ -239,7 +239,8 @@ static int docker_error(struct call *c)
 			text[i] = ' ';
 	switch (c->status) {
 	case 400: code = ERR_INVALID; break;
-	case 404: code = ERR_NOTFOUND; break;
+	/* Docker's own words, its only way to tell a missing image from other 404s. */
+	case 404: code = strncmp(text, "No such image", 13) ? ERR_NOTFOUND : ERR_NOIMAGE; break;
 	case 409: code = ERR_EXISTS; break;
 	default: code = ERR_FAIL; break;
 	}
@@ -500,12 +501,31 @@ static int env_valid(const char *what, const char *const *list, int need_eq, str
 
 /* ---- containers ---- */
 
+/* {"key": "value", …} of "key=value" strings (which the caller checked have their '='). */
+static json_object *labels_object(const char *const *l)
+{
+	json_object *labels = json_object_new_object();
+
+	for (; labels && l && *l; l++) {
+		const char *eq = strchr(*l, '=');
+		char key[256];
+		json_object *v;
+
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - *l), *l);
+		if (!(v = json_object_new_string(eq + 1))) {
+			json_object_put(labels);
+			return NULL;
+		}
+		json_object_object_add(labels, key, v);
+	}
+	return labels;
+}
+
 static int create_body(const struct docker_create *c, json_object **out)
 {
 	json_object *o, *hc, *labels, *mounts, *mount, *logc;
 	static const char *const drop_all[] = {"ALL", NULL};
 	static const char *const nnp[] = {"no-new-privileges", NULL};
-	const char *const *l;
 	int rc;
 
 	if (!(o = *out = json_object_new_object()))
@@ -517,19 +537,11 @@ static int create_body(const struct docker_create *c, json_object **out)
 	    (rc = add_strings(o, "Cmd", c->cmd)) ||
 	    (rc = json_add_bool(o, "AttachStdin", 0)) ||
 	    (rc = json_add_bool(o, "Tty", 0)) ||
-	    (rc = json_add_bool(o, "NetworkDisabled", 0)) ||
-	    (rc = add_object(o, "Labels", &labels)))
+	    (rc = json_add_bool(o, "NetworkDisabled", 0)))
 		return rc;
-	for (l = c->labels; l && *l; l++) {
-		const char *eq = strchr(*l, '=');
-		char key[256];
-		json_object *v;
-
-		snprintf(key, sizeof(key), "%.*s", (int)(eq - *l), *l);
-		if (!(v = json_object_new_string(eq + 1)))
-			return ERR_NOMEM;
-		json_object_object_add(labels, key, v);
-	}
+	if (!(labels = labels_object(c->labels)))
+		return ERR_NOMEM;
+	json_object_object_add(o, "Labels", labels);
 	if ((rc = add_object(o, "HostConfig", &hc)) ||
 	    (rc = json_add_bool(hc, "Init", 1)) ||
 	    (rc = json_add_bool(hc, "Privileged", 0)) ||
@@ -565,6 +577,16 @@ static int create_body(const struct docker_create *c, json_object **out)
 		rc = json_add_str(mount, "Type", "volume") || json_add_str(mount, "Source", c->workspace);
 	if (rc || json_add_str(mount, "Target", "/workspace"))
 		return ERR_NOMEM;
+	if (c->volume_labels && (!c->workspace || c->workspace[0] != '/')) {
+		json_object *vo = json_object_new_object(), *vl = labels_object(c->volume_labels);
+		if (!vo || !vl) {
+			json_object_put(vo);
+			json_object_put(vl);
+			return ERR_NOMEM;
+		}
+		json_object_object_add(vo, "Labels", vl);
+		json_object_object_add(mount, "VolumeOptions", vo);
+	}
 	return 0;
 }
 
@@ -610,11 +632,12 @@ int docker_container_create(const struct docker_create *c, char *id_out, long ti
 		return err_set(e, ERR_INVALID, "docker create container: an image is required");
 	if (c->name && (rc = id_valid("container name", c->name, e)))
 		return rc;
-	for (l = c->labels; l && *l; l++) {
-		s = strchr(*l, '=');
-		if (!s || s == *l || s - *l > 255)
-			return err_set(e, ERR_INVALID, "label '%.64s' must be key=value", *l);
-	}
+	for (int k = 0; k < 2; k++)
+		for (l = k ? c->volume_labels : c->labels; l && *l; l++) {
+			s = strchr(*l, '=');
+			if (!s || s == *l || s - *l > 255)
+				return err_set(e, ERR_INVALID, "label '%.64s' must be key=value", *l);
+		}
 	if ((rc = env_valid("env", c->env, 1, e)))
 		return rc;
 	if (c->memory < 0 || c->nano_cpus < 0 || c->pids_limit < 0)
@@ -711,15 +734,21 @@ int docker_container_remove(const char *id, long timeout_ms, struct err *e)
 	return container_call("remove container", "DELETE", id, "?force=1&v=1", timeout_ms, e);
 }
 
-int docker_container_list(const char *label, const char *value_label, docker_list_fn fn,
-			  void *arg, long timeout_ms, struct err *e)
+/* What a list call is: its path, where the items are in the answer (an array, or the array
+ * under a key), and an item's id key. */
+struct list_kind {
+	const char *what, *path, *items, *id;
+};
+
+/* Calls fn for each item of the list, filtered by the label "key" or "key=value". */
+static int list_by_label(const struct list_kind *k, const char *label, const char *value_label,
+			 docker_list_fn fn, void *arg, long timeout_ms, struct err *e)
 {
-	json_object *filter = NULL, *arr = NULL, *resp = NULL;
+	json_object *filter = NULL, *arr = NULL, *resp = NULL, *items;
 	char key[256], *q = NULL;
 	const char *eq = strchr(label, '=');
 	struct buf path;
 	struct call c;
-	size_t i, n;
 	int rc;
 
 	buf_init(&path, 2048);
@@ -732,25 +761,28 @@ int docker_container_list(const char *label, const char *value_label, docker_lis
 	    json_object_object_add(filter, "label", arr) ||
 	    json_object_array_add(arr, json_object_new_string(label)) ||
 	    !(q = curl_easy_escape(NULL, json_object_to_json_string_ext(filter, JSON_C_TO_STRING_PLAIN), 0)) ||
-	    buf_printf(&path, "/containers/json?all=1&filters=%s", q)) {
+	    buf_printf(&path, "%s%cfilters=%s", k->path, strchr(k->path, '?') ? '&' : '?', q)) {
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	call_init(&c, "list containers", "GET", path.data, timeout_ms, e);
-	if ((rc = call_json(&c, json_type_array, &resp)))
+	call_init(&c, k->what, "GET", path.data, timeout_ms, e);
+	if ((rc = call_json(&c, k->items ? json_type_object : json_type_array, &resp)))
 		goto out;
-	n = json_object_array_length(resp);
-	for (i = 0; i < n; i++) {
-		json_object *ct = json_object_array_get_idx(resp, i), *id, *labels, *v, *state;
+	items = resp;
+	if (k->items && (!json_object_object_get_ex(resp, k->items, &items) ||
+			 !json_object_is_type(items, json_type_array)))
+		goto out;  /* none: Docker answers null for an empty list */
+	for (size_t i = 0, n = json_object_array_length(items); i < n; i++) {
+		json_object *it = json_object_array_get_idx(items, i), *id, *labels, *v, *state;
 		const char *value = "", *st = "";
 
-		if (!json_object_object_get_ex(ct, "Id", &id) || !json_object_is_type(id, json_type_string))
+		if (!json_object_object_get_ex(it, k->id, &id) || !json_object_is_type(id, json_type_string))
 			continue;
-		if (json_object_object_get_ex(ct, "Labels", &labels) &&
+		if (json_object_object_get_ex(it, "Labels", &labels) &&
 		    json_object_object_get_ex(labels, value_label ? value_label : key, &v) &&
 		    json_object_is_type(v, json_type_string))
 			value = json_object_get_string(v);
-		if (json_object_object_get_ex(ct, "State", &state) && json_object_is_type(state, json_type_string))
+		if (json_object_object_get_ex(it, "State", &state) && json_object_is_type(state, json_type_string))
 			st = json_object_get_string(state);
 		if ((rc = fn(arg, json_object_get_string(id), value, st)))
 			goto out;
@@ -761,6 +793,35 @@ out:
 	json_object_put(resp);
 	buf_release(&path);
 	return rc;
+}
+
+int docker_container_list(const char *label, const char *value_label, docker_list_fn fn,
+			  void *arg, long timeout_ms, struct err *e)
+{
+	static const struct list_kind k = { "list containers", "/containers/json?all=1", NULL, "Id" };
+
+	return list_by_label(&k, label, value_label, fn, arg, timeout_ms, e);
+}
+
+int docker_volume_list(const char *label, const char *value_label, docker_list_fn fn,
+		       void *arg, long timeout_ms, struct err *e)
+{
+	static const struct list_kind k = { "list volumes", "/volumes", "Volumes", "Name" };
+
+	return list_by_label(&k, label, value_label, fn, arg, timeout_ms, e);
+}
+
+int docker_volume_remove(const char *name, long timeout_ms, struct err *e)
+{
+	char path[DOCKER_ID_MAX + 64];
+	struct call c;
+	int rc;
+
+	if ((rc = id_valid("volume", name, e)))
+		return rc;
+	snprintf(path, sizeof(path), "/volumes/%s", name);
+	call_init(&c, "remove volume", "DELETE", path, timeout_ms, e);
+	return perform(&c);
 }
 
 /* ---- exec ---- */

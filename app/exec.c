@@ -8,6 +8,7 @@
 #include "sandboxd/clock.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/exec.h"
+#include "sandboxd/gitcred.h"
 #include "sandboxd/json.h"
 #include "sandboxd/scripts.h"
 #include "sandboxd/token.h"
@@ -141,9 +142,11 @@ static int token_is_ours(struct db *db, const struct sandbox *s, const char *t, 
 
 int exec_token(struct db *db, const struct sandbox *s, const char **out, struct err *e)
 {
-	/* The credential file git's store helper reads (app/sh/clone.sh). */
-	const char *argv[] = { "head", "-c", "4096", SANDBOX_CREDENTIALS, NULL };
+	/* The clone's config holds it as an Authorization header (app/sh/clone.sh), written
+	 * right after the clone: within the first 4 KiB that sandbox_run keeps. */
+	const char *argv[] = { "head", "-c", "4096", SANDBOX_GIT_CONFIG, NULL };
 	struct sandbox_output g;
+	char t[TOKEN_LEN + 1];
 	int rc, ours = 0;
 
 	*out = NULL;
@@ -154,10 +157,9 @@ int exec_token(struct db *db, const struct sandbox *s, const char **out, struct 
 		}
 	if ((rc = sandbox_run(s->container_id, argv, &g, NULL, e)))
 		return rc;
-	const char *t = strstr(g.out, "dst_");
-	/* Only the sandbox's own token: the user may rewrite the file, and a look-alike with a
-	 * valid checksum must not take the real one's place in the mask. */
-	if (t && strlen(t) >= TOKEN_LEN && token_classify(t, TOKEN_LEN) == TOKEN_SANDBOX)
+	/* Only the sandbox's own token: the user may rewrite the config, and a look-alike with
+	 * a valid checksum must not take the real one's place in the mask. */
+	if (gitcred_token(g.out, g.len, t))
 		rc = token_is_ours(db, s, t, &ours, e);
 	if (!rc && ours) {
 		unsigned i = token_next++ % TOKEN_CACHE;
@@ -168,6 +170,7 @@ int exec_token(struct db *db, const struct sandbox *s, const char **out, struct 
 		*out = token_cache[i].token;
 	}
 	OPENSSL_cleanse(g.out, sizeof(g.out));
+	OPENSSL_cleanse(t, sizeof(t));
 	return rc;
 }
 

@@ -123,6 +123,30 @@ static int orphan_check(void *arg, const char *id, const char *label_value, cons
 	return 0;
 }
 
+/* Workspace volumes of this instance that no live sandbox owns (their container was
+ * removed behind the service's back, without its volumes) are removed; one still in use
+ * by a container is left for that container's removal. */
+static int volume_check(void *arg, const char *name, const char *label_value, const char *state)
+{
+	struct orphans *o = arg;
+	struct err e;
+	int code = 0;
+	(void)state;
+	PGresult *res = db_exec(o->db, &e, &code,
+				"SELECT 1 FROM sandboxes WHERE id = $1"
+				"   AND state IN ('starting', 'ready')", 1, label_value);
+	if (!res)
+		return 0;
+	int live = PQntuples(res) > 0;
+	PQclear(res);
+	if (!live && docker_volume_remove(name, DOCKER_CALL_MS, &e) == 0) {
+		log_info("reaper: removed volume %.12s of %s: no live sandbox owns it", name,
+			 label_value[0] ? label_value : "(none)");
+		o->removed++;
+	}
+	return 0;
+}
+
 /* Live sandboxes whose container is gone fail. */
 static void gone(struct db *db)
 {
@@ -215,6 +239,8 @@ static void pass(const struct config *cfg, struct db *db)
 	snprintf(label, sizeof(label), "sandboxd.instance=%s", cfg->instance);
 	if (docker_container_list(label, SANDBOX_LABEL, orphan_check, &o, DOCKER_CALL_MS, &e))
 		log_warn("reaper: listing containers: %s", e.msg);
+	if (docker_volume_list(label, SANDBOX_LABEL, volume_check, &o, DOCKER_CALL_MS, &e))
+		log_warn("reaper: listing volumes: %s", e.msg);
 	/* Audit partitions ahead of time, when the schema has the function. */
 	PQclear(PQexec(db->conn, "SELECT audit_ensure_partitions(2)"));
 }

@@ -12,6 +12,9 @@
 set -euo pipefail
 
 TAG=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
+# What the service expects inside (the user, /workspace, /.sandboxd-stage): an image of an
+# older version is built again, so that a machine that kept one gets the new layout.
+VERSION=2
 SUITE=bookworm
 PACKAGES=bash,git,coreutils,procps,curl,ca-certificates
 FORCE=0
@@ -31,10 +34,14 @@ command -v docker >/dev/null 2>&1 || die "docker is not installed (run deploy/in
 docker version --format '{{.Server.APIVersion}}' >/dev/null 2>&1 ||
     die "no Docker engine answers (run deploy/ensure-docker.sh)"
 
-if [ "$FORCE" -eq 0 ] && docker image inspect "$TAG" >/dev/null 2>&1; then
-    say "image '$TAG' exists; nothing to do (--force rebuilds it)"
+have=$(docker image inspect -f '{{index .Config.Labels "sandboxd.runner-version"}}' "$TAG" 2>/dev/null || true)
+if [ "$FORCE" -eq 0 ] && [ "$have" = "$VERSION" ]; then
+    say "image '$TAG' (version $VERSION) exists; nothing to do (--force rebuilds it)"
     exit 0
 fi
+old_id=$(docker image inspect -f '{{.Id}}' "$TAG" 2>/dev/null || true)
+[ -n "$old_id" ] && [ "$FORCE" -eq 0 ] &&
+    say "image '$TAG' is of version '${have:-1}', not $VERSION: building it again"
 
 export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
 command -v debootstrap >/dev/null 2>&1 || die "debootstrap is not installed (run deploy/install-deps.sh)"
@@ -104,6 +111,10 @@ echo 'sandbox:x:1000:' >>"$ROOT/etc/group"
 echo 'sandbox:!:19000:0:99999:7:::' >>"$ROOT/etc/shadow"
 [ -f "$ROOT/etc/gshadow" ] && echo 'sandbox:!::' >>"$ROOT/etc/gshadow"
 install -d -m 0755 -o 1000 -g 1000 "$ROOT/home/sandbox" "$ROOT/workspace"
+# Where the file API stages a write (through the engine, as root) before the sandbox's user
+# moves it into place: root's, so that the user cannot swap it for a link; sticky and
+# writable by all but not listable, like a /tmp whose names cannot be read.
+install -d -m 1733 -o 0 -g 0 "$ROOT/.sandboxd-stage"
 [ -d "$ROOT/etc/skel" ] && cp -a "$ROOT/etc/skel/." "$ROOT/home/sandbox/" &&
     chown -R 1000:1000 "$ROOT/home/sandbox"
 
@@ -114,7 +125,10 @@ rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/*.bin "$ROOT"/var/cache
 
 say "importing as '$TAG'"
 tar --numeric-owner -C "$ROOT" -c . |
-    docker import -c 'CMD ["sleep","infinity"]' -c 'WORKDIR /workspace' - "$TAG" >/dev/null
+    docker import -c 'CMD ["sleep","infinity"]' -c 'WORKDIR /workspace' \
+        -c "LABEL sandboxd.runner-version=$VERSION" - "$TAG" >/dev/null
 
+# The image it replaces goes, unless a container still uses it.
+[ -n "$old_id" ] && docker image rm "$old_id" >/dev/null 2>&1 || true
 size=$(docker image inspect -f '{{.Size}}' "$TAG")
 say "built '$TAG' in $((SECONDS - start)) s, $((size / 1000000)) MB"

@@ -1,7 +1,7 @@
 # clone.sh: the container's first process: clone, check out, configure, then wait. The
 # values come from a file the service puts in place before the start (never from the
 # container's environment, which every exec would inherit), removed once read: the git URL
-# (no credential in it), the sandbox's token, the commit, the branch (empty: a detached
+# (http://host:port/owner/name.git, no credential in it), the sandbox's token, the commit, the branch (empty: a detached
 # HEAD), the author's name and email. The outcome goes to $state/clone.state (done or
 # failed) and the reason for a failure to $state/clone.log, whose last line the service
 # shows as clone.error.
@@ -20,15 +20,14 @@ mkdir -p "$state"
 } </tmp/.sandboxd/clone
 rm -f /tmp/.sandboxd/clone
 
-# The token lives in a file that git's credential helper reads: never in a URL or an
-# argument, which the host's process list shows while git runs. printf is a builtin.
-creds=$state/git-credentials
-umask 077
-rest=${url#*://}
-printf '%s://x-access-token:%s@%s\n' "${url%%://*}" "$token" "${rest%%/*}" >"$creds"
-umask 022
+# The token goes into the clone's git configuration as an Authorization header for the
+# service's URL only (never for other remotes), and never into a URL or an argument, which
+# the host's process list shows while git runs: printf is a builtin, base64 reads it from a
+# pipe, and the clone itself gets the header through git's environment.
+base=${url%/*/*}/
+auth="Authorization: Basic $(printf 'x-access-token:%s' "$token" | base64 -w0)"
 unset token
-helper="store --file=$creds"
+export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="http.$base.extraHeader" GIT_CONFIG_VALUE_0="$auth"
 
 # A branch is checked out with plumbing: porcelain refuses names git itself accepts in a
 # push (-dash, --track=x), and `--` cannot help `checkout -B`.
@@ -44,9 +43,9 @@ checkout() {
 }
 
 cd /workspace || exit 1
-if git -c credential.helper="$helper" clone -q --no-checkout -- "$url" repo 2>"$state/clone.log" &&
+if git clone -q --no-checkout -- "$url" repo 2>"$state/clone.log" &&
 	cd repo &&
-	git config credential.helper "$helper" &&
+	printf '[http "%s"]\n\textraHeader = %s\n' "$base" "$auth" >>.git/config &&
 	checkout 2>>"$state/clone.log" &&
 	git config user.name "$name" && git config user.email "$email"; then
 	echo "done" >"$state/clone.state"
@@ -54,4 +53,5 @@ else
 	[ -s "$state/clone.log" ] || echo 'the clone or its checkout failed' >>"$state/clone.log"
 	echo "failed" >"$state/clone.state"
 fi
+unset auth GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0
 exec sleep infinity

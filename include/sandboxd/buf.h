@@ -19,6 +19,9 @@ void buf_release(struct buf *b);
 void buf_clear(struct buf *b);
 int buf_append(struct buf *b, const void *data, size_t n);
 int buf_puts(struct buf *b, const char *s);
+/* Copies the string src (NULL: "") into dst[n], NUL-terminated. ERR_TOOBIG when it had to
+ * be cut (dst then holds its first n - 1 bytes): a caller that trusts a bound says so. */
+int str_copy(char *dst, size_t n, const char *src) __attribute__((warn_unused_result));
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Makes room for n more bytes (and the NUL) in one allocation of exactly that size, so
  * that a caller who knows the final length writes straight into data + len. ERR_TOOBIG

@@ -67,6 +67,9 @@ struct docker_create {
 	/* /workspace: NULL or "" an anonymous volume (removed with the container), an
 	 * absolute path a bind mount of that host directory, anything else a named volume. */
 	const char *workspace;
+	/* Labels of a /workspace volume the engine creates ("key=value"; NULL: none), so that
+	 * one left behind by a container removed without it can be found and removed. */
+	const char *const *volume_labels;
 	const char *network;              /* NetworkMode; NULL: "bridge" */
 	const char *const *extra_hosts;   /* e.g. "sandboxd.internal:host-gateway" */
 	/* Capabilities added back after CapDrop ["ALL"]. NULL (the right value for sandboxes):
@@ -112,6 +115,13 @@ typedef int (*docker_list_fn)(void *arg, const char *id, const char *label_value
 int docker_container_list(const char *label, const char *value_label, docker_list_fn fn,
 			  void *arg, long timeout_ms,
 			  struct err *e);
+
+/* GET /volumes filtered as docker_container_list does; id is the volume's name, state "". */
+int docker_volume_list(const char *label, const char *value_label, docker_list_fn fn,
+		       void *arg, long timeout_ms, struct err *e);
+/* DELETE /volumes/{name}: ERR_EXISTS (409) while a container uses it, ERR_NOTFOUND when it
+ * is gone. */
+int docker_volume_remove(const char *name, long timeout_ms, struct err *e);
 
 /* ---- exec ---- */
 

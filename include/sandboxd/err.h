@@ -17,6 +17,9 @@ enum {
 	ERR_DOCKER = -9,    /* the Docker engine is unreachable (503) */
 	ERR_NOTDIR = -10,   /* a path that must be a directory is not one (400) */
 	ERR_CANCELLED = -11, /* the caller stopped waiting (its client went away: 499) */
+	ERR_LIMIT = -12,    /* a limit of the caller's was reached (429) */
+	ERR_NOIMAGE = -13,  /* the Docker engine has no such image */
+	ERR_NOSTART = -14,  /* a sandbox's container did not start (503, the message says why) */
 };
 
 struct err {

@@ -55,9 +55,9 @@ int exec_check_workdir(const struct sandbox *s, const struct exec_spec *x, struc
 int exec_mark_running(struct db *db, const struct sandbox *s, const struct exec_spec *x,
 		      int idle_timeout, struct err *e) __attribute__((warn_unused_result));
 
-/* The sandbox's own token (*out), read from its credential file and checked against the
- * database (cached per worker), for masking; *out NULL when the file holds none of its own
- * (the user may rewrite it). Fails when it cannot tell: output that could not be masked
+/* The sandbox's own token (*out), read from its clone's git config and checked against the
+ * database (cached per worker), for masking; *out NULL when the config holds none of its
+ * own (the user may rewrite it). Fails when it cannot tell: output that could not be masked
  * must not be shown. */
 int exec_token(struct db *db, const struct sandbox *s, const char **out, struct err *e)
 	__attribute__((warn_unused_result));

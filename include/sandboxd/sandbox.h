@@ -10,8 +10,8 @@
 #include "sandboxd/http.h"
 
 #define SANDBOX_ID_LEN 27              /* "sb_" + 24 hex */
-/* The sandbox's git credential, read by git's store helper (app/sh/clone.sh). */
-#define SANDBOX_CREDENTIALS "/workspace/.sandboxd/git-credentials"
+/* The clone's git config, which holds the sandbox's git credential (app/sh/clone.sh). */
+#define SANDBOX_GIT_CONFIG "/workspace/repo/.git/config"
 #define SANDBOX_LABEL "sandboxd.sandbox"
 
 struct sandbox {
@@ -33,11 +33,31 @@ struct sandbox {
  * free and that no transaction holds tells the reaper its creator is gone (its database
  * connection or its process died): the sandbox can be failed at once. */
 #define SANDBOX_LOCK_KEY "1935764068, hashtext($1)"  /* 1935764068: "sand" */
-/* Creates a sandbox on repo at ref (NULL: the default branch) for the caller and answers
- * the request (201, or the error). A call that fails after the container was made removes
- * it, also when the database is gone (then 503 database unavailable, and the row, still
- * starting, is the reaper's). */
-int sandbox_create(struct req *r, const struct repo *repo, const char *ref);
+/* What a new sandbox is made of: the caller (creator, author of the clone's commits), the
+ * repository and ref (NULL, "" or "HEAD": the default branch; refs/heads/X is branch X). */
+struct sandbox_new {
+	struct db *db;
+	const struct config *cfg;
+	struct pool *pool;
+	const struct caller *caller;
+	const struct repo *repo;
+	const char *ref;
+};
+/* Creates a sandbox (sandbox_create.c): its row, its container, its clone started. out gets
+ * it (out->id as soon as it has one, for the audit row, even on failure). Errors: ERR_LIMIT
+ * (the caller's sandbox limit), ERR_NOTFOUND (unknown ref), ERR_NOSTART (the container did
+ * not start: e says what the client reads; detail, sandbox_detail_max bytes, says why, for
+ * the audit row), ERR_DB, ERR_FAIL. A failure after the container was made removes it, also
+ * when the database is gone (then ERR_DB, and the row, still starting, is the reaper's).
+ * The transaction on db is committed along the way (the row must outlive a later
+ * failure); on success the row's update to ready is left for the caller's commit. */
+#define SANDBOX_DETAIL_MAX 256
+int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
+		   char detail[SANDBOX_DETAIL_MAX], struct err *e)
+	__attribute__((warn_unused_result));
+/* Removes a container (an empty id: nothing to do); one already gone is no error. A
+ * failure is only logged: the reaper removes containers that no live sandbox owns. */
+void sandbox_remove_container(const char *cid);
 /* The environment of the sandbox's processes (the container's and every exec's):
  * SANDBOX_ID, SANDBOX_REPOSITORY (repo, "owner/name"), SANDBOX_REF, SANDBOX_COMMIT, HOME and
  * PATH, in a pool array with room for extra more and the NULL; *n is the count so far. */

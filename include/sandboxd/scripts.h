@@ -11,6 +11,10 @@ extern const char sh_detach[];
 /* A detached exec's state and output (detach-state.sh, detach-read.sh). */
 extern const char sh_detach_state[];
 extern const char sh_detach_read[];
+/* The file API, as the sandbox's user: $1 path, $2 limit (file-read.sh); $1 the staged
+ * file, $2 path, $3 mode (file-write.sh). */
+extern const char sh_file_read[];
+extern const char sh_file_write[];
 /* The container's first process: clone, check out, configure, wait (clone.sh). */
 extern const char sh_clone[];
 

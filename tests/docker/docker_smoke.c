@@ -177,8 +177,8 @@ int main(int argc, char **argv)
 		char id[DOCKER_ID_MAX + 1];
 		rc = docker_container_create(&bad, id, 10000, &e);
 		snprintf(why, sizeof(why), "rc %d: %s", rc, e.msg);
-		check(rc == ERR_NOTFOUND && strstr(e.msg, "No such image") && strstr(e.msg, "(404)"),
-		      "missing image: ERR_NOTFOUND with Docker's message", why);
+		check(rc == ERR_NOIMAGE && strstr(e.msg, "No such image") && strstr(e.msg, "(404)"),
+		      "missing image: ERR_NOIMAGE with Docker's message", why);
 	}
 	rc = docker_container_start("bad/id", 1000, &e);
 	check(rc == ERR_INVALID, "an id with '/' is refused before any request", e.msg);

@@ -72,8 +72,16 @@ _it_ctl_wrapper() {
 }
 _it_ctl_wrapper
 
-# A new sandbox's token lives only in its container (the credential file that git's store
-# helper reads, and before that the clone's parameter file): read it from there while the
+# The password of the first "Authorization: Basic …" header in the text (a clone's git
+# config holds the sandbox token so: app/sh/clone.sh).
+_basic_password() {
+	local b
+	b=$(grep -oiE 'authorization: basic [A-Za-z0-9+/=]+' <<<"$1" | head -n 1 | awk '{print $3}')
+	[[ -n $b ]] && base64 -d <<<"$b" 2>/dev/null | sed 's/^[^:]*://'
+}
+
+# A new sandbox's token lives only in its container (an Authorization header in the clone's
+# git config, and before that the clone's parameter file): read it from there while the
 # container runs.
 _it_sandbox_token() { # SANDBOX_ID
 	local cid out i
@@ -81,7 +89,8 @@ _it_sandbox_token() { # SANDBOX_ID
 		cid=$(docker ps -q --filter "label=sandboxd.sandbox=$1" 2>/dev/null)
 		[[ -n $cid ]] || break
 		out=$(docker exec -u 1000:1000 "$cid" sh -c 'cat /tmp/.sandboxd/clone 2>/dev/null;
-			cat /workspace/.sandboxd/git-credentials 2>/dev/null' 2>/dev/null)
+			cat /workspace/repo/.git/config 2>/dev/null' 2>/dev/null)
+		out+=$'\n'$(_basic_password "$out")
 		if [[ $out =~ dst_[0-9A-Za-z]{42} ]]; then
 			printf '%s\n' "${BASH_REMATCH[0]}" >>"$IT_TOKENS"
 			return 0
@@ -91,10 +100,14 @@ _it_sandbox_token() { # SANDBOX_ID
 	printf '%s\n' "$1" >>"$IT_TOKENS.missed"
 }
 
-# The sandbox token of container CID, from its git credential file (app/sh/clone.sh).
+# The sandbox token of container CID, from its clone's git config (app/sh/clone.sh). Older
+# clones held it in the remote URL: that form is read too, so that a test run against an
+# older build shows what it checks fail, not a missing token.
 box_token_of() { # CID
-	docker exec -u 1000:1000 "$1" cat /workspace/.sandboxd/git-credentials 2>/dev/null |
-		sed -n 's/.*x-access-token:\([^@]*\)@.*/\1/p'
+	local cfg
+	cfg=$(docker exec -u 1000:1000 "$1" cat /workspace/repo/.git/config 2>/dev/null)
+	_basic_password "$cfg" | grep -oE '^dst_[0-9A-Za-z]{42}$' ||
+		sed -n 's/.*x-access-token:\(dst_[0-9A-Za-z]*\)@.*/\1/p' <<<"$cfg"
 }
 
 # scratch space; run.sh points IT_TMP into its var dir, so nothing outlives a run

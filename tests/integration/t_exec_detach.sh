@@ -86,7 +86,7 @@ check 'past its limit it ends' wait_until 30 exited
 expect_json .exitCode 124 'with 124'
 expect_json .timedOut true 'and timedOut'
 check 'nothing of its process tree runs on' wait_until 15 eval '[ "$(sleepers)" = 0 ]'
-detach '{"cmd":"git config --list; cat /workspace/.sandboxd/git-credentials","detach":true}'
+detach '{"cmd":"git config --list; cat .git/config","detach":true}'
 check 'the git config exec ends' wait_until 20 exited
 check 'the sandbox token is masked' fails grep -q dst_ <<<"$BODY"
 check 'with ***' grep -q '\*\*\*' <<<"$(_json .stdout)"

@@ -47,7 +47,7 @@ jq -j .stdout <<<"$BODY" >"$_T/attached"
 check 'capped output: the streamed text is the attached text' cmp -s "$_T/streamed" "$_T/attached"
 check_eq 'with the marker and the full count' "1|$(jq -r .stdoutBytes <<<"$BODY")" "$(grep -c 'bytes omitted' "$_T/streamed")|$(last_line | jq -r .stdoutBytes)"
 check_eq 'truncated' true "$(last_line | jq -r .truncated)"
-stream '{"cmd":"git config --list; cat /workspace/.sandboxd/git-credentials"}'
+stream '{"cmd":"git config --list; cat .git/config"}'
 check 'the sandbox token never shows in any line' fails grep -q 'dst_' "$_T/lines"
 check 'it is masked' grep -q '\*\*\*' <<<"$(text_of stdout)"
 

@@ -104,25 +104,24 @@ cloned() { [[ $(docker exec "$MC" cat /workspace/.sandboxd/clone.state 2>/dev/nu
 check 'its clone is done' wait_until 60 cloned
 MTOK=$(box_token_of "$MC")
 check 'the test has its token' grep -q '^dst_' <<<"$MTOK"
-CRED=/workspace/.sandboxd/git-credentials
-docker exec -u 1000:1000 "$MC" sh -c "mv $CRED $CRED.real && mkfifo $CRED"
+docker exec -u 1000:1000 -w /workspace/repo "$MC" sh -c 'mv .git/config .git/config.real && mkfifo .git/config'
 curl -sS -o "$_T/mask.body" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $OT" \
-	-H 'Content-Type: application/json' -d "{\"cmd\":\"cat $CRED.real\"}" \
+	-H 'Content-Type: application/json' -d '{"cmd":"cat .git/config.real"}' \
 	"$SANDBOXD_URL$SB/$MS/exec" >"$_T/mask.status" 2>/dev/null &
 MASKER=$!
-reading_token() { docker top "$MC" -o pid,args 2>/dev/null | grep -qF "head -c 4096 $CRED"; }
-check 'the exec reads the token from its credential file' wait_until 30 reading_token
+reading_token() { docker top "$MC" -o pid,args 2>/dev/null | grep -q 'head -c 4096 /workspace/repo/.git/config'; }
+check 'the exec reads the token from the config' wait_until 30 reading_token
 check_cond 'the database drops every connection of the service' \
 	"[[ \$(sql_super \"select count(*) from (select pg_terminate_backend(pid) from pg_stat_activity where usename = 'sandboxd') t\") -ge 1 ]]"
-docker exec -u 1000:1000 "$MC" sh -c "cat $CRED.real > $CRED"
+docker exec -u 1000:1000 -w /workspace/repo "$MC" sh -c 'cat .git/config.real > .git/config'
 wait "$MASKER" 2>/dev/null
-docker exec -u 1000:1000 "$MC" sh -c "rm $CRED && mv $CRED.real $CRED"
+docker exec -u 1000:1000 -w /workspace/repo "$MC" sh -c 'rm .git/config && mv .git/config.real .git/config'
 LAST_REQ="POST $SB/$MS/exec (the database lost while it looks up the token)"
 STATUS=$(cat "$_T/mask.status") BODY=$(cat "$_T/mask.body")
 check 'the answer never holds the token' eval '! grep -qF "$MTOK" <<<"$BODY"'
 expect_error 503 'database unavailable' 'the exec is refused: 503 database unavailable'
-api POST "$SB/$MS/exec" "{\"cmd\":\"cat $CRED\"}" "$OT"
-expect_json_match .stdout 'x-access-token:\*\*\*@' 'the next exec runs, masked'
+api POST "$SB/$MS/exec" '{"cmd":"git config --get-regexp extraheader"}' "$OT"
+expect_json_match .stdout 'Authorization: Basic \*\*\*' 'the next exec runs, masked'
 api POST "$SB/$MS/close" "" "$OT"
 
 # --- a COMMIT whose answer is lost -------------------------------------------------------------------

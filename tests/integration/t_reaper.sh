@@ -56,9 +56,13 @@ check_eq "its token is revoked" 0 "$(sql "select count(*) from tokens where sand
 # --- a container removed behind the service's back -------------------------------------------
 api POST "$SB" '{}' "$OT"
 C=$(_json .id)
+volumes_of() { docker volume ls -q --filter "label=sandboxd.sandbox=$1" | wc -l; }
+check_eq "its /workspace volume carries the sandbox's label" 1 "$(volumes_of "$C")"
+# Without -v: the anonymous volume, with the clone, stays behind.
 docker rm -f "$(docker ps -q --filter "label=sandboxd.sandbox=$C")" >/dev/null
 check 'is reconciled: the sandbox fails' wait_until 15 is_state "$C" failed
 check_eq 'with the reason' 'container gone' "$(sql "select end_reason from sandboxes where id = '$C'")"
+check 'and the volume left behind is removed' wait_until 15 eval "[ \"\$(volumes_of '$C')\" = 0 ]"
 
 # A live sandbox, to check that the passes below leave it alone.
 api POST "$SB" '{}' "$OT"
@@ -79,6 +83,7 @@ check 'a labelled container that no sandbox owns is removed' wait_until 15 no_co
 
 check_eq 'a live sandbox survives those passes' ready "$(state "$LIVE")"
 check 'and so does its container' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$LIVE")" ]
+check_eq 'and its volume' 1 "$(volumes_of "$LIVE")"
 
 # --- the lease lapses when its holder dies ------------------------------------------------------
 kill -TERM "$(cat "$SECOND/pid")"

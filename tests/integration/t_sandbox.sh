@@ -47,9 +47,9 @@ check_eq 'the repository is checked out at /workspace/repo' two "$(in_box "$ID" 
 check_eq 'on the branch asked for' main "$(in_box "$ID" git rev-parse --abbrev-ref HEAD)"
 check_eq "user.name is the creator's" 'Sandbox Owner' "$(in_box "$ID" git config user.name)"
 check_eq "user.email is the creator's" 'owner@example.test' "$(in_box "$ID" git config user.email)"
-check_eq "git's credential helper reads the sandbox token from its file" \
-	'store --file=/workspace/.sandboxd/git-credentials' "$(in_box "$ID" git config credential.helper)"
-check 'the file holds the sandbox token' grep -q 'x-access-token:dst_' <<<"$(in_box "$ID" cat /workspace/.sandboxd/git-credentials)"
+HDR=$(in_box "$ID" git config --get "http.http://sandboxd.internal:${SANDBOXD_URL##*:}/.extraheader")
+check 'the clone sends the sandbox token in a header for the service only' grep -q '^Authorization: Basic ' <<<"$HDR"
+check 'the header holds the sandbox token' grep -q '^x-access-token:dst_' <<<"$(base64 -d <<<"${HDR##* }")"
 check_eq 'the remote URL holds no credential' "http://sandboxd.internal:${SANDBOXD_URL##*:}/$R.git" "$(in_box "$ID" git config remote.origin.url)"
 BOX_ENV=$(in_box "$ID" env)
 check 'the environment is readable' grep -q "^SANDBOX_ID=$ID\$" <<<"$BOX_ENV"

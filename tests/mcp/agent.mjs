@@ -92,7 +92,7 @@ async function main() {
 	res = await run('sleep 30', { timeout_seconds: 1 });
 	check('exec: past timeout_seconds, 124 and timedOut', res.structuredContent?.exitCode === 124 &&
 	      res.structuredContent?.timedOut === true, res);
-	res = await run('git config --list; cat /workspace/.sandboxd/git-credentials');
+	res = await run('git config --list; cat .git/config');
 	check('exec: the sandbox token is masked', !res.isError &&
 	      !/dst_/.test(res.structuredContent?.stdout) && res.structuredContent?.stdout.includes('***'),
 	      res.structuredContent?.stdout);

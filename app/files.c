@@ -1,0 +1,162 @@
+/* files.c: reading and writing files in a sandbox as its user (files.h). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "sandboxd/docker.h"
+#include "sandboxd/files.h"
+#include "sandboxd/randid.h"
+#include "sandboxd/scripts.h"
+#include "sandboxd/tar.h"
+#include "sandboxd/banned.h"
+
+#define STAGE "/.sandboxd-stage"
+/* Copies of 32 MiB in and out of the container take longer than a short call. */
+#define FILE_CALL_MS 60000L
+#define SIZE_LINE_MAX 24
+
+/* The read's stdout: "<size>\n", then the bytes, handed on to the caller's sink. */
+struct reading {
+	const struct files_sink *sink;
+	char line[SIZE_LINE_MAX];
+	size_t nline;
+	int started;
+	uint64_t size, got;
+	int failed;
+	struct err *e;
+};
+
+static int take_size(struct reading *rd)
+{
+	uint64_t v = 0;
+
+	if (rd->nline == 0 || rd->nline > 20)
+		return err_set(rd->e, ERR_FAIL, "reading a file: no size came first");
+	for (size_t i = 0; i < rd->nline; i++) {
+		if (rd->line[i] < '0' || rd->line[i] > '9')
+			return err_set(rd->e, ERR_FAIL, "reading a file: a bad size came first");
+		v = v * 10 + (uint64_t)(rd->line[i] - '0');
+	}
+	rd->size = v;
+	rd->started = 1;
+	return rd->sink->start(rd->sink->arg, v, rd->e);
+}
+
+/* A dstream_fn for the read's exec: stderr is dropped (the script writes none). */
+static int reading_feed(void *arg, int stream, const char *p, size_t n)
+{
+	struct reading *rd = arg;
+	int rc;
+
+	if (stream != 1 || rd->failed)
+		return rd->failed;
+	while (!rd->started && n > 0) {
+		char c = *p++;
+		n--;
+		if (c == '\n') {
+			if ((rc = take_size(rd)))
+				return rd->failed = rc;
+		} else if (rd->nline < sizeof(rd->line)) {
+			rd->line[rd->nline++] = c;
+		} else {
+			return rd->failed = err_set(rd->e, ERR_FAIL, "reading a file: a bad size");
+		}
+	}
+	if (n == 0)
+		return 0;
+	/* More than the size said: the file grew after it was measured; head stops at it,
+	 * so this is the engine or the image lying. */
+	if (rd->got + n > rd->size)
+		return rd->failed = err_set(rd->e, ERR_FAIL, "reading a file: more bytes than its size");
+	rd->got += n;
+	if ((rc = rd->sink->bytes(rd->sink->arg, p, n, rd->e)))
+		return rd->failed = rc;
+	return 0;
+}
+
+int files_read(const struct sandbox *s, const char *abs, size_t limit,
+	       const struct files_sink *sink, int *is_dir, struct err *e)
+{
+	char lim[24], id[DOCKER_ID_MAX];
+	struct reading rd = { .sink = sink, .e = e };
+	struct docker_exec_state st = { 0, -1, 0 };
+	int rc;
+
+	*is_dir = 0;
+	snprintf(lim, sizeof(lim), "%zu", limit);
+	const char *argv[] = { "bash", "-c", sh_file_read, "sandboxd-read", abs, lim, NULL };
+	struct docker_exec_opts o = { .cmd = argv };
+	struct docker_exec_io io = { .sink = reading_feed, .sink_arg = &rd };
+	if ((rc = docker_exec_create(s->container_id, &o, id, DOCKER_CALL_MS, e)))
+		return rc;
+	rc = docker_exec_start(id, &io, FILE_CALL_MS, e);
+	if (rd.failed)
+		return rd.failed;
+	if (rc || (rc = docker_exec_inspect(id, &st, DOCKER_CALL_MS, e)))
+		return rc;
+	switch (st.exit_code) {
+	case 0: break;
+	case 3: return err_set(e, ERR_NOTFOUND, "no such file");
+	case 5: *is_dir = 1; /* fall through */
+	case 4: return err_set(e, ERR_INVALID, "not a regular file");
+	case 6: return err_set(e, ERR_TOOBIG, "file too large");
+	case 7: return err_set(e, ERR_DENIED, "permission denied");
+	default: return err_set(e, ERR_FAIL, "reading a file: exit %d", st.exit_code);
+	}
+	if (!rd.started && (rc = take_size(&rd)))
+		return rc;
+	if (rd.got != rd.size)
+		return err_set(e, ERR_EXISTS, "the file changed while it was read");
+	return 0;
+}
+
+/* Puts data as STAGE/<name>, the sandbox user's, 0600. */
+static int stage(const struct sandbox *s, const char *name, const unsigned char *data,
+		 size_t len, struct err *e)
+{
+	struct buf head, tail;
+	int rc;
+
+	buf_init(&head, tar_write_size(name, 0) + 1024);
+	buf_init(&tail, 3 * TAR_BLOCK);
+	rc = tar_write_head(&head, name, 0600, (int64_t)time(NULL), len, e);
+	if (!rc)
+		rc = tar_write_tail(&tail, len, e);
+	if (!rc) {
+		struct docker_part parts[] = { { head.data, head.len }, { data, len },
+					       { tail.data, tail.len } };
+		rc = docker_archive_put_parts(s->container_id, STAGE, parts, 3, FILE_CALL_MS, e);
+		if (rc == ERR_NOTFOUND)
+			rc = err_set(e, ERR_FAIL, "the sandbox image has no " STAGE " (build it "
+				     "again: deploy/build-runner-image.sh)");
+	}
+	buf_release(&head);
+	buf_release(&tail);
+	return rc;
+}
+
+int files_write(const struct sandbox *s, const char *abs, unsigned mode,
+		const unsigned char *data, size_t len, struct err *e)
+{
+	char name[40], staged[sizeof(STAGE) + 40], modes[8];
+	struct sandbox_output out;
+	int rc, code = 0;
+
+	if (randid(name, sizeof(name), "w-", 16))
+		return err_set(e, ERR_FAIL, "no randomness");
+	snprintf(staged, sizeof(staged), STAGE "/%s", name);
+	snprintf(modes, sizeof(modes), "%o", mode & 0777);
+	if ((rc = stage(s, name, data, len, e)))
+		return rc;
+	const char *argv[] = { "bash", "-c", sh_file_write, "sandboxd-write", staged, abs, modes,
+			       NULL };
+	if ((rc = sandbox_run(s->container_id, argv, &out, &code, e)))
+		return rc;
+	out.out[strcspn(out.out, "\n")] = 0;
+	switch (code) {
+	case 0: return 0;
+	case 3: return err_set(e, ERR_EXISTS, "is a directory");
+	case 4: return err_set(e, ERR_NOTDIR, "a parent is not a directory");
+	case 5: return err_set(e, ERR_DENIED, "permission denied");
+	default: return err_set(e, ERR_INVALID, "%s", out.out[0] ? out.out : "the write failed");
+	}
+}

@@ -1,0 +1,355 @@
+/* sandbox_create.c: a new sandbox (sandbox.h, SPEC.md §4 "Create"), without HTTP. In the
+ * order that makes crashes safe: the row (state starting) and its token are committed
+ * before anything runs, under the creator's advisory lock (SANDBOX_LOCK_KEY); then the
+ * container, labelled with the sandbox, its id recorded; then the clone's parameters put in
+ * place and the container started; ready last. The reaper repairs whatever a crash leaves
+ * between two steps. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <git2.h>
+#include <openssl/crypto.h>
+#include "sandboxd/docker.h"
+#include "sandboxd/log.h"
+#include "sandboxd/num.h"
+#include "sandboxd/randid.h"
+#include "sandboxd/sandbox.h"
+#include "sandboxd/scripts.h"
+#include "sandboxd/tar.h"
+#include "sandboxd/token.h"
+#include "sandboxd/banned.h"
+
+/* What one create carries from step to step. */
+struct make {
+	const struct sandbox_new *n;
+	struct sandbox *s;
+	char token[TOKEN_LEN + 1];
+	int is_branch;
+	long started;              /* time(NULL) at the start: the start limit counts from it */
+	const char *why;           /* what the client reads when the container did not start */
+};
+
+/* Commits what is done so far and opens a new transaction: sandbox steps must survive a
+ * later failure of the same request (the row before the container, the failed state). */
+static int commit_now(struct db *db, struct err *e)
+{
+	int rc = db_commit(db, e);
+	return rc ? rc : db_begin(db, e);
+}
+
+/* Resolves ref (NULL or "": the default branch) in the bare repository to a commit. *branch
+ * is set when ref named a branch. ERR_NOTFOUND when it does not resolve. */
+static int resolve(const struct config *cfg, const struct repo *repo, const char *ref,
+		   char commit[41], int *branch, struct err *e)
+{
+	git_repository *g = NULL;
+	git_object *obj = NULL, *peeled = NULL;
+	char path[1024], spec[320];
+	int rc = ERR_NOTFOUND;
+
+	*branch = 0;
+	snprintf(path, sizeof(path), "%s/%s/%s.git", cfg->repos_dir, repo->owner, repo->name);
+	if (git_repository_open_bare(&g, path) < 0)
+		return err_set(e, ERR_FAIL, "cannot open %s", path);
+	/* Branch, then tag, then a full refname, then a commit id: nothing else of revparse's
+	 * language (no ~, ^, @{…}, :path). */
+	const char *forms[] = { "refs/heads/%s", "refs/tags/%s", "%s" };
+	for (int i = 0; i < 3 && rc; i++) {
+		int valid = 0;
+		snprintf(spec, sizeof(spec), forms[i], ref);
+		if (i == 2) {
+			git_oid oid;
+			size_t n = strlen(ref);
+			int hex = n >= 4 && n <= 40 && strspn(ref, "0123456789abcdef") == n;
+			if (strncmp(ref, "refs/", 5) == 0 &&
+			    git_reference_name_is_valid(&valid, ref) == 0 && valid) {
+				if (git_revparse_single(&obj, g, ref) < 0)
+					continue;
+			} else if (hex && git_oid_fromstrn(&oid, ref, n) == 0) {
+				if (git_object_lookup_prefix(&obj, g, &oid, n, GIT_OBJECT_ANY) < 0)
+					continue;
+			} else {
+				continue;
+			}
+		} else if (git_reference_name_is_valid(&valid, spec) < 0 || !valid ||
+			   git_revparse_single(&obj, g, spec) < 0) {
+			continue;
+		}
+		if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) == 0) {
+			git_oid_tostr(commit, 41, git_object_id(peeled));
+			*branch = i == 0;
+			rc = 0;
+		}
+		git_object_free(peeled);
+		git_object_free(obj);
+		peeled = obj = NULL;
+	}
+	git_repository_free(g);
+	if (rc)
+		err_set(e, ERR_NOTFOUND, "unknown ref");
+	return rc;
+}
+
+/* The limit holds under concurrent creates: the account's row is locked until the new
+ * sandbox's row commits (step 1), so a second create counts it. */
+static int reserve(const struct sandbox_new *n, struct err *e)
+{
+	int64_t running = 0;
+	int rc, code = 0;
+	PGresult *res;
+
+	if ((rc = db_run(n->db, e, "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", 1,
+			 n->caller->account_id)))
+		return rc;
+	res = db_exec(n->db, e, &code,
+		      "SELECT count(*) FROM sandboxes WHERE account_id = $1"
+		      "   AND state IN ('starting', 'ready')", 1, n->caller->account_id);
+	if (!res)
+		return code;
+	rc = num_parse(db_val(res, 0, 0), 0, INT64_MAX, &running);
+	PQclear(res);
+	if (rc)
+		return err_set(e, ERR_FAIL, "cannot count the account's sandboxes");
+	if (running >= n->cfg->max_sandboxes)
+		return err_set(e, ERR_LIMIT, "sandbox limit reached");
+	return 0;
+}
+
+/* 1. The row and its token, committed before anything runs. */
+static int insert_rows(struct make *m, struct err *e)
+{
+	const struct sandbox_new *n = m->n;
+	char hash[TOKEN_HASH_LEN + 1], secs[24];
+	int rc;
+
+	token_hash(m->token, TOKEN_LEN, hash);
+	snprintf(secs, sizeof(secs), "%d", n->cfg->idle_timeout);
+	rc = db_run(n->db, e,
+		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at)"
+		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int))",
+		    6, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs);
+	if (!rc)
+		rc = db_run(n->db, e,
+			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"
+			    "                    note, expires_at)"
+			    " VALUES ($1, 'sandbox', 'write', $2, $3, $4, 'sandbox git credential',"
+			    "         now() + interval '24 hours')",
+			    4, n->caller->account_id, n->repo->id, m->s->id, hash);
+	return rc ? rc : commit_now(n->db, e);
+}
+
+/* Creates the container from dc, pulling the image once when it is missing and pulling is
+ * on (there may be no registry): the first sandbox on a host waits for the pull, within the
+ * start limit; workers that pull at once are one pull for Docker. */
+static int create_container(struct make *m, const struct docker_create *dc, char *cid,
+			    struct err *e)
+{
+	const struct config *cfg = m->n->cfg;
+	long left = (long)cfg->start_timeout * 1000;
+	int rc = docker_container_create(dc, cid, left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, e);
+
+	if (rc != ERR_NOIMAGE)
+		return rc;
+	if (!cfg->image_pull) {
+		m->why = pool_printf(m->n->pool, "the sandbox image %s is missing and pulling is off",
+				     cfg->runner_image);
+		return err_set(e, ERR_NOTFOUND, "%s", m->why ? m->why : "no image");
+	}
+	left -= ((long)time(NULL) - m->started) * 1000;
+	log_info("sandbox %s: pulling the image %s", m->s->id, cfg->runner_image);
+	if ((rc = docker_image_pull(cfg->runner_image, left > 1000 ? left : 1000, e))) {
+		m->why = pool_printf(m->n->pool, "the sandbox image %s is missing and could not be "
+				     "pulled: %s", cfg->runner_image, e->msg);
+		return err_set(e, ERR_NOTFOUND, "%s", m->why ? m->why : "no image");
+	}
+	return docker_container_create(dc, cid, DOCKER_CALL_MS, e);
+}
+
+/* 2. The container, labelled with the sandbox, hardened; its id recorded. */
+static int make_container(struct make *m, struct err *e)
+{
+	const struct sandbox_new *n = m->n;
+	char label[64], ilabel[96], cid[DOCKER_ID_MAX] = "";
+	const char **env;
+	size_t nenv;
+	int rc;
+
+	snprintf(label, sizeof(label), SANDBOX_LABEL "=%s", m->s->id);
+	snprintf(ilabel, sizeof(ilabel), "sandboxd.instance=%s", n->cfg->instance);
+	const char *labels[] = { label, ilabel, NULL };
+	/* The script holds no secret: it may stand in the container's configuration. */
+	const char *cmd[] = { "bash", "-c", sh_clone, "sandboxd-clone", NULL };
+	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
+	if ((rc = sandbox_env(n->pool, m->s, pool_printf(n->pool, "%s/%s", n->repo->owner,
+							 n->repo->name), 0, &env, &nenv, e)))
+		return rc;
+	struct docker_create dc = {
+		.image = n->cfg->runner_image, .labels = labels, .volume_labels = labels,
+		.env = env, .cmd = cmd,
+		.extra_hosts = hosts, .network = n->cfg->sandbox_network,
+		.memory = n->cfg->sandbox_memory,
+		.nano_cpus = (int64_t)n->cfg->sandbox_cpus * 1000000000,
+		.pids_limit = n->cfg->sandbox_pids,
+	};
+	if ((rc = create_container(m, &dc, cid, e)))
+		return rc;
+	if (str_copy(m->s->container_id, sizeof(m->s->container_id), cid))
+		return err_set(e, ERR_FAIL, "container id %.12s… is too long", cid);
+	rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2 WHERE id = $1", 2,
+		    m->s->id, cid);
+	return rc ? rc : commit_now(n->db, e);
+}
+
+/* The clone's parameters, one per line; a value with a newline could forge the next. */
+static int clone_file(struct make *m, struct buf *tar, struct err *e)
+{
+	const struct sandbox_new *n = m->n;
+	const struct account *a = &n->caller->account;
+	char *name = pool_strdup(n->pool, a->has_name && a->name[0] ? a->name : a->login);
+	char *email = a->has_email && a->email[0]
+			      ? pool_strdup(n->pool, a->email)
+			      : pool_printf(n->pool, "%s@users.noreply.sandboxd", a->login);
+	struct buf f;
+	int rc;
+
+	if (!name || !email)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	for (char *p = name; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	for (char *p = email; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	buf_init(&f, 8192);
+	rc = buf_printf(&f, "%s/%s/%s.git\n%s\n%s\n%s\n%s\n%s\n", n->cfg->sandbox_git_url,
+			n->repo->owner, n->repo->name, m->token, m->s->commit,
+			m->is_branch ? m->s->ref : "", name, email);
+	if (rc)
+		rc = err_set(e, rc, "the clone's parameters are too long");
+	else
+		rc = tar_write_file(tar, ".sandboxd/clone", 0600, (int64_t)time(NULL), f.data,
+				    f.len, e);
+	OPENSSL_cleanse(f.data, f.len);
+	buf_release(&f);
+	return rc;
+}
+
+/* 3. The clone's parameters in place, the container started and running within the start
+ * limit. The token leaves memory here, whatever happens. */
+static int start(struct make *m, struct err *e)
+{
+	const char *cid = m->s->container_id;
+	struct buf tar;
+	int rc;
+
+	buf_init(&tar, 65536);
+	rc = clone_file(m, &tar, e);
+	OPENSSL_cleanse(m->token, sizeof(m->token));
+	if (!rc)
+		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, e);
+	if (tar.data)
+		OPENSSL_cleanse(tar.data, tar.len);
+	buf_release(&tar);
+	long left = (long)m->n->cfg->start_timeout * 1000 - ((long)time(NULL) - m->started) * 1000;
+	if (!rc)
+		rc = docker_container_start(cid, left > 1000 ? left : 1000, e);
+	while (!rc) {
+		struct docker_container_state st;
+		if ((rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, e)) || st.running)
+			break;
+		if (strcmp(st.status, "created") ||
+		    (long)time(NULL) - m->started > m->n->cfg->start_timeout)
+			rc = err_set(e, ERR_FAIL, "container is %s", st.status);
+		else
+			usleep(50000);
+	}
+	return rc;
+}
+
+/* A sandbox that did not start: failed (its token revoked, its container removed), and the
+ * error the client reads. */
+static int failed(struct make *m, int rc, char detail[SANDBOX_DETAIL_MAX], struct err *e)
+{
+	struct err e2;
+
+	log_warn("sandbox %s did not start: %s", m->s->id, e->msg);
+	if (str_copy(detail, SANDBOX_DETAIL_MAX, e->msg))
+		log_info("sandbox %s: the reason is cut for the audit row", m->s->id);
+	if (sandbox_end(m->n->db, m->s, "failed", m->why ? m->why : "the container did not start",
+			&e2) || commit_now(m->n->db, &e2)) {
+		log_error("marking %s failed: %s", m->s->id, e2.msg);
+		sandbox_remove_container(m->s->container_id);
+	}
+	if (rc == ERR_DB)
+		return rc;
+	return err_set(e, ERR_NOSTART, "%s",
+		       m->why ? m->why : "the sandbox container did not start; try again");
+}
+
+/* Steps 1 to 3 and ready, with the creator's lock held (*locked once taken). */
+static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], struct err *e)
+{
+	const struct sandbox_new *n = m->n;
+	int code = 0, rc;
+
+	/* Taken before the row is visible to anyone, so that the reaper never sees this row
+	 * starting without its creator's lock while the creator lives. */
+	if ((rc = db_run(n->db, e, "SELECT pg_advisory_lock(" SANDBOX_LOCK_KEY ")", 1, m->s->id)))
+		return rc;
+	*locked = 1;
+	if ((rc = insert_rows(m, e)))
+		return rc;
+	if ((rc = make_container(m, e)) || (rc = start(m, e)))
+		return failed(m, rc, detail, e);
+	PGresult *res = db_exec(n->db, e, &code,
+				"UPDATE sandboxes SET state = 'ready' WHERE id = $1 AND state = 'starting'"
+				" RETURNING rfc3339(created_at)", 1, m->s->id);
+	if (!res) {
+		/* The database went away: a container nobody can reach must not stay. */
+		sandbox_remove_container(m->s->container_id);
+		return code;
+	}
+	memcpy(m->s->state, PQntuples(res) ? "ready" : "failed", PQntuples(res) ? 6 : 7);
+	rc = str_copy(m->s->created_at, sizeof(m->s->created_at),
+		      PQntuples(res) ? db_val(res, 0, 0) : "");
+	PQclear(res);
+	return rc ? err_set(e, ERR_FAIL, "created_at is too long") : 0;
+}
+
+int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
+		   char detail[SANDBOX_DETAIL_MAX], struct err *e)
+{
+	const char *ref = n->ref;
+	struct make m = { .n = n, .s = out, .started = (long)time(NULL) };
+	int rc, locked = 0;
+
+	memset(out, 0, sizeof(*out));
+	detail[0] = 0;
+	/* HEAD is the repository's HEAD: its default branch, not a branch named HEAD. A full
+	 * branch name is that branch (checked out as one, not detached). */
+	if (!ref || !*ref || strcmp(ref, "HEAD") == 0)
+		ref = n->repo->default_branch;
+	else if (strncmp(ref, "refs/heads/", 11) == 0 && ref[11])
+		ref += 11;
+	if (str_copy(out->ref, sizeof(out->ref), ref))
+		return err_set(e, ERR_NOTFOUND, "unknown ref");
+	if ((rc = reserve(n, e)) ||
+	    (rc = resolve(n->cfg, n->repo, ref, out->commit, &m.is_branch, e)))
+		return rc;
+	if (randid(out->id, sizeof(out->id), "sb_", 12) || token_mint(TOKEN_SANDBOX, m.token))
+		return err_set(e, ERR_FAIL, "RNG failed");
+	rc = make(&m, &locked, detail, e);
+	OPENSSL_cleanse(m.token, sizeof(m.token));
+	if (locked) {
+		struct err e2;
+		/* A failed call keeps nothing of its transaction (the worker would roll it
+		 * back), and an aborted one could not run the unlock. A call that succeeded
+		 * holds its row's lock (the update to ready) until its commit. */
+		if (rc)
+			db_rollback(n->db);
+		if (db_run(n->db, &e2, "SELECT pg_advisory_unlock(" SANDBOX_LOCK_KEY ")", 1, out->id))
+			log_warn("unlocking %s: %s", out->id, e2.msg);
+	}
+	return rc;
+}
