@@ -340,6 +340,8 @@ static const struct rule rules[] = {
  * stays in the first-level cache), and the rules bucketed by their first byte. */
 static unsigned char bigram[65536 / 8];
 static unsigned char order[NRULES];
+static unsigned char second[NRULES];   /* the second byte of order[k]'s prefix */
+static unsigned char plen[NRULES];     /* the length of rules[r]'s prefix */
 static unsigned short bstart[257];
 static int ready;
 
@@ -376,6 +378,8 @@ static void init(void)
 
 			if (p[0] != c)
 				continue;
+			plen[r] = (unsigned char)strlen(rules[r].prefix);
+			second[k] = p[1];
 			order[k++] = (unsigned char)r;
 			bigram[x >> 3] |= (unsigned char)(1u << (x & 7));
 		}
@@ -385,17 +389,17 @@ static void init(void)
 }
 
 /* Rule r matches at d[i] (its prefix's first two bytes already do). */
-static int rule_at(const struct rule *r, const unsigned char *d, size_t n, size_t i)
+static int rule_at(size_t ri, const unsigned char *d, size_t n, size_t i)
 {
-	size_t j;
+	const struct rule *r = &rules[ri];
+	size_t j = i + plen[ri];
 
-	if (!has(d, n, i, r->prefix))
+	if (n - i < plen[ri] || memcmp(d + i + 2, r->prefix + 2, plen[ri] - 2u))
 		return 0;
 	if (r->match)
 		return r->match(d, n, i);
 	if ((r->flags & LB) && i > 0 && is_alnum(d[i - 1]))
 		return 0;
-	j = i + strlen(r->prefix);
 	for (const struct seg *s = r->seg; s < r->seg + 7 && (s->lit || s->max); s++) {
 		size_t k = 0;
 
@@ -427,7 +431,7 @@ static const struct rule *scan_span(const unsigned char *d, size_t n, size_t fro
 		if (!(bigram[x >> 3] & (1u << (x & 7))))
 			continue;
 		for (unsigned k = bstart[d[i]]; k < bstart[d[i] + 1]; k++)
-			if (rule_at(&rules[order[k]], d, n, i)) {
+			if (second[k] == d[i + 1] && rule_at(order[k], d, n, i)) {
 				*at = i;
 				return &rules[order[k]];
 			}
