@@ -216,7 +216,10 @@ for c in $(seq 50); do
 	for i in $(seq "$per"); do head -c $((size * 3 / 4)) /dev/urandom | base64 -w 76 >"$PSRC/d$c/f$i.txt"; done
 	git -C "$PSRC" add -A && git -C "$PSRC" -c user.name=b -c user.email=b@b commit -qm "c$c"
 done
-PSIZE=$(git -C "$PSRC" count-objects -vH | awk '/size-pack|^size:/ {print $2 $3}' | paste -sd' ')
+# Packed once, so that each push sends the pack's data as it is (no compression on the
+# client's side in the figure: what is measured is the servers).
+git -C "$PSRC" repack -adq
+PSIZE=$(du -sh "$PSRC/.git/objects/pack" | cut -f1)
 mkdir -p "$VAR/repos/plain"
 chmod a+x "$VAR/repos"
 push_ms() { # URL: one push's wall time in ms

@@ -9,6 +9,8 @@
  * "remote: …" lines. post-receive only reports which refs landed (pushreport.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,15 +174,130 @@ static int oidset_add(struct oidset *s, const git_oid *o)
 	return 1;
 }
 
+/* A blob to scan, and what to name in the refusal. */
+struct job {
+	git_oid id;
+	char *path;                     /* malloc'd */
+	char where[GIT_OID_HEXSZ + 1];  /* the commit that adds it, or "" */
+	const char *ref;                /* else the ref that points at it */
+};
+
 struct scan {
 	git_repository *repo;
 	struct oidset seen;
+	struct job *jobs;
+	size_t njobs, cap;
 	char *msg;
 	size_t msgsz;
 	int found;         /* 1: refuse, msg says why (a secret, or what could not be read) */
 	const char *ref;   /* for a tree or blob a ref points at directly: that ref */
 	char where[GIT_OID_HEXSZ + 1];  /* the commit being scanned, or "" */
 };
+
+/* The blobs are read and scanned by SCAN_THREADS_MAX threads at most: git waits for the
+ * hook with the push received, so the machine's cores are otherwise idle, and inflating
+ * the blobs is most of the hook's time. Each thread opens its own repository (libgit2's
+ * rule for threads); the refusal names the first secret in walk order, as one thread
+ * would. */
+#define SCAN_THREADS_MAX 4
+#define SCAN_THREADS_MIN_JOBS 64
+
+struct scan_pool {
+	struct scan *s;
+	atomic_size_t next;
+	atomic_size_t best;        /* the lowest job index with a finding, or SIZE_MAX */
+	pthread_mutex_t mu;
+	struct scan_hit hit;       /* best's secret, or */
+	char err[200];             /* best's read error */
+};
+
+static void pool_record(struct scan_pool *p, size_t i, const struct scan_hit *hit,
+			const char *err)
+{
+	pthread_mutex_lock(&p->mu);
+	if (i < atomic_load(&p->best)) {
+		atomic_store(&p->best, i);
+		if (hit)
+			p->hit = *hit;
+		snprintf(p->err, sizeof(p->err), "%s", err ? err : "");
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *pool_work(void *arg)
+{
+	struct scan_pool *p = arg;
+	git_repository *repo = NULL;
+	git_odb *odb = NULL;
+	size_t i;
+
+	if (git_repository_open_ext(&repo, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0 ||
+	    git_repository_odb(&odb, repo) < 0) {
+		pool_record(p, 0, NULL, "cannot open the repository to scan the push");
+		goto out;
+	}
+	/* Each thread takes the next job; past a finding, later jobs do not matter. */
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->s->njobs && i < atomic_load(&p->best)) {
+		git_odb_object *obj = NULL;
+		struct scan_hit hit;
+
+		if (git_odb_read(&obj, odb, &p->s->jobs[i].id) < 0) {
+			pool_record(p, i, NULL, "cannot read a blob to scan it");
+			break;
+		}
+		if (scan_buffer(git_odb_object_data(obj), git_odb_object_size(obj), &hit))
+			pool_record(p, i, &hit, NULL);
+		git_odb_object_free(obj);
+	}
+out:
+	git_odb_free(odb);
+	git_repository_free(repo);
+	return NULL;
+}
+
+/* Scans the queued blobs; fills msg and sets found on the first finding. */
+static void scan_jobs(struct scan *s)
+{
+	struct scan_pool p = { .s = s };
+	pthread_t tid[SCAN_THREADS_MAX];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int nthreads = 0, want = cpus < 1 ? 1 : cpus > SCAN_THREADS_MAX ? SCAN_THREADS_MAX : (int)cpus;
+	size_t best;
+
+	if (s->njobs == 0)
+		return;
+	atomic_init(&p.next, 0);
+	atomic_init(&p.best, SIZE_MAX);
+	pthread_mutex_init(&p.mu, NULL);
+	if (s->njobs < SCAN_THREADS_MIN_JOBS)
+		want = 1;
+	/* This thread is one of them; a thread that cannot start leaves its share to others. */
+	for (int k = 1; k < want; k++)
+		if (pthread_create(&tid[nthreads], NULL, pool_work, &p) == 0)
+			nthreads++;
+	pool_work(&p);
+	for (int k = 0; k < nthreads; k++)
+		pthread_join(tid[k], NULL);
+	pthread_mutex_destroy(&p.mu);
+	if ((best = atomic_load(&p.best)) == SIZE_MAX)
+		return;
+	s->found = 1;
+	if (p.err[0]) {
+		char sha[GIT_OID_HEXSZ + 1];
+
+		git_oid_tostr(sha, sizeof(sha), &s->jobs[best].id);
+		snprintf(s->msg, s->msgsz, "push refused: %s (%.12s)", p.err, sha);
+	} else if (s->jobs[best].where[0]) {
+		snprintf(s->msg, s->msgsz,
+			 "push refused: %s found in %s (line %zu) in commit %.12s; remove it from the "
+			 "history and push again", p.hit.rule, s->jobs[best].path, p.hit.line,
+			 s->jobs[best].where);
+	} else {
+		snprintf(s->msg, s->msgsz,
+			 "push refused: %s found in %s (line %zu) that %.300s points at; remove it and "
+			 "push again", p.hit.rule, s->jobs[best].path, p.hit.line, s->jobs[best].ref);
+	}
+}
 
 static int scan_fail(struct scan *s, const char *what, const git_oid *oid)
 {
@@ -195,35 +312,35 @@ static int scan_fail(struct scan *s, const char *what, const git_oid *oid)
 	return -1;
 }
 
-/* Scans one blob, once per push. path names it in the refusal. 0, or -1 to stop. */
+/* Queues one blob for scan_jobs, once per push. path names it in the refusal. 0, or -1
+ * to stop (out of memory: the push is refused). */
 static int scan_blob(struct scan *s, const git_oid *id, const char *path)
 {
-	git_blob *blob = NULL;
-	struct scan_hit hit;
 	int added = oidset_add(&s->seen, id);
+	struct job *j;
 
-	if (added < 0) {
+	if (added == 0)
+		return 0;
+	if (added > 0 && s->njobs == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		struct job *v = cap <= SIZE_MAX / sizeof(*v) ? realloc(s->jobs, cap * sizeof(*v)) : NULL;
+
+		if (!v)
+			added = -1;
+		else
+			s->jobs = v, s->cap = cap;
+	}
+	if (added < 0 || !(path = strdup(path))) {
 		snprintf(s->msg, s->msgsz, "push refused: out of memory while scanning it");
 		s->found = 1;
 		return -1;
 	}
-	if (!added)
-		return 0;
-	if (git_blob_lookup(&blob, s->repo, id) < 0)
-		return scan_fail(s, "blob", id);
-	if (scan_buffer(git_blob_rawcontent(blob), (size_t)git_blob_rawsize(blob), &hit)) {
-		if (s->where[0])
-			snprintf(s->msg, s->msgsz,
-				 "push refused: %s found in %s (line %zu) in commit %.12s; remove it "
-				 "from the history and push again", hit.rule, path, hit.line, s->where);
-		else
-			snprintf(s->msg, s->msgsz,
-				 "push refused: %s found in %s (line %zu) that %.300s points at; remove "
-				 "it and push again", hit.rule, path, hit.line, s->ref);
-		s->found = 1;
-	}
-	git_blob_free(blob);
-	return s->found ? -1 : 0;
+	j = &s->jobs[s->njobs++];
+	j->id = *id;
+	j->path = (char *)path;
+	j->ref = s->ref;
+	snprintf(j->where, sizeof(j->where), "%s", s->where);
+	return 0;
 }
 
 /* A message (commit or tag) is pushed text too: scanned with the same rules. */
@@ -415,10 +532,15 @@ static int scan_push(struct update *u, int n, char *msg, size_t msgsz)
 		snprintf(msg, msgsz, "push refused: cannot walk the pushed history to scan it");
 		s.found = 1;
 	}
+	if (!s.found)
+		scan_jobs(&s);
 out:
 	git_revwalk_free(walk);
 	git_repository_free(s.repo);
 	free(s.seen.slot);
+	for (size_t k = 0; k < s.njobs; k++)
+		free(s.jobs[k].path);
+	free(s.jobs);
 	return s.found;
 }
 
@@ -520,8 +642,9 @@ static const char *const required_env[] = {
 	"SANDBOXD_HOOK_REPORT_FD",
 };
 
-/* 1 when this push came through sandboxd: any of our variables, or http-backend's root,
- * is there. An operator pushing on the host has none of them. */
+/* 1 when this push came through sandboxd: http-backend's root or any of the hook's own
+ * variables is there. An operator pushing on the host has none of them (SANDBOXD_URL and
+ * the like from var/local.env do not count). */
 static int through_sandboxd(void)
 {
 	extern char **environ;
@@ -529,7 +652,7 @@ static int through_sandboxd(void)
 	if (getenv("GIT_PROJECT_ROOT"))
 		return 1;
 	for (char **v = environ; v && *v; v++)
-		if (!strncmp(*v, "SANDBOXD_", 9))
+		if (!strncmp(*v, "SANDBOXD_HOOK_", 14))
 			return 1;
 	return 0;
 }

@@ -88,6 +88,21 @@ OUT=$(g a push "$URL" main 2>&1)
 has_text 'a commit message holding a secret is refused' "AWS access key id found in the message of commit $(g a rev-parse --short=12 HEAD)"
 g a reset -q --hard "$BASE"
 
+# Many blobs (read and scanned by several threads): the one secret among them is found and
+# named; the same files without it land.
+mkdir -p "$W/a/many"
+for i in $(seq 200); do printf 'file %d\n%s\n' "$i" "$(head -c 3000 /dev/urandom | base64 -w 76)" >"$W/a/many/f$i.txt"; done
+printf 'deploy:\n  token: %s\n' "$GH" >>"$W/a/many/f137.txt"
+g a add many && g a commit -qm many
+OUT=$(g a push "$URL" main 2>&1)
+has_text 'one secret among 200 new files is refused, naming its file' "GitHub token found in many/f137.txt (line 56) in commit"
+g a reset -q --hard "$BASE"
+mkdir -p "$W/a/many"
+for i in $(seq 200); do printf 'file %d\n%s\n' "$i" "$(head -c 3000 /dev/urandom | base64 -w 76)" >"$W/a/many/f$i.txt"; done
+g a add many && g a commit -qm many
+check 'positive: 200 clean files land' g a push -q "$URL" main
+BASE=$(g a rev-parse HEAD)
+
 # --- 3. more than 20,000 commits --------------------------------------------------------
 long_history() { # DIR CONTENT: a root commit with config.txt, then 20,005 empty commits
 	git init -q -b main "$1"
