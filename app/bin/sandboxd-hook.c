@@ -675,7 +675,7 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "post-receive")) {
 		if ((n = read_updates(u, ns)) > 0)
 			report("updated", u, n);
-		free_updates(u, n);
+		free_updates(u, n < 0 ? MAX_REFS : n);
 		return 0;
 	}
 	/* Fail closed: a push whose checks cannot all run is refused, whatever is missing. */
