@@ -17,7 +17,7 @@
 #include "sandboxd/banned.h"
 
 #define CHUNK 65536
-#define ENV_MAX 40
+#define ENV_MAX 64  /* a push uses about 45 */
 #define IDLE_MS (10 * 60 * 1000)  /* no byte either way for this long: give up */
 
 int githttp_match(const char *path, const char *query, struct git_route *out)
@@ -54,25 +54,36 @@ int githttp_match(const char *path, const char *query, struct git_route *out)
 	return 1;
 }
 
+/* The child's environment: bounded, and never cut short. A variable that does not fit
+ * fails the request (the hook would otherwise run without, say, its ref policies). */
 struct env {
 	char *v[ENV_MAX + 1];
 	int n;
+	int full;        /* a variable did not fit, or memory ran out: the request fails */
 	struct pool *pool;
 };
 
+/* Adds name=value; a NULL value adds nothing (the variable is absent on purpose). */
 static void env_add(struct env *env, const char *name, const char *value)
 {
-	if (!value || env->n >= ENV_MAX)
+	if (!value)
 		return;
-	env->v[env->n] = pool_printf(env->pool, "%s=%s", name, value);
-	if (env->v[env->n])
-		env->n++;
+	if (env->n >= ENV_MAX || !name) {
+		env->full = 1;
+		return;
+	}
+	if (!(env->v[env->n] = pool_printf(env->pool, "%s=%s", name, value))) {
+		env->full = 1;
+		return;
+	}
+	env->n++;
 }
 
 /* The child's whole environment, from scratch: nothing of ours or of the client's headers
- * leaks in, and the trusted values for the hook have names that no header can forge. */
-static void build_env(struct req *r, const struct git_route *g, const struct repo *repo,
-		      const struct git_pusher *who, struct env *env)
+ * leaks in, and the trusted values for the hook have names that no header can forge.
+ * 0, or ERR_FAIL when a variable did not fit (logged: a bug to fix, ENV_MAX too small). */
+static int build_env(struct req *r, const struct git_route *g, const struct repo *repo,
+		     const struct git_pusher *who, struct env *env, struct err *e)
 {
 	const char *ce = http_param(r, "HTTP_CONTENT_ENCODING");
 	const char *gp = http_param(r, "HTTP_GIT_PROTOCOL");
@@ -81,6 +92,7 @@ static void build_env(struct req *r, const struct git_route *g, const struct rep
 	int cfg = 0;
 
 	env->n = 0;
+	env->full = 0;
 	env->pool = r->pool;
 	env_add(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
 	env_add(env, "HOME", "/nonexistent");
@@ -123,24 +135,31 @@ static void build_env(struct req *r, const struct git_route *g, const struct rep
 #undef CONFIG
 	env_add(env, "GIT_CONFIG_COUNT", pool_printf(r->pool, "%d", cfg));
 
+	/* Every hook variable is set, empty when there is nothing to say: the hook refuses a
+	 * push when one is missing, so a cut environment can never drop a check. */
 	if (g->push && who) {
 		env_add(env, "SANDBOXD_DATABASE_URL", r->cfg->database_url);
 		env_add(env, "SANDBOXD_HOOK_REPO", pool_printf(r->pool, "%s/%s", repo->owner,
 							       repo->name));
 		env_add(env, "SANDBOXD_HOOK_REPO_ID", repo->id);
 		env_add(env, "SANDBOXD_HOOK_DEFAULT_BRANCH", repo->default_branch);
-		env_add(env, "SANDBOXD_HOOK_LOGIN", who->login);
-		env_add(env, "SANDBOXD_HOOK_ACCOUNT_ID", who->account_id);
+		env_add(env, "SANDBOXD_HOOK_LOGIN", who->login ? who->login : "");
+		env_add(env, "SANDBOXD_HOOK_ACCOUNT_ID", who->account_id ? who->account_id : "");
 		env_add(env, "SANDBOXD_HOOK_AGENT", who->agent ? "1" : "0");
-		env_add(env, "SANDBOXD_HOOK_TOKEN_ID", who->token_id);
-		env_add(env, "SANDBOXD_HOOK_TOKEN_KIND", who->token_kind);
-		env_add(env, "SANDBOXD_HOOK_POLICIES", who->policies);
+		env_add(env, "SANDBOXD_HOOK_TOKEN_ID", who->token_id ? who->token_id : "");
+		env_add(env, "SANDBOXD_HOOK_TOKEN_KIND", who->token_kind ? who->token_kind : "");
+		env_add(env, "SANDBOXD_HOOK_POLICIES", who->policies ? who->policies : "");
 		env_add(env, "SANDBOXD_HOOK_REQUEST_ID", r->request_id);
-		env_add(env, "SANDBOXD_HOOK_NAMESPACE", who->namespace_);
-		if (who->report_fd >= 0)
-			env_add(env, "SANDBOXD_HOOK_REPORT_FD", "3");
+		env_add(env, "SANDBOXD_HOOK_NAMESPACE", who->namespace_ ? who->namespace_ : "");
+		env_add(env, "SANDBOXD_HOOK_REPORT_FD", who->report_fd >= 0 ? "3" : "");
 	}
 	env->v[env->n] = NULL;
+	if (env->full) {
+		log_error("the environment for git http-backend is full (%d variables) or out of "
+			  "memory: request refused", ENV_MAX);
+		return err_set(e, ERR_FAIL, "the environment for git is full");
+	}
+	return 0;
 }
 
 static pid_t spawn(const char *git, char *const *envp, int in[2], int out[2], int report)
@@ -211,7 +230,8 @@ int githttp_serve(struct req *r, const struct git_route *g, const struct repo *r
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	build_env(r, g, repo, who, &env);
+	if ((rc = build_env(r, g, repo, who, &env, e)))
+		goto out;
 	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
 		rc = err_set(e, ERR_FAIL, "pipe: %s", strerror(errno));
 		goto out;

@@ -7,6 +7,10 @@
 #   2. Full and shallow clones of a repository of BENCH_REPO_MB (default 60) MB through
 #      sandboxd, beside plain `git http-backend` behind nginx + fcgiwrap, medians of
 #      BENCH_CLONES (default 5) runs each.
+#   3. A push of a BENCH_PUSH_MB (50) MB history of BENCH_PUSH_BLOBS (5,000) text blobs into
+#      an empty repository through sandboxd (its hook: ref checks, push protection, audit),
+#      beside plain `git http-backend` with receive.fsckObjects=true (sandboxd runs git with
+#      it too), alternating, medians of BENCH_PUSHES (default 5) runs each.
 #
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
@@ -36,7 +40,7 @@ free_port() {
 	done
 }
 
-PARTS=" ${BENCH_PARTS:-user clones sandboxes} "
+PARTS=" ${BENCH_PARTS:-user clones push sandboxes} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
@@ -54,7 +58,7 @@ median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 SRC=$VAR/src
 git init -q -b main "$SRC"
 
-if part user || part clones; then
+if part user || part clones || part push; then
 # The baseline: the same nginx binary, same worker count, answering from memory.
 STATIC_PORT=$(free_port)
 mkdir -p "$VAR/static"
@@ -193,6 +197,60 @@ for kind in full shallow; do
 	p=$(median <"$VAR/p.txt"); o=$(median <"$VAR/o.txt")
 	printf '%-22s %14s %14s %8s\n' "$kind clone" "$p" "$o" "$(awk -v a="$o" -v b="$p" 'BEGIN {printf "%.3f", a / b}')"
 done
+fi
+
+# --- 2b. push -------------------------------------------------------------------------
+if part push; then
+PMB=${BENCH_PUSH_MB:-50}
+PBLOBS=${BENCH_PUSH_BLOBS:-5000}
+PRUNS=${BENCH_PUSHES:-5}
+PSRC=$VAR/pushsrc
+echo
+echo "bench: making a ${PMB} MB history of ${PBLOBS} text blobs (50 commits)" >&2
+git init -q -b main "$PSRC"
+per=$((PBLOBS / 50)) size=$((PMB * 1048576 / PBLOBS))
+for c in $(seq 50); do
+	mkdir -p "$PSRC/d$c"
+	# Text (base64 of random bytes, as minified code or data files look to a scanner):
+	# every byte goes through the scanner's prefilter.
+	for i in $(seq "$per"); do head -c $((size * 3 / 4)) /dev/urandom | base64 -w 76 >"$PSRC/d$c/f$i.txt"; done
+	git -C "$PSRC" add -A && git -C "$PSRC" -c user.name=b -c user.email=b@b commit -qm "c$c"
+done
+# Packed once, so that each push sends the pack's data as it is (no compression on the
+# client's side in the figure: what is measured is the servers).
+git -C "$PSRC" repack -adq
+PSIZE=$(du -sh "$PSRC/.git/objects/pack" | cut -f1)
+mkdir -p "$VAR/repos/plain"
+chmod a+x "$VAR/repos"
+push_ms() { # URL: one push's wall time in ms
+	local t0 t1
+	t0=$(date +%s%N)
+	git -C "$PSRC" push -q "$1" main
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+plain_repo() { # NAME: an empty bare repository http-backend accepts pushes into, fsck on
+	git init -q --bare "$VAR/repos/plain/$1.git"
+	git --git-dir "$VAR/repos/plain/$1.git" config http.receivepack true
+	git --git-dir "$VAR/repos/plain/$1.git" config receive.fsckObjects true
+	chown -R www-data "$VAR/repos/plain/$1.git"
+}
+: >"$VAR/pp.txt"; : >"$VAR/po.txt"
+# One push of each first, not counted: the page cache and both servers warm.
+for k in $(seq 0 "$PRUNS"); do
+	plain_repo "p$k"
+	"$ROOT/build/sandboxctl" repo create "admin/push$k" >/dev/null
+	a=$(push_ms "http://127.0.0.1:$((STATIC_PORT + 1))/plain/p$k.git")
+	b=$(push_ms "http://t:$SANDBOXD_TOKEN@${SANDBOXD_URL#http://}/admin/push$k.git")
+	[ "$k" = 0 ] && continue
+	echo "$a" >>"$VAR/pp.txt"; echo "$b" >>"$VAR/po.txt"
+done
+p=$(median <"$VAR/pp.txt"); o=$(median <"$VAR/po.txt")
+echo "git push of ${PBLOBS} blobs, ${PMB} MB over 50 commits ($PSIZE packed) into an empty repository"
+echo "(median of $PRUNS, ms; alternating runs; receive.fsckObjects=true on both)"
+printf '%-22s %14s %14s %8s\n' "what" "http-backend" "sandboxd" "ratio"
+printf '%-22s %14s %14s %8s\n' "push" "$p" "$o" "$(awk -v a="$o" -v b="$p" 'BEGIN {printf "%.3f", a / b}')"
+echo "runs: http-backend $(paste -sd' ' "$VAR/pp.txt"); sandboxd $(paste -sd' ' "$VAR/po.txt")"
 fi
 
 # --- 3. sandboxes -------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-/* test_scan.c: the secret scanner: every rule, its boundaries, lines, binary blobs, bounds.
+/* test_scan.c: the secret scanner: every rule family (a true and a false positive each),
+ * boundaries, lines, binary and UTF-16 blobs, bounds.
  * The secrets below are split across string literals so that this file, pushed to a
  * sandboxd, does not trip the scanner it tests. */
 #include <stdarg.h>
@@ -21,9 +22,6 @@
 #define GHP "ghp" "_" GH_36
 #define GH_82 "11ABCDEFG0abcdefghij_klmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefgh"
 #define GH_PAT "github" "_pat_" GH_82
-
-static const char *const rules[] = { "private key", "AWS access key id", "GitHub token",
-				     "sandboxd token" };
 
 static int contains(const void *hay, size_t n, const void *needle, size_t m)
 {
@@ -50,8 +48,8 @@ static int scan_n(const char *s, size_t n, struct scan_hit *h)
 	assert_non_null(h->rule);
 	assert_true(h->line >= 1);
 	assert_true(h->rule < s || h->rule >= s + n);
-	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
-		known |= h->rule == rules[i] || strcmp(h->rule, rules[i]) == 0;
+	for (size_t i = 0; scan_rule_name(i); i++)
+		known |= h->rule == scan_rule_name(i);
 	assert_true(known);
 	return 1;
 }
@@ -326,43 +324,252 @@ static void test_lines(void **state)
 	expect_hit("no newline at all, then " AWS_ID " and more", "AWS access key id", 1);
 }
 
-static void test_binary_skipped(void **state)
+/* A NUL byte (git's sign of a binary file) does not turn the scan off: every rule is
+ * high-confidence, so binary files are scanned as text is. */
+static void test_binary_scanned(void **state)
 {
-	char buf[SCAN_BINARY_PROBE + 64];
+	char buf[9000];
 	struct scan_hit h;
-	size_t n = sizeof(buf);
 
-	memset(buf, 'x', n);
-	buf[SCAN_BINARY_PROBE] = '\n';
-	memcpy(buf + SCAN_BINARY_PROBE + 1, AWS_ID, 20);
-	buf[SCAN_BINARY_PROBE + 21] = ' ';
-
-	/* no NUL: text, and the key is found */
-	assert_false(scan_is_binary((unsigned char *)buf, n));
-	assert_true(scan_n(buf, n, &h));
-	assert_int_equal(h.line, 2);
-
-	/* a NUL in the first SCAN_BINARY_PROBE bytes: binary, skipped */
-	buf[0] = 0;
-	assert_true(scan_is_binary((unsigned char *)buf, n));
-	assert_false(scan_n(buf, n, &h));
-	buf[0] = 'x';
-	buf[SCAN_BINARY_PROBE - 1] = 0;
-	assert_true(scan_is_binary((unsigned char *)buf, n));
-	assert_false(scan_n(buf, n, &h));
-	/* a NUL later does not make it binary (git looks at the first 8000 bytes) */
-	buf[SCAN_BINARY_PROBE - 1] = 'x';
-	buf[SCAN_BINARY_PROBE] = 0;
-	assert_false(scan_is_binary((unsigned char *)buf, n));
-	buf[SCAN_BINARY_PROBE] = '\n';
-	buf[SCAN_BINARY_PROBE + 30] = 0;
-	assert_false(scan_is_binary((unsigned char *)buf, n));
-	assert_true(scan_n(buf, n, &h));
+	assert_true(scan_n("\0\n" AWS_ID "\n", 23, &h));
 	assert_string_equal(h.rule, "AWS access key id");
+	assert_int_equal(h.line, 2);
+	assert_true(scan_n(AWS_ID "\0", 21, &h));
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf + 8500, GHP, strlen(GHP));
+	assert_true(scan_n(buf, sizeof(buf), &h));
+	assert_string_equal(h.rule, "GitHub token");
+	/* false positive: binary noise around a near miss */
+	buf[8500 + 10] = '-';
+	assert_false(scan_n(buf, sizeof(buf), &h));
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (char)(i * 7919 % 251);
+	assert_false(scan_n(buf, sizeof(buf), &h));
+}
 
-	/* a secret before the NUL in a small binary blob is still skipped */
-	assert_false(scan_n(AWS_ID "\0", 21, &h));
-	assert_false(scan_is_binary(NULL, 0));
+/* Writes s as UTF-16 (le: little-endian) into out, with a byte-order mark if bom. */
+static size_t utf16(const char *s, int le, int bom, char *out)
+{
+	size_t n = 0;
+
+	if (bom) {
+		out[n++] = le ? (char)0xff : (char)0xfe;
+		out[n++] = le ? (char)0xfe : (char)0xff;
+	}
+	for (; *s; s++) {
+		out[n++] = le ? *s : 0;
+		out[n++] = le ? 0 : *s;
+	}
+	return n;
+}
+
+static void test_utf16(void **state)
+{
+	char text[128], buf[40000];
+	struct scan_hit h;
+	size_t n;
+
+	snprintf(text, sizeof(text), "line one\r\nKEY=%s\r\n", AWS_ID);
+	for (int le = 0; le < 2; le++)
+		for (int bom = 0; bom < 2; bom++) {
+			n = utf16(text, le, bom, buf);
+			assert_true(scan_n(buf, n, &h));
+			assert_string_equal(h.rule, "AWS access key id");
+			assert_int_equal(h.line, 2);
+		}
+	/* false positive: the same text with the key cut short */
+	snprintf(text, sizeof(text), "line one\r\nKEY=%.19s\r\n", AWS_ID);
+	n = utf16(text, 1, 1, buf);
+	assert_false(scan_n(buf, n, &h));
+	/* a secret across the decoder's chunk boundary (16384 code units), far in */
+	memset(text, 0, sizeof(text));
+	n = utf16("", 1, 1, buf);
+	for (size_t i = 0; i < 16380; i++) {
+		buf[n++] = i % 50 == 49 ? '\n' : 'x';
+		buf[n++] = 0;
+	}
+	buf[n - 2] = ' ';
+	n += utf16(GHP " end", 1, 0, buf + n);
+	assert_true(scan_n(buf, n, &h));
+	assert_string_equal(h.rule, "GitHub token");
+	assert_int_equal(h.line, 16380 / 50 + 1);
+}
+
+struct family_case {
+	const char *rule, *tp, *fp;
+};
+
+/* One true and one false positive per family beyond the four above (generated so that
+ * every literal is split: this file holds no secret). */
+static const struct family_case families[] = {
+	{ "GitLab token",
+	  "glp" "at-aB3_dE5-fG7hJ9kL1mN2",
+	  "glp" "at-aB3_dE5-fG7hJ9kL1mN" },
+	{ "Slack token",
+	  "xox" "b-1234567890-1234567890123-aB3dE5fG7hJ9kL1mN2pQ4rS6",
+	  "xox" "b-12345-aB3dE5fG7hJ9kL1mN2pQ4rS6" },
+	{ "Slack webhook URL",
+	  "https://hooks." "slack.com/services/T0000000/B00000000/aB3dE5fG7hJ9kL1mN2pQ4rS6",
+	  "https://hooks." "slack.com/services/T0000000/B0000" },
+	{ "Stripe key",
+	  "sk_" "live_aB3dE5fG7hJ9kL1mN2pQ4rS6",
+	  "sk_" "test_validation_fixture" },
+	{ "Google API key",
+	  "AI" "zaaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYz",
+	  "AI" "zaaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xY" },
+	{ "GCP service account key",
+	  "{\"type\": \"service_account\", \"p" "rivate_key_id\": \"0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d\"}",
+	  "{\"private_key_id\": \"0a1b2c3d4e" "5f67890a1b2c3d4e5f67890a1b2c3\"}" },
+	{ "npm token",
+	  "np" "m_aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3",
+	  "np" "m_aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB" },
+	{ "PyPI token",
+	  "pypi-A" "gEIcHlwaS5vcmcaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS",
+	  "pypi-A" "gEIcHlwaS5vcmcaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9" },
+	{ "Azure storage account key",
+	  "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=aB3dE5fG7hJ9kL" "1mN2pQ4rS6tU8vW0xYz+/aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYz+/aB3dE5fG7hJ9kL1m==;EndpointSuffix=core.windows.net",
+	  "AccountKey=aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU" "8vW0xYzaB3dE5fG7hJ9kL1mN2pQ;" },
+	{ "Twilio API key",
+	  "S" "K0a1b2c3d4e5f67890a1b2c3d4e5f6789",
+	  "S" "K0a1b2c3d4e5f67890a1b2c3d4e5f678" },
+	{ "SendGrid API key",
+	  "SG" ".aB3_dE5-fG7hJ9kL1mN2pQ.aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-",
+	  "SG" ".aB3_dE5-fG7hJ9kL1mN2pQ.aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5" },
+	{ "OpenAI API key",
+	  "sk-p" "roj-aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_T3BlbkFJaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_",
+	  "sk-p" "roj-aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3T3BlbkFJaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_" },
+	{ "Anthropic API key",
+	  "sk-an" "t-api03-aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4AA",
+	  "sk-an" "t-api03-aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4AB" },
+	{ "Shopify token",
+	  "shp" "at_0a1b2c3d4e5f67890a1b2c3d4e5f6789",
+	  "shp" "at_aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY" },
+	{ "Doppler token",
+	  "dp." "pt.aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7h",
+	  "dp." "pt.aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7" },
+	{ "Hugging Face token",
+	  "hf" "_aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH",
+	  "hf" "_aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYza" },
+	{ "DigitalOcean token",
+	  "dop" "_v1_0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f6789",
+	  "dop" "_v1_0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f678" },
+	{ "Databricks token",
+	  "da" "pi0a1b2c3d4e5f67890a1b2c3d4e5f6789",
+	  "da" "pi0a1b2c3d4e5f67890a1b2c3d4e5f678" },
+	{ "age secret key",
+	  "AGE-SE" "CRET-KEY-1QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE",
+	  "AGE-SE" "CRET-KEY-1QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHC" },
+	{ "Postman API key",
+	  "PMA" "K-0a1b2c3d4e5f67890a1b2c3d-0a1b2c3d4e5f67890a1b2c3d4e5f67890a",
+	  "PMA" "K-0a1b2c3d4e5f67890a1b2c3d-0a1b2c3d4e5f67890a1b2c3d4e5f67890" },
+	{ "Pulumi token",
+	  "pu" "l-0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d",
+	  "pu" "l-0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3" },
+	{ "Sentry token",
+	  "snt" "ryu_0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f6789",
+	  "snt" "ryu_0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f678" },
+	{ "Linear API key",
+	  "lin" "_api_aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5f",
+	  "lin" "_api_aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5" },
+	{ "HashiCorp Vault token",
+	  "hv" "s.aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS",
+	  "hv" "s.aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN" },
+	{ "Grafana token",
+	  "gls" "a_aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY_0a1b2c3d",
+	  "gls" "a_aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY_0a1b2c3" },
+	{ "Square token",
+	  "sq0" "csp-aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-",
+	  "sq0" "csp-aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5" },
+	{ "Dynatrace token",
+	  "dt0" "c01.aB3dE5fG7hJ9kL1mN2pQ4rS6.aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0x",
+	  "dt0" "c01.aB3dE5fG7hJ9kL1mN2pQ4rS6.aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0" },
+	{ "PlanetScale token",
+	  "psca" "le_tkn_aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_d",
+	  "psca" "le_tkn_aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW" },
+	{ "RubyGems token",
+	  "ruby" "gems_0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f6789",
+	  "ruby" "gems_0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f678" },
+	{ "Shippo token",
+	  "ship" "po_live_0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d",
+	  "ship" "po_live_0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3" },
+	{ "Perplexity API key",
+	  "pp" "lx-aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1",
+	  "pp" "lx-aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL" },
+	{ "Notion token",
+	  "nt" "n_01234567890aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB",
+	  "nt" "n_0123456789aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB_" },
+	{ "Brevo API key",
+	  "xke" "ysib-0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f6789-aB3dE5fG7hJ9kL1m",
+	  "xke" "ysib-0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d4e5f6789-aB3dE5fG7hJ9kL1" },
+	{ "Heroku API key",
+	  "HRK" "U-AAaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4",
+	  "HRK" "U-AAaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ" },
+	{ "Fly.io token",
+	  "fo" "1_aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-",
+	  "fo" "1_aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5" },
+	{ "Alibaba access key id",
+	  "LT" "AIaB3dE5fG7hJ9kL1mN2pQ",
+	  "LT" "AIaB3dE5fG7hJ9kL1mN2p" },
+	{ "Atlassian API token",
+	  "ATA" "TT3aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7",
+	  "ATA" "TT3aB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3_dE5-fG" },
+	{ "1Password service account token",
+	  "ops" "_eyJaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW",
+	  "ops" "_eyJaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2" },
+	{ "Artifactory API key",
+	  "AK" "CpaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3",
+	  "AK" "CpaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB" },
+	{ "EasyPost API key",
+	  "EZ" "AKaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ4",
+	  "EZ" "AKaB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYzaB3dE5fG7hJ9kL1mN2pQ" },
+	{ "New Relic key",
+	  "NRA" "K-aB3dE5fG7hJ9kL1mN2pQ4rS6tU8",
+	  "NRA" "K-aB3dE5fG7hJ9kL1mN2pQ4rS6tU" },
+};
+
+static void test_each_family(void **state)
+{
+	char buf[1024];
+	size_t seen = 0;
+
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		const struct family_case *c = &families[i];
+		int known = 0;
+
+		for (size_t k = 0; scan_rule_name(k); k++)
+			known |= strcmp(c->rule, scan_rule_name(k)) == 0;
+		if (!known)
+			fail_msg("no rule family named %s", c->rule);
+		expect_hit(c->tp, c->rule, 1);
+		snprintf(buf, sizeof(buf), "# config\n\nexport X=\"%s\"\n", c->tp);
+		expect_hit(buf, c->rule, 3);
+		expect_none(c->fp);
+		snprintf(buf, sizeof(buf), "# config\nexport X=\"%s\"\n", c->fp);
+		expect_none(buf);
+		seen++;
+	}
+	/* the four original families have their own tests above */
+	assert_true(seen + 4 >= 25);
+	assert_null(scan_rule_name(1000));
+}
+
+static void test_family_details(void **state)
+{
+	/* a Stripe-like name (keys have 24 or more characters); an OpenAI key of the older shape */
+	expect_none("sk_" "test_" "validation_helper_functions");
+	expect_hit("sk-" "aB3dE5fG7hJ9kL1mN2pQ" "T3BlbkFJ" "aB3dE5fG7hJ9kL1mN2pQ", "OpenAI API key", 1);
+	expect_none("sk-" "aB3dE5fG7hJ9kL1mN2p" "T3BlbkFJ" "aB3dE5fG7hJ9kL1mN2pQ");
+	expect_none("task-" "aB3dE5fG7hJ9kL1mN2pQ" "T3BlbkFJ" "aB3dE5fG7hJ9kL1mN2pQ");
+	/* Twilio: glued to a word is not a key */
+	expect_none("DESK" "0a1b2c3d4e5f67890a1b2c3d4e5f6789");
+	expect_hit("SK" "0a1b2c3d4e5f67890a1b2c3d4e5f6789", "Twilio API key", 1);
+	/* GitLab routable tokens are longer than 20 and end in .xx */
+	expect_hit("glpat-" "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0x.01.abcdefg", "GitLab token", 1);
+	expect_none("myglpat-" "aB3dE5fG7hJ9kL1mN2pQ");
+	/* a service-account key id with spacing */
+	expect_hit("{\n  \"private_key_id\" :  \"" "0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3d\"",
+		   "GCP service account key", 2);
+	expect_none("\"private_key_id\": \"" "0a1b2c3d4e5f67890a1b2c3d4e5f67890a1b2c3G\"");
 }
 
 static void test_not_nul_terminated(void **state)
@@ -384,38 +591,13 @@ static void test_not_nul_terminated(void **state)
 	}
 }
 
-static void test_max_bytes(void **state)
-{
-	size_t n = SCAN_MAX_BYTES + 4096;
-	char *buf = malloc(n);
-	struct scan_hit h;
-
-	assert_non_null(buf);
-	memset(buf, 'x', n);
-	for (size_t i = 99; i < n; i += 100)
-		buf[i] = '\n';
-	buf[SCAN_MAX_BYTES - 11] = ' ';
-	/* a key that starts before the bound and runs past it: found */
-	memcpy(buf + SCAN_MAX_BYTES - 10, AWS_ID, 20);
-	buf[SCAN_MAX_BYTES + 10] = ' ';
-	assert_true(scan_n(buf, n, &h));
-	assert_string_equal(h.rule, "AWS access key id");
-	assert_int_equal(h.line, (SCAN_MAX_BYTES - 10) / 100 + 1);
-
-	/* one that starts at the bound: past what is scanned */
-	memset(buf + SCAN_MAX_BYTES - 10, 'x', 20);
-	buf[SCAN_MAX_BYTES - 1] = ' ';
-	memcpy(buf + SCAN_MAX_BYTES, AWS_ID, 20);
-	buf[SCAN_MAX_BYTES + 20] = ' ';
-	assert_false(scan_n(buf, n, &h));
-	free(buf);
-}
-
 static void test_pathological_inputs_complete(void **state)
 {
 	static const char *const units[] = { "-----BEGIN ", "-----BEGIN -", "A", "AKIA",
 					     "ghp_", "github_pat_", "dfy_", "dfy_a",
-					     "-----BEGIN X PRIVATE" " KEY-----\\n\\n" };
+					     "-----BEGIN X PRIVATE" " KEY-----\\n\\n",
+					     "pypi-", "ops_eyJ", "xoxb-1", "sk-proj-",
+					     "A3T", "SK" };
 	size_t n = 1 << 20;
 	char *buf = malloc(n);
 	struct scan_hit h;
@@ -445,9 +627,11 @@ int main(void)
 		cmocka_unit_test(test_sandboxd_tokens),
 		cmocka_unit_test(test_first_secret_wins),
 		cmocka_unit_test(test_lines),
-		cmocka_unit_test(test_binary_skipped),
+		cmocka_unit_test(test_binary_scanned),
+		cmocka_unit_test(test_utf16),
+		cmocka_unit_test(test_each_family),
+		cmocka_unit_test(test_family_details),
 		cmocka_unit_test(test_not_nul_terminated),
-		cmocka_unit_test(test_max_bytes),
 		cmocka_unit_test(test_pathological_inputs_complete),
 	};
 
