@@ -135,9 +135,8 @@ int api_repo_update(struct req *r)
 		json_add_bool(changes, "archived", archived);
 	if (visibility)
 		json_add_str(changes, "visibility", visibility);
-	if (branch)
-		json_add_str(changes, "default_branch", branch);
 	if (branch) {
+		json_add_str(changes, "default_branch", branch);
 		struct head_undo *u = pool_alloc(r->pool, sizeof(*u));
 		if (!u || http_on_abort(r, undo_head, u))
 			return ERR_NOMEM;
