@@ -1,6 +1,11 @@
 -- 006_tokens_access: one kid names one key of one holder, and the lookups that ending a
 -- sandbox's token and revoking a job token make (issue 11).
 
+-- An account that registered the service's own public key before this check existed holds
+-- nothing it could sign with; its row made the service's tokens ambiguous: revoke it.
+UPDATE account_keys SET revoked_at = coalesce(revoked_at, now())
+ WHERE kid IN (SELECT kid FROM signing_keys);
+
 -- A kid held by the service (signing_keys) and by an account (account_keys) would make
 -- every token it signed ambiguous: the verifier finds two keys and refuses them all. The
 -- primary keys keep each table unique; this keeps the two apart.

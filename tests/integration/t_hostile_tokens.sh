@@ -206,6 +206,11 @@ PROOF_S=$("$SANDBOXCTL" key proof --key "$SIGN_KEY" --login "$X" 2>/dev/null)
 api POST /api/v3/user/keys "$(jq -n --rawfile k "$_T/service.pub" --arg p "$PROOF_S" '{public_key: $k, proof: $p}')" "$XT"
 expect_json_match .message '^key .* is already registered$' "the service's own signing key: refused"
 expect_status 409 "the service's own signing key: 409"
+DUP_OUT=$(psql -X -Atq -v ON_ERROR_STOP=1 -c "insert into signing_keys (kid, private_pem, retired_at) values ('$KID', 'x', now())" 2>&1) && DUP_RC=0 || DUP_RC=$?
+check_cond 'the database refuses a signing key whose kid an account holds (migration 006)' \
+	'[[ $DUP_RC != 0 && $DUP_OUT == *"key $KID is already registered"* ]]'
+check 'and takes one whose kid no one holds (rolled back)' \
+	sql "begin; insert into signing_keys (kid, private_pem, retired_at) values ('fresh$SFX', 'x', now()); rollback"
 api POST /api/v3/repos/$R/git-urls '{"scopes":["git:read"]}' "$OT"
 check_eq 'service-minted URLs still verify' 200 "$(git_status "$(_json .url | sed 's/.*x-token:\(.*\)@.*/\1/')" "$R")"
 
