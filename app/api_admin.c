@@ -43,7 +43,6 @@ int api_admin_accounts_update(struct req *r)
 	if ((has_admin = json_field_bool(r->json, "site_admin", 0, &site_admin, &e)) < 0)
 		return http_fail(r, has_admin, &e);
 	json_add_str(r->audit_details, "account", http_path_param(r, 0));
-	json_object_object_add(r->audit_details, "changes", json_object_get(r->json));
 	/* Locking oneself out needs another admin to undo: refuse it. */
 	if (strcasecmp(http_path_param(r, 0), r->caller.login) == 0 &&
 	    ((has_disabled == 0 && disabled) || (has_admin == 0 && !site_admin))) {
@@ -52,8 +51,21 @@ int api_admin_accounts_update(struct req *r)
 	}
 	rc = account_update(r->db, http_path_param(r, 0), has_disabled == 0 ? &disabled : NULL,
 			    has_admin == 0 ? &site_admin : NULL, &a, &e);
+	/* Disabled, or no longer site admin: the sandboxes that stopped being allowed end, their
+	 * tokens revoked for good (SPEC §2). */
+	if (!rc)
+		rc = auth_sandboxes_lost(r->db, a.id, NULL, r->audit_details, &e);
 	if (rc)
 		return http_fail(r, rc, &e);
+	/* What was applied, not the body: the body may hold anything, of any size. */
+	json_object *changes = json_object_new_object();
+	if (!changes)
+		return ERR_NOMEM;
+	if (has_disabled == 0)
+		json_add_bool(changes, "disabled", disabled);
+	if (has_admin == 0)
+		json_add_bool(changes, "site_admin", site_admin);
+	json_object_object_add(r->audit_details, "changes", changes);
 	http_json(r, 200, account_json(&a));
 	return 0;
 }

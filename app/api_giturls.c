@@ -70,6 +70,13 @@ int api_git_urls_create(struct req *r)
 
 	if (!c)
 		return ERR_NOMEM;
+	/* A URL acts as the account behind the token (for a job token, the admin who made it)
+	 * for up to an hour: made from a job token it would outlive it and survive its
+	 * revocation. A job token is a git credential itself; it needs no URL. */
+	if (r->caller.kind == TOKEN_JOB) {
+		http_error(r, 403, "job tokens can't mint git URLs");
+		return 0;
+	}
 	if ((rc = parse_request(r, c, &e)))
 		return http_fail(r, rc, &e);
 	/* The caller must hold every scope asked for, now. */
@@ -116,29 +123,45 @@ int api_git_urls_create(struct req *r)
 
 int api_user_keys_create(struct req *r)
 {
-	const char *pem;
+	const char *pem, *proof;
 	char kid[JWT_KID_MAX + 1];
 	EVP_PKEY *key = NULL;
 	struct err e;
-	int rc;
+	int rc, used = 0;
 
 	if (auth_need_user_write(r))
 		return 0;
-	if ((rc = json_field_string(r->json, "public_key", 1, JWT_PEM_MAX, &pem, &e)) < 0)
+	if ((rc = json_field_string(r->json, "public_key", 1, JWT_PEM_MAX, &pem, &e)) < 0 ||
+	    (rc = json_field_string(r->json, "proof", 1, JWT_MAX_LEN, &proof, &e)) < 0)
 		return http_fail(r, rc, &e);
 	if (jwt_key_load_pem(pem, strlen(pem), JWT_KEY_PUBLIC, &key, &e)) {
 		http_error(r, 400, "field 'public_key' must be a P-256 public key in PEM: %s", e.msg);
 		return 0;
 	}
-	rc = jwt_kid(key, kid, &e);
+	/* A public key is public (any URL's signature gives the service's away): only its
+	 * private half, shown by a proof made for this account, may register it. */
+	rc = giturl_key_proof_check(key, proof, strlen(proof), r->caller.login,
+				    (int64_t)time(NULL), &e);
+	if (rc == ERR_INVALID) {
+		EVP_PKEY_free(key);
+		http_error(r, 400, "field 'proof' does not prove the key: %s", e.msg);
+		return 0;
+	}
+	if (!rc)
+		rc = jwt_kid(key, kid, &e);
 	EVP_PKEY_free(key);
 	if (rc)
 		return http_fail(r, rc, &e);
 	json_add_str(r->audit_details, "kid", kid);
-	rc = db_run(r->db, &e,
-		    "INSERT INTO account_keys (kid, account_id, public_pem) VALUES ($1, $2, $3)", 3,
-		    kid, r->caller.account_id, pem);
-	if (rc == ERR_EXISTS) {
+	/* One kid names one key of one holder: the service's or one account's. A second row
+	 * would make the kid ambiguous, and every token it signed would fail. */
+	if ((rc = giturl_kid_in_use(r->db, kid, &used, &e)))
+		return http_fail(r, rc, &e);
+	if (!used)
+		rc = db_run(r->db, &e,
+			    "INSERT INTO account_keys (kid, account_id, public_pem) VALUES ($1, $2, $3)",
+			    3, kid, r->caller.account_id, pem);
+	if (used || rc == ERR_EXISTS) {
 		http_error(r, 409, "key %s is already registered", kid);
 		return 0;
 	}

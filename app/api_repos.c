@@ -1,6 +1,9 @@
 /* api_repos.c: one repository: read it, change it, and its collaborators. */
+#define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <git2.h>
 #include "sandboxd/account.h"
 #include "sandboxd/api.h"
 #include "sandboxd/auth.h"
@@ -35,6 +38,55 @@ static void undo_head(void *arg)
 		log_error("could not restore HEAD: %s", e.msg);
 }
 
+/* Whether refs/heads/<branch> exists (*exists), and whether the repository has no branch
+ * at all yet (*empty: its first push creates the default branch, whatever its name). */
+static int branch_state(const char *repos_dir, const struct repo *repo, const char *branch,
+			int *exists, int *empty, struct err *e)
+{
+	git_repository *g = NULL;
+	git_reference_iterator *it = NULL;
+	git_reference *ref = NULL;
+	char *path = NULL, *name = NULL;
+	int rc = 0, grc;
+
+	*exists = *empty = 0;
+	if (asprintf(&path, "%s/%s/%s.git", repos_dir, repo->owner, repo->name) < 0 ||
+	    asprintf(&name, "refs/heads/%s", branch) < 0) {
+		path = name = NULL;
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (git_repository_open_bare(&g, path) < 0) {
+		rc = err_set(e, ERR_FAIL, "cannot open %s: %s", path,
+			     git_error_last() ? git_error_last()->message : "unknown");
+		goto out;
+	}
+	if ((grc = git_reference_lookup(&ref, g, name)) == 0)
+		*exists = 1;
+	else if (grc != GIT_ENOTFOUND && grc != GIT_EINVALIDSPEC)
+		rc = err_set(e, ERR_FAIL, "cannot read %s in %s", name, path);
+	if (rc || *exists)
+		goto out;
+	git_reference_free(ref);
+	ref = NULL;
+	if (git_reference_iterator_glob_new(&it, g, "refs/heads/*") < 0) {
+		rc = err_set(e, ERR_FAIL, "cannot list the branches of %s", path);
+		goto out;
+	}
+	grc = git_reference_next(&ref, it);
+	if (grc == GIT_ITEROVER)
+		*empty = 1;
+	else if (grc < 0)
+		rc = err_set(e, ERR_FAIL, "cannot list the branches of %s", path);
+out:
+	git_reference_free(ref);
+	git_reference_iterator_free(it);
+	git_repository_free(g);
+	free(name);
+	free(path);
+	return rc;
+}
+
 static const char *const visibilities[] = { "public", "private", NULL };
 
 int api_repo_update(struct req *r)
@@ -57,8 +109,34 @@ int api_repo_update(struct req *r)
 		       &repo);
 	if (rc)
 		return rc > 0 ? 0 : rc;
-	json_object_object_add(r->audit_details, "changes", json_object_get(r->json));
-	if (branch && strcmp(branch, repo.default_branch)) {
+	if (branch && strcmp(branch, repo.default_branch) == 0)
+		branch = NULL; /* no change */
+	/* Agents may not update the default branch (SPEC §5 item 3): moving it elsewhere,
+	 * force-pushing the old one and moving it back would go around that. */
+	if (branch && r->caller.agent) {
+		http_error(r, 403, "agents may not change the default branch");
+		return 0;
+	}
+	if (branch) {
+		int exists, empty;
+		if ((rc = branch_state(r->cfg->repos_dir, &repo, branch, &exists, &empty, &e)))
+			return http_fail(r, rc, &e);
+		if (!exists && !empty) {
+			http_error(r, 422, "field 'default_branch' must name an existing branch");
+			return 0;
+		}
+	}
+	/* What is applied, not the body: the body may hold any field, of any size. */
+	json_object *changes = json_object_new_object();
+	if (!changes)
+		return ERR_NOMEM;
+	json_object_object_add(r->audit_details, "changes", changes);
+	if (archived >= 0)
+		json_add_bool(changes, "archived", archived);
+	if (visibility)
+		json_add_str(changes, "visibility", visibility);
+	if (branch) {
+		json_add_str(changes, "default_branch", branch);
 		struct head_undo *u = pool_alloc(r->pool, sizeof(*u));
 		if (!u || http_on_abort(r, undo_head, u))
 			return ERR_NOMEM;
@@ -118,6 +196,9 @@ int api_collaborator_set(struct req *r)
 		    "INSERT INTO collaborators (repository_id, account_id, role) VALUES ($1, $2, $3)"
 		    " ON CONFLICT (repository_id, account_id) DO UPDATE SET role = excluded.role",
 		    3, repo.id, a.id, role);
+	/* A demotion below write ends the sandboxes the role made (SPEC §2, §4 Use). */
+	if (!rc)
+		rc = auth_sandboxes_lost(r->db, a.id, repo.id, r->audit_details, &e);
 	if (rc)
 		return http_fail(r, rc, &e);
 	http_empty(r, 204);
@@ -136,6 +217,10 @@ int api_collaborator_remove(struct req *r)
 	rc = db_run(r->db, &e,
 		    "DELETE FROM collaborators WHERE repository_id = $1 AND account_id = $2", 2,
 		    repo.id, a.id);
+	/* Their sandboxes here end, their tokens revoked for good: adding them back must not
+	 * revive a credential that stopped for lost access (SPEC §2). */
+	if (!rc)
+		rc = auth_sandboxes_lost(r->db, a.id, repo.id, r->audit_details, &e);
 	if (rc)
 		return http_fail(r, rc, &e);
 	http_empty(r, 204);

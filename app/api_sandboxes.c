@@ -59,7 +59,9 @@ int api_sandbox_create(struct req *r)
 int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live)
 {
 	struct err e;
-	int rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_READ, 1, repo);
+	/* The write role, as creating one needs (SPEC §4 Use): a sandbox holds a credential
+	 * that can push. The route's ROUTE_SANDBOX flag has checked the token's scope. */
+	int rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1, repo);
 
 	if (rc)
 		return rc > 0 ? 1 : http_fail(r, rc, &e) + 1;
@@ -110,7 +112,7 @@ int api_sandbox_list(struct req *r)
 	PGresult *res;
 	int rc, code = 0;
 
-	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_READ, 1, &repo);
+	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1, &repo);
 	if (rc)
 		return rc > 0 ? 0 : rc;
 	/* Admins see every sandbox of the repository; others their own. */

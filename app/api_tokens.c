@@ -63,26 +63,37 @@ int api_user_tokens_revoke(struct req *r)
 	PGresult *res;
 	int code = 0;
 
-	if (r->caller.kind == TOKEN_JOB) {
-		http_error(r, 403, "job tokens can only be used on their repository");
+	/* Revoking is a write: a read-scoped token must not end the account's write tokens. */
+	if (auth_need_user_write(r))
 		return 0;
-	}
 	json_add_str(r->audit_details, "token_id", id);
 	if (num_parse(id, 1, INT64_MAX, &n)) {
 		http_error(r, 404, "token not found");
 		return 0;
 	}
-	/* Revoking twice is not an error; a token of someone else is not found. */
+	/* The caller's own personal and job tokens, and any job token of a repository the
+	 * caller administers now (the admin who made it may have left). Revoking twice is not
+	 * an error; anything else is not found, so ids of others' tokens tell nothing. */
 	res = db_exec(r->db, &e, &code,
-		      "UPDATE tokens SET revoked_at = coalesce(revoked_at, now())"
-		      " WHERE id = $1 AND account_id = $2 AND kind = 'personal' RETURNING id",
+		      "UPDATE tokens t SET revoked_at = coalesce(t.revoked_at, now())"
+		      "  FROM accounts me"
+		      " WHERE t.id = $1 AND me.id = $2"
+		      "   AND ((t.kind IN ('personal', 'job') AND t.account_id = me.id)"
+		      "        OR (t.kind = 'job' AND EXISTS ("
+		      "            SELECT 1 FROM repositories rp WHERE rp.id = t.repository_id"
+		      "               AND (me.site_admin OR rp.owner_id = me.id OR EXISTS ("
+		      "                    SELECT 1 FROM collaborators c WHERE c.repository_id = rp.id"
+		      "                       AND c.account_id = me.id AND c.role = 'admin')))))"
+		      " RETURNING t.kind",
 		      2, id, r->caller.account_id);
 	if (!res)
 		return http_fail(r, code, &e);
-	if (PQntuples(res) == 0)
+	if (PQntuples(res) == 0) {
 		http_error(r, 404, "token not found");
-	else
+	} else {
+		json_add_str(r->audit_details, "kind", db_val(res, 0, 0));
 		http_empty(r, 204);
+	}
 	PQclear(res);
 	return 0;
 }

@@ -152,8 +152,10 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
 		      3, owner, name, r->caller.authenticated ? r->caller.account_id : NULL);
 	if (!res)
 		return http_fail(r, code, &e) + 1;
-	if (PQntuples(res) == 1 && r->caller.kind == TOKEN_JOB &&
-	    strcmp(r->caller.job_repo_id, db_val(res, 0, 0))) {
+	/* A job token serves its one repository. Any other gets the same answer whether it
+	 * exists or not, is public or private: the answer must not tell which names exist. */
+	if (r->caller.kind == TOKEN_JOB &&
+	    (PQntuples(res) != 1 || strcmp(r->caller.job_repo_id, db_val(res, 0, 0)))) {
 		PQclear(res);
 		http_error(r, 403, "job tokens can only be used on their repository");
 		return 1;
@@ -207,6 +209,48 @@ int auth_need_user_write(struct req *r)
 		http_error(r, 403, "this needs a token with write scope");
 		return 1;
 	}
+	return 0;
+}
+
+int auth_sandboxes_lost(struct db *db, const char *account_id, const char *repo_id,
+			json_object *details, struct err *e)
+{
+	json_object *ids = NULL;
+	PGresult *res;
+	int code = 0;
+
+	/* Who still holds the write role is decided as effective_role does: site admin, owner,
+	 * or a write or admin collaborator, on an enabled account. The token rows are revoked
+	 * in the same statement, so no request sees the sandbox ended with its token alive. */
+	res = db_exec(db, e, &code,
+		      "WITH lost AS ("
+		      "  UPDATE sandboxes s SET state = 'stopped', end_reason = $3, ended_at = now()"
+		      "    FROM accounts a, repositories r"
+		      "   WHERE s.account_id = $1::bigint"
+		      "     AND ($2::bigint IS NULL OR s.repository_id = $2::bigint)"
+		      "     AND s.state IN ('starting', 'ready')"
+		      "     AND a.id = s.account_id AND r.id = s.repository_id"
+		      "     AND (a.disabled OR NOT (a.site_admin OR r.owner_id = a.id OR EXISTS ("
+		      "          SELECT 1 FROM collaborators c WHERE c.repository_id = r.id"
+		      "             AND c.account_id = a.id AND c.role IN ('write', 'admin'))))"
+		      "  RETURNING s.id),"
+		      " revoked AS ("
+		      "  UPDATE tokens t SET revoked_at = coalesce(t.revoked_at, now())"
+		      "    FROM lost WHERE t.sandbox_id = lost.id RETURNING t.id)"
+		      " SELECT id FROM lost ORDER BY id",
+		      3, account_id, repo_id, AUTH_LOST_ACCESS);
+	if (!res)
+		return code;
+	if (PQntuples(res) > 0 && details) {
+		if (!(ids = json_object_new_array())) {
+			PQclear(res);
+			return err_set(e, ERR_NOMEM, "out of memory");
+		}
+		for (int i = 0; i < PQntuples(res); i++)
+			json_object_array_add(ids, json_object_new_string(db_val(res, i, 0)));
+		json_object_object_add(details, "sandboxes_ended", ids);
+	}
+	PQclear(res);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include "sandboxd/base64.h"
 #include "sandboxd/giturl.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
@@ -107,6 +108,25 @@ out:
 		*key = NULL;
 	}
 	return rc;
+}
+
+int giturl_kid_in_use(struct db *db, const char *kid, int *used, struct err *e)
+{
+	PGresult *res;
+	int code = 0;
+
+	*used = file_key && strcmp(kid, file_kid) == 0;
+	if (*used)
+		return 0;
+	res = db_exec(db, e, &code,
+		      "SELECT EXISTS (SELECT 1 FROM signing_keys WHERE kid = $1)"
+		      "    OR EXISTS (SELECT 1 FROM account_keys WHERE kid = $1)",
+		      1, kid);
+	if (!res)
+		return code;
+	*used = db_bool(res, 0, 0);
+	PQclear(res);
+	return 0;
 }
 
 /* Parsed keys by kid. A kid is the thumbprint of its public key, so the same kid always
@@ -245,4 +265,143 @@ int giturl_resolve(struct req *r, const char *tok, size_t n, struct err *e)
 	json_add_str(r->audit_details, "jti", c->jti[0] ? c->jti : NULL);
 	json_add_str(r->audit_details, "kid", c->kid);
 	return 0;
+}
+
+/* --- proofs of possession for POST /user/keys ------------------------------------------ */
+
+#define PROOF_HEADER_MAX 1024
+#define PROOF_PAYLOAD_MAX 2048
+
+int giturl_key_proof_make(EVP_PKEY *key, const char *login, int64_t now, char **out,
+			  struct err *e)
+{
+	char kid[JWT_KID_MAX + 1], *tok = NULL;
+	char sig64[128];
+	unsigned char sig[64];
+	json_object *h = NULL, *p = NULL;
+	const char *hs, *ps;
+	size_t hn, pn, n;
+	int rc;
+
+	*out = NULL;
+	if ((rc = jwt_kid(key, kid, e)))
+		return rc;
+	h = json_object_new_object();
+	p = json_object_new_object();
+	if (!h || !p || json_add_str(h, "alg", "ES256") || json_add_str(h, "typ", "JWT") ||
+	    json_add_str(h, "kid", kid) || json_add_str(p, "aud", GITURL_PROOF_AUDIENCE) ||
+	    json_add_str(p, "sub", login) || json_add_int(p, "iat", now) ||
+	    json_add_int(p, "exp", now + GITURL_PROOF_TTL)) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	hs = json_object_to_json_string_ext(h, JSON_C_TO_STRING_PLAIN);
+	ps = json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN);
+	hn = base64url_encoded_size(strlen(hs));
+	pn = base64url_encoded_size(strlen(ps));
+	n = hn + pn + sizeof(sig64) + 2;
+	if (!(tok = malloc(n))) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	base64url_encode((const unsigned char *)hs, strlen(hs), tok);
+	tok[hn - 1] = '.';
+	base64url_encode((const unsigned char *)ps, strlen(ps), tok + hn);
+	if ((rc = jwt_es256_sign(key, tok, strlen(tok), sig, e)))
+		goto out;
+	base64url_encode(sig, sizeof(sig), sig64);
+	snprintf(tok + strlen(tok), n - strlen(tok), ".%s", sig64);
+	*out = tok;
+	tok = NULL;
+out:
+	free(tok);
+	json_object_put(h);
+	json_object_put(p);
+	return rc;
+}
+
+/* One base64url part of a compact JWS decoded and parsed as a JSON object. */
+static int proof_part(const char *s, size_t n, size_t max, json_object **out, struct err *e)
+{
+	unsigned char buf[PROOF_PAYLOAD_MAX + 4];
+	size_t len;
+
+	*out = NULL;
+	if (n == 0 || n / 4 * 3 > max ||
+	    base64url_decode(s, n, buf, sizeof(buf), &len) || len > max)
+		return err_set(e, ERR_INVALID, "it is not a compact JWS (header.payload.signature)");
+	if (json_parse_object((const char *)buf, len, out, e))
+		return err_set(e, ERR_INVALID, "its header and payload must be JSON objects");
+	return 0;
+}
+
+/* The string member name of o, or NULL. */
+static const char *str_member(json_object *o, const char *name)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, name, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* The integer member name of o into *v; -1 when absent or not an integer. */
+static int int_member(json_object *o, const char *name, int64_t *v)
+{
+	json_object *j;
+
+	if (!json_object_object_get_ex(o, name, &j) || !json_object_is_type(j, json_type_int))
+		return -1;
+	*v = json_object_get_int64(j);
+	return 0;
+}
+
+int giturl_key_proof_check(EVP_PKEY *key, const char *proof, size_t n, const char *login,
+			   int64_t now, struct err *e)
+{
+	char kid[JWT_KID_MAX + 1];
+	unsigned char sig[66];
+	json_object *h = NULL, *p = NULL;
+	const char *d1, *d2, *v;
+	size_t siglen;
+	int64_t iat, exp;
+	int rc;
+
+	if ((rc = jwt_kid(key, kid, e)))
+		return rc;
+	d1 = n <= JWT_MAX_LEN ? memchr(proof, '.', n) : NULL;
+	d2 = d1 ? memchr(d1 + 1, '.', n - (size_t)(d1 + 1 - proof)) : NULL;
+	if (!d1 || !d2 || memchr(d2 + 1, '.', n - (size_t)(d2 + 1 - proof)))
+		return err_set(e, ERR_INVALID, "it is not a compact JWS (header.payload.signature)");
+	if ((rc = proof_part(proof, (size_t)(d1 - proof), PROOF_HEADER_MAX, &h, e)))
+		goto out;
+	if (!(v = str_member(h, "alg")) || strcmp(v, "ES256")) {
+		rc = err_set(e, ERR_INVALID, "alg must be ES256");
+		goto out;
+	}
+	/* The signature is checked before any claim is believed. */
+	if (!(v = str_member(h, "kid")) || strcmp(v, kid) ||
+	    base64url_decode(d2 + 1, n - (size_t)(d2 + 1 - proof), sig, sizeof(sig), &siglen) ||
+	    jwt_es256_verify(key, proof, (size_t)(d2 - proof), sig, siglen, e)) {
+		rc = err_set(e, ERR_INVALID, "signed by another key");
+		goto out;
+	}
+	if ((rc = proof_part(d1 + 1, (size_t)(d2 - d1 - 1), PROOF_PAYLOAD_MAX, &p, e)))
+		goto out;
+	if (!(v = str_member(p, "aud")) || strcmp(v, GITURL_PROOF_AUDIENCE))
+		rc = err_set(e, ERR_INVALID, "aud must be '%s'", GITURL_PROOF_AUDIENCE);
+	else if (!(v = str_member(p, "sub")) || strcasecmp(v, login))
+		rc = err_set(e, ERR_INVALID, "it was made for another account");
+	else if (int_member(p, "iat", &iat) || int_member(p, "exp", &exp) || exp <= iat)
+		rc = err_set(e, ERR_INVALID, "iat and exp are required, exp after iat");
+	else if (exp - iat > GITURL_PROOF_TTL)
+		rc = err_set(e, ERR_INVALID, "it may live at most %d s", GITURL_PROOF_TTL);
+	else if (iat > now + JWT_SKEW)
+		rc = err_set(e, ERR_INVALID, "it was issued in the future");
+	else if (exp <= now - JWT_SKEW)
+		rc = err_set(e, ERR_INVALID, "it expired");
+out:
+	json_object_put(h);
+	json_object_put(p);
+	return rc;
 }

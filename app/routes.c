@@ -1,5 +1,6 @@
 /* routes.c: the REST route table. Order matters only between patterns that could match the
- * same path; none here do. */
+ * same path; none here do. Every route under …/diffinery/sandboxes carries ROUTE_SANDBOX
+ * (test_router checks it), so that no call on a sandbox skips its scope check. */
 #include "sandboxd/api.h"
 #include "sandboxd/banned.h"
 
@@ -21,14 +22,16 @@ const struct route api_routes[] = {
 	  0 },
 	{ "POST", REPO "/git-urls", api_git_urls_create, "git_url.create", ROUTE_JSON },
 	{ "POST", "/api/v3/user/keys", api_user_keys_create, "key.create", ROUTE_JSON },
-	{ "POST", REPO SB, api_sandbox_create, "sandbox.create", ROUTE_JSON | ROUTE_OWN_TOKEN_CHECK },
-	{ "GET", REPO SB, api_sandbox_list, "sandbox.list", 0 },
-	{ "GET", REPO SB "/{id}", api_sandbox_get, "sandbox.get", 0 },
-	{ "POST", REPO SB "/{id}/close", api_sandbox_close, "sandbox.close", 0 },
-	{ "POST", REPO SB "/{id}/exec", api_sandbox_exec, "sandbox.exec", ROUTE_JSON },
-	{ "GET", REPO SB "/{id}/execs/{execId}", api_sandbox_exec_get, "sandbox.exec_get", 0 },
-	{ "POST", REPO SB "/{id}/read", api_sandbox_read, "sandbox.read", ROUTE_JSON },
-	{ "POST", REPO SB "/{id}/write", api_sandbox_write, "sandbox.write", ROUTE_JSON | ROUTE_BIG_BODY },
+	{ "POST", REPO SB, api_sandbox_create, "sandbox.create", ROUTE_JSON | ROUTE_SANDBOX },
+	{ "GET", REPO SB, api_sandbox_list, "sandbox.list", ROUTE_SANDBOX },
+	{ "GET", REPO SB "/{id}", api_sandbox_get, "sandbox.get", ROUTE_SANDBOX },
+	{ "POST", REPO SB "/{id}/close", api_sandbox_close, "sandbox.close", ROUTE_SANDBOX },
+	{ "POST", REPO SB "/{id}/exec", api_sandbox_exec, "sandbox.exec", ROUTE_JSON | ROUTE_SANDBOX },
+	{ "GET", REPO SB "/{id}/execs/{execId}", api_sandbox_exec_get, "sandbox.exec_get",
+	  ROUTE_SANDBOX },
+	{ "POST", REPO SB "/{id}/read", api_sandbox_read, "sandbox.read", ROUTE_JSON | ROUTE_SANDBOX },
+	{ "POST", REPO SB "/{id}/write", api_sandbox_write, "sandbox.write",
+	  ROUTE_JSON | ROUTE_BIG_BODY | ROUTE_SANDBOX },
 	{ "POST", REPO "/job-tokens", api_job_tokens_create, "job_token.create", ROUTE_JSON },
 	{ "POST", "/api/v3/admin/accounts", api_admin_accounts_create, "account.create",
 	  ROUTE_JSON | ROUTE_SITE_ADMIN },

@@ -66,14 +66,27 @@ static void run_abort_hooks(struct req *r)
 /* Checks the route's demands on the caller; answers and returns 1 when they are not met. */
 static int check_caller(struct req *r, const struct route *route)
 {
+	/* Sandbox routes first: job and sandbox tokens get the one text SPEC §4 gives them. */
+	if (r->caller.authenticated && (route->flags & ROUTE_SANDBOX)) {
+		if (r->caller.kind == TOKEN_JOB || r->caller.kind == TOKEN_SANDBOX)
+			http_error(r, 403, "job and sandbox tokens can't start sandboxes");
+		else if (!r->caller.scope_write)
+			http_error(r, 403, "this needs a token with write scope");
+		else
+			return 0;
+		return 1;
+	}
+	/* A sandbox token is for git only, on public routes too: on GET …/repos/{o}/{r} it
+	 * would otherwise read its creator's private repository over REST. */
+	if (r->caller.authenticated && r->caller.kind == TOKEN_SANDBOX &&
+	    !(route->flags & ROUTE_OWN_TOKEN_CHECK)) {
+		http_error(r, 403, "sandbox tokens can only be used for git");
+		return 1;
+	}
 	if (route->flags & ROUTE_PUBLIC)
 		return 0;
 	if (!r->caller.authenticated) {
 		http_unauthorized(r, "authentication required");
-		return 1;
-	}
-	if (r->caller.kind == TOKEN_SANDBOX && !(route->flags & ROUTE_OWN_TOKEN_CHECK)) {
-		http_error(r, 403, "sandbox tokens can only be used for git");
 		return 1;
 	}
 	if (route->flags & ROUTE_SITE_ADMIN) {

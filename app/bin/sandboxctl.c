@@ -33,6 +33,7 @@ static const char usage_text[] =
 	"  repo create OWNER/NAME [--visibility public|private] [--default-branch BRANCH]\n"
 	"  collaborator set OWNER/NAME LOGIN read|write|admin|none\n"
 	"  key generate --out PRIVATE.pem            a P-256 key pair; prints the public key\n"
+	"  key proof --key PRIVATE.pem --login LOGIN  prints the proof POST /user/keys wants\n"
 	"  git-url --key PRIVATE.pem --repo OWNER/NAME [--scope git:read|git:write]...\n"
 	"          [--ttl SECONDS] [--kind normal|ephemeral] [--policy PATTERN=OP[,OP]]...\n"
 	"          [--url BASE] [--issued-at UNIX]  sign a git URL locally (no server)\n"
@@ -209,7 +210,14 @@ static int cmd_account(int argc, char **argv)
 		int disabled = strcmp(sub, "disable") == 0;
 		if (argc != 3)
 			return usage("disable and enable take only a login");
-		rc = account_update(&db, login, &disabled, NULL, &a, &e);
+		/* A disabled account's sandboxes end, their tokens revoked for good (SPEC §2). */
+		rc = db_begin(&db, &e);
+		if (!rc)
+			rc = account_update(&db, login, &disabled, NULL, &a, &e);
+		if (!rc)
+			rc = auth_sandboxes_lost(&db, a.id, NULL, NULL, &e);
+		if (!rc)
+			rc = db_commit(&db, &e);
 	} else {
 		return usage("account subcommands: create, disable, enable");
 	}
@@ -413,6 +421,9 @@ static int cmd_collaborator(int argc, char **argv)
 	char repo_id[24];
 	snprintf(repo_id, sizeof(repo_id), "%s", db_val(res, 0, 0));
 	PQclear(res);
+	/* The role and the end of the sandboxes it no longer allows, together (SPEC §2). */
+	if ((rc = db_begin(&db, &e)))
+		return fail(rc, &e);
 	if (strcmp(role, "none") == 0)
 		rc = db_run(&db, &e,
 			    "DELETE FROM collaborators WHERE repository_id = $1 AND account_id = $2",
@@ -423,10 +434,62 @@ static int cmd_collaborator(int argc, char **argv)
 			    " VALUES ($1, $2, $3) ON CONFLICT (repository_id, account_id)"
 			    " DO UPDATE SET role = excluded.role",
 			    3, repo_id, a.id, role);
+	if (!rc)
+		rc = auth_sandboxes_lost(&db, a.id, repo_id, NULL, &e);
+	if (!rc)
+		rc = db_commit(&db, &e);
 	if (rc)
 		return fail(rc, &e);
 	printf("%s on %s: %s\n", a.login, argv[2], role);
 	return EXIT_OK;
+}
+
+/* The private key in path (PEM, at most JWT_PEM_MAX bytes) into *key. */
+static int read_private_key(const char *path, EVP_PKEY **key, struct err *e)
+{
+	char pem[JWT_PEM_MAX + 1];
+	FILE *f;
+	size_t n;
+	int rc;
+
+	if (!(f = fopen(path, "r")))
+		return err_set(e, ERR_NOTFOUND, "cannot read %s", path);
+	n = fread(pem, 1, sizeof(pem) - 1, f);
+	fclose(f);
+	pem[n] = 0;
+	rc = jwt_key_load_pem(pem, n, JWT_KEY_PRIVATE, key, e);
+	OPENSSL_cleanse(pem, sizeof(pem));
+	return rc;
+}
+
+/* key proof --key PRIVATE.pem --login LOGIN: the proof of possession that registering the
+ * key's public half as LOGIN needs (giturl.h); valid for GITURL_PROOF_TTL seconds. */
+static int key_proof(int argc, char **argv)
+{
+	const char *path = NULL, *login = NULL;
+	EVP_PKEY *key = NULL;
+	char *proof = NULL;
+	struct err e;
+	int rc;
+
+	for (int i = 2; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--key") == 0)
+			path = argv[i + 1];
+		else if (strcmp(argv[i], "--login") == 0)
+			login = argv[i + 1];
+	}
+	if (!path || !login)
+		return usage("key proof --key PRIVATE.pem --login LOGIN");
+	if ((rc = account_valid_login(login, "--login", &e)))
+		return fail(rc, &e);
+	if ((rc = read_private_key(path, &key, &e)) ||
+	    (rc = giturl_key_proof_make(key, login, (int64_t)time(NULL), &proof, &e)))
+		goto out;
+	printf("%s\n", proof);
+out:
+	free(proof);
+	EVP_PKEY_free(key);
+	return rc ? fail(rc, &e) : EXIT_OK;
 }
 
 static int cmd_key(int argc, char **argv)
@@ -439,8 +502,10 @@ static int cmd_key(int argc, char **argv)
 
 	if (wants_help(argc, argv))
 		return help("key");
+	if (argc == 6 && strcmp(argv[1], "proof") == 0)
+		return key_proof(argc, argv);
 	if (argc != 4 || strcmp(argv[1], "generate") || strcmp(argv[2], "--out"))
-		return usage("key generate --out PRIVATE.pem");
+		return usage("key generate --out PRIVATE.pem | key proof --key PRIVATE.pem --login LOGIN");
 	path = argv[3];
 	if ((rc = jwt_key_generate(&key, &e)) || (rc = jwt_kid(key, kid, &e)) ||
 	    (rc = jwt_key_pem(key, JWT_KEY_PRIVATE, &priv, &e)) ||
@@ -454,7 +519,7 @@ static int cmd_key(int argc, char **argv)
 	}
 	printf("%s", pub);
 	fprintf(stderr, "private key in %s, kid %s; register the public key with POST "
-		"/api/v3/user/keys\n", path, kid);
+		"/api/v3/user/keys {public_key, proof} (proof: sandboxctl key proof)\n", path, kid);
 out:
 	if (priv) {
 		OPENSSL_cleanse(priv, strlen(priv));
@@ -504,12 +569,10 @@ static int cmd_git_url(int argc, char **argv)
 	};
 	static struct jwt_claims c;
 	const char *keyfile = NULL, *repo = NULL, *base = getenv("SANDBOXD_PUBLIC_URL");
-	char owner[48], name[104], kid[JWT_KID_MAX + 1], *tok = NULL, pem[JWT_PEM_MAX + 1];
+	char owner[48], name[104], kid[JWT_KID_MAX + 1], *tok = NULL;
 	int64_t ttl = JWT_DEFAULT_TTL, iat = (int64_t)time(NULL);
 	EVP_PKEY *key = NULL;
 	struct err e;
-	FILE *f;
-	size_t n;
 	int ch, rc;
 
 	if (wants_help(argc, argv))
@@ -557,13 +620,8 @@ static int cmd_git_url(int argc, char **argv)
 		c.scopes = JWT_SCOPE_READ;
 	if ((rc = split_repo(repo, owner, sizeof(owner), name, sizeof(name), &e)))
 		return fail(rc, &e);
-	if (!(f = fopen(keyfile, "r")))
-		return fail(err_set(&e, ERR_NOTFOUND, "cannot read %s", keyfile), &e);
-	n = fread(pem, 1, sizeof(pem) - 1, f);
-	fclose(f);
-	pem[n] = 0;
-	rc = jwt_key_load_pem(pem, n, JWT_KEY_PRIVATE, &key, &e);
-	OPENSSL_cleanse(pem, sizeof(pem));
+	if ((rc = read_private_key(keyfile, &key, &e)) == ERR_NOTFOUND)
+		return fail(rc, &e);
 	if (rc || (rc = jwt_kid(key, kid, &e)))
 		goto out;
 	/* An owner's key signs as the owner: iss is the owner, the audience the service's. */

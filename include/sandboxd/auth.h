@@ -38,6 +38,19 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
  * their account). Returns 0 to go on, 1 when a response was written. */
 int auth_need_user_write(struct req *r);
 
+/* The end_reason of a sandbox whose creator lost access. */
+#define AUTH_LOST_ACCESS "the creator lost access"
+
+/* After a change of roles or of an account: ends every live sandbox of account_id (on
+ * repo_id, or on every repository when repo_id is NULL) whose creator no longer holds the
+ * write role there (removed, demoted to read, disabled, site admin dropped), and revokes
+ * its sandbox token for good (SPEC §2): giving the access back revives neither. The rows
+ * change in the caller's transaction; the containers go at the reaper's next pass (it
+ * removes every container that no live sandbox owns). The ended ids are added to details
+ * (when not NULL) as "sandboxes_ended". Returns 0 or ERR_DB/ERR_FAIL/ERR_NOMEM. */
+int auth_sandboxes_lost(struct db *db, const char *account_id, const char *repo_id,
+			json_object *details, struct err *e);
+
 /* Inserts a token for account (kind personal or job; repo_id for job tokens, else NULL) and
  * writes the token into out. expires_in seconds, 0 for none. The id and expiry (RFC 3339 or
  * "" for none) are returned through id/expires_at. */

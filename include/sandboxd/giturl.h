@@ -24,10 +24,33 @@ int giturl_key_file_load(const char *path, struct err *e);
 int giturl_signing_key(struct db *db, EVP_PKEY **key, char kid[JWT_KID_MAX + 1],
 		       struct err *e);
 
+/* *used = 1 when kid is the service's (the key file's or one in signing_keys) or any
+ * account's registered key, revoked ones included (a kid names one key of one holder). */
+int giturl_kid_in_use(struct db *db, const char *kid, int *used, struct err *e);
+
 /* Verifies tok as a git URL token and fills r->caller (kind TOKEN_JWT) with the acting
  * account, the token's repository, scopes, kind and ref policies. ERR_DENIED (with
  * r->auth_failure saying why) for anything that does not verify, ERR_DB when the database
  * is away. */
 int giturl_resolve(struct req *r, const char *tok, size_t n, struct err *e);
+
+/* Proof of possession for POST /user/keys: a compact JWS signed by the key being registered,
+ * header {"alg":"ES256","typ":"JWT","kid":<its RFC 7638 thumbprint>}, claims
+ * {"aud":GITURL_PROOF_AUDIENCE,"sub":<the registering account's login>,"iat","exp"} with
+ * exp - iat <= GITURL_PROOF_TTL (JWT_SKEW of skew). Its audience is never a git URL's, so a
+ * proof is no credential and a git URL is no proof; it names the account, so one made for
+ * someone else (or a public key without its private half) registers nothing. */
+#define GITURL_PROOF_AUDIENCE "sandboxd:key-registration"
+#define GITURL_PROOF_TTL 300
+
+/* Makes the proof for key (private) and login at time now: *out is a new string the caller
+ * frees. ERR_NOMEM, ERR_FAIL (OpenSSL), ERR_INVALID (not a P-256 key). */
+int giturl_key_proof_make(EVP_PKEY *key, const char *login, int64_t now, char **out,
+			  struct err *e);
+/* 0 when proof[0..n) (n need not end in a NUL; at most JWT_MAX_LEN) is a proof made by key
+ * (public) for login, valid at now; else ERR_INVALID with why ("signed by another key",
+ * "it was made for another account", "it expired", …); ERR_FAIL when OpenSSL fails. */
+int giturl_key_proof_check(EVP_PKEY *key, const char *proof, size_t n, const char *login,
+			   int64_t now, struct err *e);
 
 #endif

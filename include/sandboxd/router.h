@@ -16,6 +16,11 @@ enum route_flags {
 	ROUTE_SITE_ADMIN = 4, /* a site admin's write-scoped personal token */
 	ROUTE_OWN_TOKEN_CHECK = 8, /* the handler refuses sandbox tokens with its own text */
 	ROUTE_BIG_BODY = 16,  /* a file in base64: the body may reach the file limit's size */
+	/* A call on a sandbox (create included): a write-scoped personal token (SPEC §4 Use; a
+	 * sandbox holds a credential that can push, so even reading it is writing). Job and
+	 * sandbox tokens get "job and sandbox tokens can't start sandboxes"; the handler still
+	 * checks the write role on the repository (api_sandbox_access). */
+	ROUTE_SANDBOX = 32,
 };
 
 struct route {

@@ -10,6 +10,19 @@ HOSTPORT=${SANDBOXD_URL#http://}
 W=$_T/work
 mkdir -p "$W"
 fails() { ! "$@"; }
+# refused TEXT CMD…: CMD fails and says TEXT on stderr (any failure is not enough: a push that
+# fails for another reason, a typo or a dead server, must not pass for a refusal).
+refused() {
+	local want=$1 err
+	shift
+	if err=$("$@" 2>&1 >/dev/null); then
+		printf '       it succeeded\n'
+		return 1
+	fi
+	[[ $err == *"$want"* ]] && return 0
+	printf '       it failed, but said: %s\n' "$(head -c 400 <<<"$err")"
+	return 1
+}
 g() { git -C "$W/$1" "${@:2}"; }
 bare_ref() { git --git-dir "$REPOS_DIR/$1.git" rev-parse -q --verify "$2" 2>/dev/null; }
 mint() { # REPO BODY [TOKEN]: sets URL (and STATUS/BODY)
@@ -91,13 +104,28 @@ echo change >"$W/work/g" && g work add g && g work commit -qm change
 check 'git push origin S' g work push -q origin "$S"
 check_eq "it lands at refs/namespaces/ephemeral/refs/heads/$S" "$(g work rev-parse HEAD)" "$(bare_ref "$R" "refs/namespaces/ephemeral/refs/heads/$S")"
 check_eq 'no normal branch of that name' '' "$(bare_ref "$R" "refs/heads/$S")"
-check 'a stray git push origin main is refused' fails g work push -q origin "HEAD:main" 2>/dev/null
+check 'a stray git push origin main is refused by the catch-all policy' \
+	refused "refs/namespaces/ephemeral/refs/heads/main: push refused by ref policy '*' (no-push)" \
+	g work push -q origin "HEAD:main"
 check_eq 'main is unchanged' "$BASE" "$(bare_ref "$R" refs/heads/main)"
+SESSION_TIP=$(g work rev-parse HEAD)
 g work reset -q --hard "$BASE"
 echo other >"$W/work/h" && g work add h && g work commit -qm other
-check 'a force push to S is refused' fails g work push -q -f origin "$S" 2>/dev/null
-check 'a normal clone does not see the ephemeral namespace' fails grep -q namespaces <<<"$(git ls-remote "http://t:$OT@$HOSTPORT/$R.git")"
-check 'the read URL cannot push' fails git -C "$W/work" push -q "$RURL" "HEAD:refs/heads/x" 2>/dev/null
+check 'a force push to S is refused by its no-force-push policy' \
+	refused "refs/namespaces/ephemeral/refs/heads/$S: push refused by ref policy 'refs/namespaces/ephemeral/refs/heads/$S' (no-force-push: not a fast-forward)" \
+	g work push -q -f origin "$S"
+check_eq 'S is unchanged' "$SESSION_TIP" "$(bare_ref "$R" "refs/namespaces/ephemeral/refs/heads/$S")"
+g work reset -q --hard "$SESSION_TIP"
+echo more >"$W/work/i" && g work add i && g work commit -qm more
+check 'a fast-forward push to S is accepted' g work push -q origin "$S"
+check_eq 'and lands' "$(g work rev-parse HEAD)" "$(bare_ref "$R" "refs/namespaces/ephemeral/refs/heads/$S")"
+LS=$(git ls-remote "http://t:$OT@$HOSTPORT/$R.git") && LS_RC=0 || LS_RC=$?
+check_eq 'a normal ls-remote works' "0 $BASE" "$LS_RC $(awk '$2 == "refs/heads/main" {print $1}' <<<"$LS")"
+check 'and does not see the ephemeral namespace' fails grep -q namespaces <<<"$LS"
+check 'the read URL reads' git ls-remote -q "$RURL"
+check 'the read URL cannot push: 403' refused 'The requested URL returned error: 403' \
+	git -C "$W/work" push -q "$RURL" "HEAD:refs/heads/x"
+check_eq 'and nothing landed' '' "$(bare_ref "$R" refs/heads/x)"
 check_eq 'the ephemeral push is audited with its kind' t "$(sql "select count(*) > 0 from audit_log where action = 'git.push.ref' and repository = '$R' and details->>'kind' = 'ephemeral' and details->>'result' = 'accepted'")"
 
 # --- refusals: 401 for every token that does not verify --------------------------------
@@ -120,13 +148,17 @@ check_eq 'an oversized token: 401' 401 "$(refs_status "$(head -c 5000 /dev/zero 
 KEY=$_T/owner.pem
 check 'sandboxctl key generate' "$SANDBOXCTL" key generate --out "$KEY" >"$_T/owner.pub" 2>/dev/null
 check_eq 'the private key file is 0600' 600 "$(stat -c %a "$KEY")"
+PROOF=$("$SANDBOXCTL" key proof --key "$KEY" --login "$O")
+check 'sandboxctl key proof' test -n "$PROOF"
 api POST /api/v3/user/keys "$(jq -n --rawfile k "$_T/owner.pub" '{public_key: $k}')" "$OT"
-expect_status 201 'POST /user/keys: 201'
+expect_error 400 "field 'proof' is required" 'POST /user/keys without a proof: 400'
+api POST /api/v3/user/keys "$(jq -n --rawfile k "$_T/owner.pub" --arg p "$PROOF" '{public_key: $k, proof: $p}')" "$OT"
+expect_status 201 'POST /user/keys with its proof: 201'
 KID=$(_json .kid)
-api POST /api/v3/user/keys "$(jq -n --rawfile k "$_T/owner.pub" '{public_key: $k}')" "$OT"
-expect_status 409 'the same key twice: 409'
-api POST /api/v3/user/keys '{"public_key":"-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"}' "$OT"
-expect_status 400 'a key that is not P-256 PEM: 400'
+api POST /api/v3/user/keys "$(jq -n --rawfile k "$_T/owner.pub" --arg p "$PROOF" '{public_key: $k, proof: $p}')" "$OT"
+expect_error 409 "key $KID is already registered" 'the same key twice: 409'
+api POST /api/v3/user/keys "$(jq -n --arg p "$PROOF" '{public_key: "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", proof: $p}')" "$OT"
+expect_names_field 400 public_key 'a key that is not P-256 PEM: 400'
 OURL=$("$SANDBOXCTL" git-url --key "$KEY" --repo "$R" --scope git:read --scope git:write --ttl 600 --url "$SANDBOXD_URL")
 check 'an owner-signed URL clones' git clone -q "$OURL" "$W/owner"
 check 'and pushes' g owner push -q origin "HEAD:refs/heads/by-owner-key"

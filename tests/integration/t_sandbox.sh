@@ -112,9 +112,13 @@ TOKX=$(box_token_of "$(container_of "$XID")")
 refs() { curl -s -o /dev/null -w '%{http_code}' -u "x:$1" "$SANDBOXD_URL/$R.git/info/refs?service=git-upload-pack"; }
 check_eq "the collaborator's sandbox token reads the repository" 200 "$(refs "$TOKX")"
 api DELETE "/api/v3/repos/$R/collaborators/$OTHER" '' "$OT"
-check_eq 'the creator losing access stops the sandbox token' 404 "$(refs "$TOKX")"
+check_eq 'the creator losing access revokes the sandbox token' 401 "$(refs "$TOKX")"
 api PUT "/api/v3/repos/$R/collaborators/$OTHER" '{"role":"write"}' "$OT"
-check_eq 'and access back, it works again (roles are read at each use)' 200 "$(refs "$TOKX")"
+check_eq 'access back: it stays revoked, for good (SPEC §2)' 401 "$(refs "$TOKX")"
+api GET "$SB/$XID" "" "$XT"
+expect_json .state stopped 'and its sandbox is stopped'
+api POST "$SB" '{}' "$XT"
+expect_status 201 'the creator, back, starts a new one'
 api POST "$SB" '{}' "$XT"
 api POST "$SB" '{}' "$XT"
 api POST "$SB" '{}' "$XT"

@@ -77,9 +77,13 @@ api POST /api/v3/user/tokens '{"scope":"read"}' "$W"
 V_ID=$(_json .id)
 V=$(_json .token)
 api DELETE "/api/v3/user/tokens/$V_ID" "" "$R"
-expect_status 204 "a read token of the same account revokes a token: 204"
+expect_error 403 'this needs a token with write scope' 'a read token cannot revoke a token (issue 11, item 13): 403'
 api GET /api/v3/user "" "$V"
-expect_error 401 'bad credentials' 'the token revoked with a read token is refused'
+expect_status 200 'the token a read token tried to revoke still works'
+api DELETE "/api/v3/user/tokens/$V_ID" "" "$W"
+expect_status 204 'a write token of the same account revokes it: 204'
+api GET /api/v3/user "" "$V"
+expect_error 401 'bad credentials' 'the revoked token is refused'
 
 # --- revoke ------------------------------------------------------------------
 api DELETE "/api/v3/user/tokens/$W2_ID" "" "$OTHER"

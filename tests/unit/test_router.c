@@ -387,6 +387,24 @@ static void test_api_every_route_reachable(void **state)
 	}
 }
 
+/* Every call on a sandbox needs write scope, checked by the dispatcher from the flag: a route
+ * under …/diffinery/sandboxes without it would let a read-scoped token at a sandbox's
+ * credential (issue 11, item 1). */
+static void test_sandbox_routes_flagged(void **state)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < api_routes_count; i++) {
+		int is_sandbox = strstr(api_routes[i].pattern, "/diffinery/sandboxes") != NULL;
+		if (is_sandbox)
+			n++;
+		if (is_sandbox != ((api_routes[i].flags & ROUTE_SANDBOX) != 0))
+			fail_msg("%s %s: ROUTE_SANDBOX %s", api_routes[i].method,
+				 api_routes[i].pattern, is_sandbox ? "missing" : "on a route of no sandbox");
+	}
+	assert_true(n >= 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -405,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_api_405),
 		cmocka_unit_test(test_api_404),
 		cmocka_unit_test(test_api_every_route_reachable),
+		cmocka_unit_test(test_sandbox_routes_flagged),
 		cmocka_unit_test(test_allow_holds_whole_methods),
 	};
 
