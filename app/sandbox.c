@@ -7,6 +7,7 @@
 #include <git2.h>
 #include <openssl/crypto.h>
 #include "sandboxd/docker.h"
+#include "sandboxd/hostaddr.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
@@ -212,6 +213,12 @@ static int create(struct req *r, const struct repo *repo, const char *ref,
 		ref = repo->default_branch;
 	else if (strncmp(ref, "refs/heads/", 11) == 0 && ref[11])
 		ref += 11;
+	/* The clone and every push carry the sandbox's token: none while its git endpoint
+	 * would be routed off this host (hostaddr.h). */
+	if (hostaddr_check(r->cfg, &e)) {
+		http_error(r, 503, "%s", e.msg);
+		return 0;
+	}
 	/* The limit holds under concurrent creates: the account's row is locked until the new
 	 * sandbox's row commits (step 1 below), so a second create counts it. */
 	if ((rc = db_run(r->db, &e, "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE", 1,

@@ -27,7 +27,8 @@
 #                         other sandbox and of the host only the git port (deploy/egress.sh;
 #                         default: open)
 #   SANDBOXD_BRIDGE       the Docker bridge whose gateway nginx also listens on, for the
-#                         sandboxes' git (default: docker0; another for an engine of its own)
+#                         sandboxes' git (default: docker0; another for an engine of its own);
+#                         its address is sandboxd's SANDBOXD_SANDBOX_GIT_ADDR unless that is set
 # Other SANDBOXD_* settings in the environment (SANDBOXD_LOG_LEVEL, SANDBOXD_BODY_LIMIT, …)
 # reach sandboxd as they are.
 #
@@ -298,6 +299,7 @@ egress() { # apply|remove
     fi
     SANDBOXD_EGRESS=$EGRESS SANDBOXD_SANDBOX_NETWORK=$NETWORK \
         SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$HTTP_PORT" \
+        SANDBOXD_SANDBOX_GIT_ADDR="$(git_addr)" \
         bash "$REPO/deploy/egress.sh" "$1" 9>&-
 }
 
@@ -420,9 +422,9 @@ sandboxd_settings() {
     printf 'bin=%s\n' "$(stat -c '%d:%i:%Y:%s' "$SANDBOXD_BIN")"
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
-    printf 'user=%s\nnetwork=%s\nkey=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE"
+    printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
     env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' |
-        grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL)=' | sort || true
+        grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=' | sort || true
 }
 
 sandboxd_up() {
@@ -470,6 +472,7 @@ sandboxd_up() {
             SANDBOXD_HOOKS_DIR="$BINDIR/hooks" \
             SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$HTTP_PORT" \
             SANDBOXD_SANDBOX_NETWORK="$NETWORK" \
+            SANDBOXD_SANDBOX_GIT_ADDR="$(git_addr)" \
             SANDBOXD_SIGNING_KEY_FILE="$KEYFILE" \
             SANDBOXD_INSTANCE="$INSTANCE" \
             SANDBOXD_PID_FILE="$PIDFILE" \
@@ -534,6 +537,12 @@ nginx_cmd() { "$NGINX" -p "$NGXDIR/" -c "$NGX_CONF" -e "$LOGDIR/nginx-error.log"
 bridge_ip() {
     ip -4 -o addr show "${SANDBOXD_BRIDGE:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }'
 }
+
+# The address sandboxes reach git at, which sandboxd checks is still this host's (app/
+# hostaddr.c): the operator's SANDBOXD_SANDBOX_GIT_ADDR, else the bridge address nginx
+# listens on (empty when the bridge has none: sandboxd then checks Docker's stock
+# 172.17.0.1, and says so in /healthz when that is not this host's either).
+git_addr() { printf '%s' "${SANDBOXD_SANDBOX_GIT_ADDR:-$(bridge_ip)}"; }
 
 bridge_listen() {
     local ip

@@ -188,7 +188,7 @@ check_eq 'request ids are unique per request' "${#IDS[@]}" "$uniq"
 # --- /healthz ------------------------------------------------------------------------------------
 api GET /healthz "" -
 expect_status 200 'GET /healthz without a token: 200'
-expect_body '{"status":"ok","database":"ok","docker":"ok"}' 'GET /healthz body'
+expect_body '{"status":"ok","database":"ok","docker":"ok","git_endpoint":"ok"}' 'GET /healthz body'
 request_id_ok 'healthz'
 json_ct 'healthz'
 api GET /healthz "" "$UT"
