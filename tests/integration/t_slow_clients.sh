@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # t_slow_clients.sh: slow request bodies do not hold git workers (issue 11, item 4). Twenty
 # unauthenticated POSTs to a public repository's git-upload-pack, from one address
-# (127.0.0.2), each with a chunked body that gets one byte every 10 s: while all of them are
+# (127.0.0.2), each with a chunked body that opens a 4095-byte pkt-line and then gets one
+# byte every 10 s (it would take 11 hours to end): while all of them are
 # still connected, a `git ls-remote`, a chunked push of 2 MiB and a sandbox create with its
 # clone all succeed. nginx reads git bodies whole before a worker sees them, and bounds git
 # requests per address (limit_conn): the 33rd slow request of that address is answered 429
@@ -40,7 +41,8 @@ for _ in range(n):
     s = socket.socket()
     s.bind((src, 0))
     s.connect((host, int(port)))
-    s.sendall(req + b"1\r\n0\r\n")
+    # The body opens a pkt-line of 4095 bytes: upload-pack waits for all of it.
+    s.sendall(req + b"4\r\n0fff\r\n")
     socks.append(s)
 answered = {}
 while True:
@@ -58,7 +60,7 @@ while True:
     for s in socks:
         if s not in answered:
             try:
-                s.sendall(b"1\r\n0\r\n")
+                s.sendall(b"1\r\na\r\n")
             except OSError:
                 answered[s] = "send failed"
 EOF
