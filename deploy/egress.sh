@@ -265,6 +265,26 @@ bridge_of() {
     echo "$name"
 }
 
+# Jumps of ours (any network's) for a bridge interface that no longer exists, and their
+# chains once nothing jumps to them: left by a stack whose bridge was deleted without
+# `remove` (a test's own engine, killed). Such a rule can match nothing; it is only litter.
+sweep_stale() {
+    local parent line iface chain
+    for parent in INPUT FORWARD DOCKER-USER; do
+        has_chain "$parent" || continue
+        while IFS= read -r line; do
+            [[ $line =~ -i\ ([^ ]+)\ .*--comment\ sandboxd-egress:.*-j\ (SBXD-(FWD|IN)-[0-9]+) ]] || continue
+            iface=${BASH_REMATCH[1]}
+            chain=${BASH_REMATCH[2]}
+            ip link show "$iface" >/dev/null 2>&1 && continue
+            delete_rule "$line"
+            if ! ipt -S 2>/dev/null | grep -qE -- "-j $chain( |\$)"; then
+                ipt -F "$chain" 2>/dev/null && ipt -X "$chain" 2>/dev/null || true
+            fi
+        done < <(ipt -S "$parent" 2>/dev/null | tr -d '"')
+    done
+}
+
 apply_rules() {
     local iface port addr
     iface=$(bridge_of)
@@ -273,6 +293,7 @@ apply_rules() {
     is_ipv4 "$addr" || die "the git address $addr is not an IPv4 address"
     bridge_filtering
     for FAM in "${FAMILIES[@]}"; do
+        sweep_stale
         fwd_rules "$iface" "$addr" | refill "$FWD"
         in_rules "$addr" "$port" | refill "$IN"
         ensure_jump "$(fwd_parent)" "$iface" "$FWD"
