@@ -1,15 +1,17 @@
 /* api_health.c: GET /healthz, for load balancers and operators: 200 when the database and the
- * Docker engine answer, 503 naming what failed. */
+ * Docker engine answer and the sandboxes' git endpoint is an address of this host
+ * (hostaddr.h), 503 naming what failed. */
 #include "sandboxd/api.h"
 #include "sandboxd/docker.h"
+#include "sandboxd/hostaddr.h"
 #include "sandboxd/json.h"
 #include "sandboxd/banned.h"
 
 int api_health(struct req *r)
 {
-	struct err dberr = { "" }, dkerr = { "" };
+	struct err dberr = { "" }, dkerr = { "" }, gterr = { "" };
 	json_object *o = json_object_new_object();
-	int db_ok, docker_ok;
+	int db_ok, docker_ok, git_ok;
 	PGresult *res;
 	int code = 0;
 
@@ -18,14 +20,19 @@ int api_health(struct req *r)
 	db_ok = res != NULL;
 	PQclear(res);
 	docker_ok = docker_ping(r->cfg->docker_host, &dkerr) == 0;
+	/* Creates are refused while it fails: a balancer should send them elsewhere. */
+	git_ok = hostaddr_check(r->cfg, &gterr) == 0;
 	if (!db_ok)
 		json_add_str(o, "message", "database unavailable");
 	else if (!docker_ok)
 		json_add_str(o, "message", dkerr.msg);
+	else if (!git_ok)
+		json_add_str(o, "message", gterr.msg);
 	else
 		json_add_str(o, "status", "ok");
 	json_add_str(o, "database", db_ok ? "ok" : dberr.msg);
 	json_add_str(o, "docker", docker_ok ? "ok" : dkerr.msg);
-	http_json(r, db_ok && docker_ok ? 200 : 503, o);
+	json_add_str(o, "git_endpoint", git_ok ? "ok" : gterr.msg);
+	http_json(r, db_ok && docker_ok && git_ok ? 200 : 503, o);
 	return 0;
 }

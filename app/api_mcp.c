@@ -196,21 +196,56 @@ static int parse(struct req *r, json_object **out, struct err *e)
 	return 0;
 }
 
+#define BIG_BODY_TEXT "request body is larger than %zu bytes (only sandbox_write_file may be larger)"
+
+/* 1 when m is a tools/call of sandbox_write_file (the one message that carries a file). */
+static int is_write_call(json_object *m)
+{
+	json_object *v, *params;
+
+	return json_object_is_type(m, json_type_object) &&
+	       json_object_object_get_ex(m, "method", &v) &&
+	       json_object_is_type(v, json_type_string) &&
+	       strcmp(json_object_get_string(v), "tools/call") == 0 &&
+	       json_object_object_get_ex(m, "params", &params) &&
+	       json_object_object_get_ex(params, "name", &v) &&
+	       json_object_is_type(v, json_type_string) &&
+	       strcmp(json_object_get_string(v), "sandbox_write_file") == 0;
+}
+
 int api_mcp(struct req *r)
 {
 	const char *version = http_param(r, "HTTP_MCP_PROTOCOL_VERSION");
+	const char *origin = http_param(r, "HTTP_ORIGIN");
 	json_object *body = NULL, *answers = NULL;
 	struct err e = { "" };
 	struct mcp_msg first;
-	int rc, rows = 0, batch;
+	int rc, rows = 0, batch, big;
 	size_t n;
 
+	/* Present and not ours: a page of another site (DNS rebinding, MCP's transport §
+	 * Security Warning). Absent: a client that is not a browser. */
+	if (origin && !mcp_origin_allowed(origin, r->cfg->mcp_origins))
+		return refuse(r, 403, MCP_INVALID_REQUEST,
+			      "Origin %.200s is not allowed (SANDBOXD_MCP_ORIGINS)", origin);
 	if ((rc = http_read_body(r, r->cfg->file_limit / 3 * 4 + 65536, &e)))
 		return rc == ERR_TOOBIG ? refuse(r, 413, MCP_INVALID_REQUEST, "%s", e.msg)
 					: refuse(r, 400, MCP_PARSE_ERROR, "%s", e.msg);
+	/* Only a file write may be big, as on REST (ROUTE_BIG_BODY): a body over the ordinary
+	 * limit must be one message (a batch of small ones would parse into millions of
+	 * objects), and once parsed, a sandbox_write_file call. */
+	big = r->body_len > r->cfg->body_limit;
+	for (n = 0; big && n < r->body_len && strchr(" \t\r\n", r->body[n]); n++)
+		;
+	if (big && (n == r->body_len || r->body[n] != '{'))
+		return refuse(r, 413, MCP_INVALID_REQUEST, BIG_BODY_TEXT, r->cfg->body_limit);
 	if ((rc = parse(r, &body, &e)))
 		return rc == ERR_INVALID ? refuse(r, 400, MCP_PARSE_ERROR, "parse error: %s", e.msg)
 					 : http_fail(r, rc, &e);
+	if (big && !is_write_call(body)) {
+		json_object_put(body);
+		return refuse(r, 413, MCP_INVALID_REQUEST, BIG_BODY_TEXT, r->cfg->body_limit);
+	}
 	/* The header names the version agreed at initialize; an initialize has none yet. */
 	mcp_classify(body, &first);
 	if (version && !mcp_version_supported(version) &&

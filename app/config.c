@@ -1,4 +1,5 @@
 /* config.c: SANDBOXD_* settings with defaults; every bad value names its variable. */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include "sandboxd/config.h"
@@ -31,6 +32,46 @@ static int set_num(int64_t *dst, config_getenv_fn get, const char *name, int64_t
 	if (num_parse(v, min, max, dst))
 		return err_set(e, ERR_INVALID, "%s must be an integer between %lld and %lld",
 			       name, (long long)min, (long long)max);
+	return 0;
+}
+
+/* An IPv4 or IPv6 address literal, or empty. */
+static int check_git_addr(const char *v, struct err *e)
+{
+	unsigned char a[16];
+
+	if (!*v || inet_pton(AF_INET, v, a) == 1 || inet_pton(AF_INET6, v, a) == 1)
+		return 0;
+	return err_set(e, ERR_INVALID, "SANDBOXD_SANDBOX_GIT_ADDR must be an IPv4 or IPv6 address");
+}
+
+/* Each entry is an origin as browsers send it: http:// or https://, a host, no path. */
+static int check_origins(const char *v, struct err *e)
+{
+	const char *p = v;
+
+	while (*p) {
+		size_t len = strcspn(p, ","), skip = 0;
+		while (skip < len && p[skip] == ' ')
+			skip++;
+		const char *q = p + skip;
+		size_t ql = len - skip, hl;
+		while (ql > 0 && q[ql - 1] == ' ')
+			ql--;
+		if (ql > 8 && strncmp(q, "https://", 8) == 0)
+			hl = ql - 8, q += 8;
+		else if (ql > 7 && strncmp(q, "http://", 7) == 0)
+			hl = ql - 7, q += 7;
+		else
+			hl = 0;
+		if (!hl || memchr(q, '/', hl) || memchr(q, ' ', hl))
+			return err_set(e, ERR_INVALID,
+				       "SANDBOXD_MCP_ORIGINS must be a comma-separated list of origins "
+				       "like https://app.example.com:8443 (no path)");
+		p += len;
+		if (*p == ',')
+			p++;
+	}
 	return 0;
 }
 
@@ -135,6 +176,19 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 		c->sandbox_git_url[--ul] = 0;
 	if (strncmp(c->sandbox_git_url, "http://", 7) && strncmp(c->sandbox_git_url, "https://", 8))
 		return err_set(e, ERR_INVALID, "SANDBOXD_SANDBOX_GIT_URL must start with http:// or https://");
+	if ((rc = set_str(c->sandbox_git_addr, sizeof(c->sandbox_git_addr), get,
+			  "SANDBOXD_SANDBOX_GIT_ADDR", "", e)) ||
+	    (rc = check_git_addr(c->sandbox_git_addr, e)))
+		return rc;
+	/* The public URL's origin: scheme and authority, without the path. */
+	char origin[sizeof(c->public_url)];
+	const char *auth = strstr(c->public_url, "://") + 3;
+	snprintf(origin, sizeof(origin), "%.*s", (int)(auth - c->public_url + strcspn(auth, "/")),
+		 c->public_url);
+	if ((rc = set_str(c->mcp_origins, sizeof(c->mcp_origins), get, "SANDBOXD_MCP_ORIGINS",
+			  origin, e)) ||
+	    (rc = check_origins(c->mcp_origins, e)))
+		return rc;
 	if ((rc = set_num(&n, get, "SANDBOXD_IMAGE_PULL", 0, 0, 1, e)))
 		return rc;
 	c->image_pull = (int)n;

@@ -1,5 +1,7 @@
 /* mcp.c: MCP's JSON-RPC 2.0 envelope: versions, message classification, responses. */
+#include <stdint.h>
 #include <string.h>
+#include <strings.h>
 #include "sandboxd/json.h"
 #include "sandboxd/mcp.h"
 #include "sandboxd/banned.h"
@@ -32,6 +34,20 @@ static void invalid(struct mcp_msg *out, int code, const char *why)
 	out->error = why;
 }
 
+/* An integer id that the answer can echo as it came. json-c keeps integers up to 2^64 - 1
+ * (above INT64_MAX as unsigned) and clamps the rest to INT64_MIN or UINT64_MAX without a
+ * word, so an answer would name another request; and clients hold ids as signed 64-bit
+ * numbers at most. Only |id| < 2^63 is taken: INT64_MIN itself cannot be told from a
+ * clamped value. */
+static int int_id_ok(json_object *id)
+{
+	if (!json_object_is_type(id, json_type_int))
+		return 0;
+	if (json_object_get_uint64(id) > (uint64_t)INT64_MAX)
+		return 0;
+	return json_object_get_int64(id) != INT64_MIN;
+}
+
 void mcp_classify(json_object *m, struct mcp_msg *out)
 {
 	json_object *v, *id = NULL;
@@ -43,12 +59,15 @@ void mcp_classify(json_object *m, struct mcp_msg *out)
 	/* An id is echoed even when the rest is wrong, so that the client can match the
 	 * error to its request; null, fractions, booleans and structures are not ids. */
 	has_id = json_object_object_get_ex(m, "id", &id);
-	if (has_id && (json_object_is_type(id, json_type_string) ||
-		       json_object_is_type(id, json_type_int)))
+	if (has_id && (json_object_is_type(id, json_type_string) || int_id_ok(id)))
 		out->id = id;
 	if (!json_object_object_get_ex(m, "jsonrpc", &v) ||
 	    !json_object_is_type(v, json_type_string) || strcmp(json_object_get_string(v), "2.0"))
 		return invalid(out, MCP_INVALID_REQUEST, "\"jsonrpc\" must be \"2.0\"");
+	if (has_id && json_object_is_type(id, json_type_int) && !out->id)
+		return invalid(out, MCP_INVALID_REQUEST,
+			       "\"id\" must be a string or an integer between -9223372036854775807 "
+			       "and 9223372036854775807");
 	if (has_id && !out->id)
 		return invalid(out, MCP_INVALID_REQUEST, "\"id\" must be a string or an integer");
 	if (!json_object_object_get_ex(m, "method", &v)) {
@@ -135,4 +154,28 @@ json_object *mcp_initialize_result(const char *version)
 		     "at /workspace/repo, where git push works as you. sandbox_close ends it; an "
 		     "unused sandbox stops by itself after its idle time.");
 	return r;
+}
+
+int mcp_origin_allowed(const char *origin, const char *allowed)
+{
+	size_t n = origin ? strlen(origin) : 0;
+	const char *p = allowed;
+
+	if (!n || !p)
+		return 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		/* Spaces around entries are the operator's layout, not part of an origin. */
+		const char *q = p, *end = p + len;
+		while (q < end && *q == ' ')
+			q++;
+		while (end > q && end[-1] == ' ')
+			end--;
+		if ((size_t)(end - q) == n && strncasecmp(q, origin, n) == 0)
+			return 1;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
 }

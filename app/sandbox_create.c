@@ -11,6 +11,7 @@
 #include <git2.h>
 #include <openssl/crypto.h>
 #include "sandboxd/docker.h"
+#include "sandboxd/hostaddr.h"
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
 #include "sandboxd/randid.h"
@@ -334,6 +335,10 @@ int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 		ref += 11;
 	if (str_copy(out->ref, sizeof(out->ref), ref))
 		return err_set(e, ERR_NOTFOUND, "unknown ref");
+	/* The clone and every push carry the sandbox's token: none while its git endpoint
+	 * would be routed off this host (hostaddr.h); the 503 names the problem. */
+	if (hostaddr_check(n->cfg, e))
+		return ERR_NOSTART;
 	if ((rc = reserve(n, e)) ||
 	    (rc = resolve(n->cfg, n->repo, ref, out->commit, &m.is_branch, e)))
 		return rc;

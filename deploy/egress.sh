@@ -1,27 +1,37 @@
 #!/usr/bin/env bash
-# Egress of sandboxes (SPEC.md §4: "open or web, per deployment"), as iptables rules on the
-# host, scoped to the sandboxes' Docker network (its bridge interface):
+# Egress of sandboxes (SPEC.md §4: "open or web, per deployment; a sandbox never reaches
+# another sandbox, nor any port of the host but the service's git endpoint"), as iptables
+# rules on the host, scoped to the sandboxes' Docker network (its bridge interface):
 #
 #   usage: deploy/egress.sh apply|remove|status
 #
 # Settings (environment, as in /etc/sandboxd/sandboxd.env):
-#   SANDBOXD_EGRESS           open (no rule: `apply` removes them) or web (default: open)
+#   SANDBOXD_EGRESS           open or web (default: open); both confine, see below
 #   SANDBOXD_SANDBOX_NETWORK  the sandboxes' Docker network (default: bridge)
 #   SANDBOXD_SANDBOX_GIT_URL  how sandboxes reach git; its port is the one port of the host
 #                             they may reach (default: http://sandboxd.internal, port 80)
+#   SANDBOXD_SANDBOX_GIT_ADDR the address sandboxd.internal maps to (the engine's
+#                             host-gateway); default: asked of the engine, as sandboxd does
+#   SANDBOXD_DOCKER_HOST, SANDBOXD_DOCKER_CA, _CERT, _KEY: the engine, as sandboxd reaches it
 #
-# web: traffic that a sandbox starts may go to TCP 80 and 443 and to DNS (53, UDP and TCP)
-# anywhere, and to the host itself only on DNS and the git port; the rest is refused at
-# once (TCP reset, ICMP admin-prohibited), so that a client fails fast instead of hanging.
-# Replies (ESTABLISHED, RELATED) pass. The rules only ever narrow what Docker allows: each
-# allowed packet RETURNs to Docker's own chains, which still apply.
+# Both modes: a sandbox's packets to another address of its own bridge (another sandbox)
+# are refused (the bridge must pass bridged traffic to iptables: br_netfilter, checked
+# here); packets to the git address that the host would forward (it is no longer one of
+# the host's own: a deleted bridge, DESIGN.md) are refused, so that credentials never
+# leave by the default route; of the host itself only DNS and the git port on the git
+# address answer. web, further: traffic that a sandbox starts may go to TCP 80 and 443 and
+# to DNS (53, UDP and TCP) only. Whatever is refused is refused at once (TCP reset, ICMP
+# admin-prohibited), so that a client fails fast instead of hanging. Replies (ESTABLISHED,
+# RELATED) pass. The rules only ever narrow what Docker allows: each allowed packet
+# RETURNs to Docker's own chains, which still apply (they keep networks apart).
 #
 # Two chains per network (per address family), named from a checksum of the network's name
-# so that `remove` needs neither Docker nor the network: SBXD-FWD-<n>, jumped to from
-# DOCKER-USER (forwarded traffic; FORWARD where Docker made no DOCKER-USER, as in ip6tables)
-# and SBXD-IN-<n>, jumped to from INPUT (traffic to the host's own addresses: an Internal
-# network or DOCKER-USER alone would leave the host's services open, DESIGN.md). Each jump
-# matches the bridge interface and carries the comment sandboxd-egress:<network>.
+# (and of the engine's address, when it is not the local socket) so that `remove` needs
+# neither Docker nor the network: SBXD-FWD-<n>, jumped to from DOCKER-USER (forwarded
+# traffic; FORWARD where Docker made no DOCKER-USER, as in ip6tables) and SBXD-IN-<n>,
+# jumped to from INPUT (traffic to the host's own addresses: an Internal network or
+# DOCKER-USER alone would leave the host's services open, DESIGN.md). Each jump matches the
+# bridge interface and carries the comment sandboxd-egress:<network>.
 # `apply` is idempotent and replaces the rules in place (the chains are refilled, the jump
 # is added before a stale one is removed): there is no moment without rules. `remove`
 # deletes every jump and both chains; afterwards `iptables -S` shows no trace of them.
@@ -30,6 +40,8 @@ set -Eeuo pipefail
 MODE=${SANDBOXD_EGRESS:-open}
 NETWORK=${SANDBOXD_SANDBOX_NETWORK:-bridge}
 GIT_URL=${SANDBOXD_SANDBOX_GIT_URL:-http://sandboxd.internal}
+GIT_ADDR=${SANDBOXD_SANDBOX_GIT_ADDR:-}
+ENGINE=${SANDBOXD_DOCKER_HOST:-unix:///var/run/docker.sock}
 
 say() { printf 'egress: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -54,7 +66,82 @@ git_port() {
     echo "$port"
 }
 
-SUM=$(printf '%s' "$NETWORK" | cksum | cut -d' ' -f1)
+# The host part of the git URL, without brackets.
+git_host() {
+    local rest=${GIT_URL#*://} hostport
+    hostport=${rest%%/*}
+    hostport=${hostport##*@}
+    if [[ $hostport == \[* ]]; then
+        hostport=${hostport#[}
+        echo "${hostport%%]*}"
+    else
+        echo "${hostport%%:*}"
+    fi
+}
+
+# ipv4_first_host A.B.C.D/N: the subnet's first host address (Docker gives it to the bridge
+# when it picks the address itself).
+ipv4_first_host() {
+    local ip=${1%/*} len=${1#*/} a b c d n
+    IFS=. read -r a b c d <<<"$ip"
+    n=$(((a << 24 | b << 16 | c << 8 | d) & (0xffffffff << (32 - len)) & 0xffffffff))
+    n=$((n + 1))
+    echo "$((n >> 24 & 255)).$((n >> 16 & 255)).$((n >> 8 & 255)).$((n & 255))"
+}
+
+is_ipv4() { [[ $1 =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]]; }
+
+# The IPv4 address sandboxes reach git at: the setting; else the URL's host when it is an
+# address; for sandboxd.internal (host-gateway) the engine's default bridge gateway (its
+# IPAM Gateway, else the first host of its Subnet: a fresh dockerd records only the Subnet);
+# any other name as the host resolves it. sandboxd (app/hostaddr.c) takes the setting or
+# the URL the same way but, asking no engine, checks Docker's stock 172.17.0.1 for
+# sandboxd.internal: a different bridge address makes its check fail until the setting says
+# it (the local stack always sets it).
+git_addr() {
+    local host out
+    if [ -n "$GIT_ADDR" ]; then
+        echo "$GIT_ADDR"
+        return 0
+    fi
+    host=$(git_host)
+    if is_ipv4 "$host"; then
+        echo "$host"
+    elif [ "$host" = sandboxd.internal ]; then
+        out=$(dk network inspect -f '{{range .IPAM.Config}}{{if .Gateway}}{{.Gateway}}{{else}}{{.Subnet}}{{end}} {{end}}' bridge 2>&1) ||
+            die "cannot ask the engine for its default bridge (host-gateway): $out"
+        local w
+        for w in $out; do
+            if is_ipv4 "${w%/*}"; then
+                if [[ $w == */* ]]; then ipv4_first_host "$w"; else echo "$w"; fi
+                return 0
+            fi
+        done
+        die "the engine's default bridge has no IPv4 address: set SANDBOXD_SANDBOX_GIT_ADDR"
+    else
+        out=$(getent ahostsv4 "$host" | awk '{ print $1; exit }')
+        [ -n "$out" ] || die "$host (SANDBOXD_SANDBOX_GIT_URL) does not resolve to an IPv4 address"
+        echo "$out"
+    fi
+}
+
+# The docker CLI on the service's engine (an engine of its own in some tests: never the
+# host's by mistake).
+DOCKER_ARGS=()
+if [ "$ENGINE" != unix:///var/run/docker.sock ]; then
+    DOCKER_ARGS=(-H "${ENGINE/#https:/tcp:}")
+    if [ -n "${SANDBOXD_DOCKER_CA:-}" ]; then
+        DOCKER_ARGS+=(--tlsverify --tlscacert "$SANDBOXD_DOCKER_CA" --tlscert "${SANDBOXD_DOCKER_CERT:-}"
+                      --tlskey "${SANDBOXD_DOCKER_KEY:-}")
+    fi
+fi
+dk() { docker "${DOCKER_ARGS[@]}" "$@"; }
+
+if [ "$ENGINE" = unix:///var/run/docker.sock ]; then
+    SUM=$(printf '%s' "$NETWORK" | cksum | cut -d' ' -f1)
+else
+    SUM=$(printf '%s %s' "$ENGINE" "$NETWORK" | cksum | cut -d' ' -f1)
+fi
 FWD=SBXD-FWD-$SUM
 IN=SBXD-IN-$SUM
 TAG=sandboxd-egress:$NETWORK
@@ -98,27 +185,79 @@ ensure_jump() {
     done < <(jumps "$parent" "$target")
 }
 
-fill_chain() { # CHAIN PORTS-FOR-TCP (comma list)
-    local chain=$1 ports=$2 icmp=icmp-admin-prohibited
-    [ "$FAM" = ip6tables ] && icmp=icmp6-adm-prohibited
+# refill CHAIN: the chain's rules become the lines of stdin (one rule a line, words without
+# spaces). Rebuilt beside the old rules, then the old ones go: never an empty chain between.
+refill() {
+    local chain=$1 old line i
+    local -a words
     has_chain "$chain" || ipt -N "$chain"
-    # Rebuilt beside the old rules, then the old ones go: never an empty chain in between.
-    local old
     old=$(ipt -S "$chain" | grep -c -- "^-A $chain " || true)
-    ipt -A "$chain" -m conntrack --ctstate RELATED,ESTABLISHED -j RETURN
-    ipt -A "$chain" -p udp --dport 53 -j RETURN
-    ipt -A "$chain" -p tcp -m multiport --dports "$ports" -j RETURN
-    ipt -A "$chain" -p tcp -j REJECT --reject-with tcp-reset
-    ipt -A "$chain" -j REJECT --reject-with "$icmp"
-    local i
+    while IFS= read -r line; do
+        [ -n "$line" ] || continue
+        read -r -a words <<<"$line"
+        ipt -A "$chain" "${words[@]}"
+    done
     for ((i = 0; i < old; i++)); do ipt -D "$chain" 1; done
+}
+
+# The rules of both chains for this family: IFACE ADDR PORT.
+fwd_rules() {
+    local iface=$1 addr=$2 icmp=icmp-admin-prohibited
+    [ "$FAM" = ip6tables ] && icmp=icmp6-adm-prohibited
+    echo "-m conntrack --ctstate RELATED,ESTABLISHED -j RETURN"
+    # Another sandbox: out of the bridge it came in by.
+    echo "-o $iface -p tcp -j REJECT --reject-with tcp-reset"
+    echo "-o $iface -j REJECT --reject-with $icmp"
+    # The git address, forwarded: it is not the host's any more; never past it.
+    if [ "$FAM" = iptables ]; then
+        echo "-d $addr -p tcp -j REJECT --reject-with tcp-reset"
+        echo "-d $addr -j REJECT --reject-with $icmp"
+    fi
+    if [ "$MODE" = web ]; then
+        echo "-p udp --dport 53 -j RETURN"
+        echo "-p tcp -m multiport --dports 53,80,443 -j RETURN"
+        echo "-p tcp -j REJECT --reject-with tcp-reset"
+        echo "-j REJECT --reject-with $icmp"
+    fi
+}
+
+in_rules() {
+    local addr=$1 port=$2 icmp=icmp-admin-prohibited
+    [ "$FAM" = ip6tables ] && icmp=icmp6-adm-prohibited
+    echo "-m conntrack --ctstate RELATED,ESTABLISHED -j RETURN"
+    echo "-p udp --dport 53 -j RETURN"
+    echo "-p tcp --dport 53 -j RETURN"
+    if [ "$FAM" = iptables ]; then
+        echo "-d $addr/32 -p tcp --dport $port -j RETURN"
+    else
+        echo "-p tcp --dport $port -j RETURN"
+    fi
+    echo "-p tcp -j REJECT --reject-with tcp-reset"
+    echo "-j REJECT --reject-with $icmp"
+}
+
+# Traffic between two ports of one bridge is bridged, not routed: iptables sees it only
+# with br_netfilter's bridge-nf-call-iptables on (Docker turns it on for its own rules).
+# Without it the rule between sandboxes would be silently void: fail instead.
+bridge_filtering() {
+    local f=/proc/sys/net/bridge/bridge-nf-call-iptables
+    [ -e "$f" ] || modprobe br_netfilter 2>/dev/null || true
+    [ -e "$f" ] || die "br_netfilter is not loaded (modprobe br_netfilter): sandboxes could reach each other"
+    if [ "$(cat "$f")" != 1 ]; then
+        say "turning on net.bridge.bridge-nf-call-iptables (sandboxes' traffic between each other is filtered)"
+        echo 1 >"$f" || die "cannot turn on $f"
+    fi
+    f=/proc/sys/net/bridge/bridge-nf-call-ip6tables
+    if [ -e "$f" ] && [ "$(cat "$f")" != 1 ]; then
+        echo 1 >"$f" || die "cannot turn on $f"
+    fi
 }
 
 # The bridge interface of the network: Docker's option when set (docker0 for "bridge"),
 # else br-<first 12 characters of the id>.
 bridge_of() {
     local out name id driver
-    out=$(docker network inspect -f '{{.Id}} {{.Driver}} {{index .Options "com.docker.network.bridge.name"}}' "$NETWORK" 2>&1) ||
+    out=$(dk network inspect -f '{{.Id}} {{.Driver}} {{index .Options "com.docker.network.bridge.name"}}' "$NETWORK" 2>&1) ||
         die "no Docker network $NETWORK: $out"
     read -r id driver name <<<"$out"
     [ "$driver" = bridge ] || die "network $NETWORK has driver $driver; egress rules need a bridge"
@@ -126,22 +265,50 @@ bridge_of() {
     echo "$name"
 }
 
-apply_web() {
-    local iface port
+# Jumps of ours (any network's) for a bridge interface that no longer exists, and their
+# chains once nothing jumps to them: left by a stack whose bridge was deleted without
+# `remove` (a test's own engine, killed). Such a rule can match nothing; it is only litter.
+sweep_stale() {
+    local parent line iface chain
+    for parent in INPUT FORWARD DOCKER-USER; do
+        has_chain "$parent" || continue
+        while IFS= read -r line; do
+            [[ $line =~ -i\ ([^ ]+)\ .*--comment\ sandboxd-egress:.*-j\ (SBXD-(FWD|IN)-[0-9]+) ]] || continue
+            iface=${BASH_REMATCH[1]}
+            chain=${BASH_REMATCH[2]}
+            ip link show "$iface" >/dev/null 2>&1 && continue
+            delete_rule "$line"
+            if ! ipt -S 2>/dev/null | grep -qE -- "-j $chain( |\$)"; then
+                ipt -F "$chain" 2>/dev/null && ipt -X "$chain" 2>/dev/null || true
+            fi
+        done < <(ipt -S "$parent" 2>/dev/null | tr -d '"')
+    done
+}
+
+apply_rules() {
+    local iface port addr
     iface=$(bridge_of)
     port=$(git_port)
+    addr=$(git_addr)
+    is_ipv4 "$addr" || die "the git address $addr is not an IPv4 address"
+    bridge_filtering
     for FAM in "${FAMILIES[@]}"; do
-        fill_chain "$FWD" 53,80,443
-        fill_chain "$IN" "53,$port"
+        sweep_stale
+        fwd_rules "$iface" "$addr" | refill "$FWD"
+        in_rules "$addr" "$port" | refill "$IN"
         ensure_jump "$(fwd_parent)" "$iface" "$FWD"
         ensure_jump INPUT "$iface" "$IN"
     done
-    say "web egress for network $NETWORK (bridge $iface): TCP 80, 443 and DNS out; host port $port"
+    if [ "$MODE" = web ]; then
+        say "web egress for network $NETWORK (bridge $iface): TCP 80, 443 and DNS out; no other sandbox; host: $addr:$port"
+    else
+        say "open egress for network $NETWORK (bridge $iface): no other sandbox; host: $addr:$port"
+    fi
 }
 
 remove_all() {
     local parent line chain
-    # No iptables: nothing was ever installed (and `open` needs nothing).
+    # No iptables: nothing was ever installed.
     command -v iptables >/dev/null 2>&1 || return 0
     for FAM in "${FAMILIES[@]}"; do
         for parent in INPUT FORWARD DOCKER-USER; do
@@ -168,13 +335,13 @@ status() {
             found=1
         fi
     done
-    if [ "$found" = 1 ]; then say "network $NETWORK: web"; else say "network $NETWORK: open (no rules)"; fi
+    if [ "$found" = 1 ]; then say "network $NETWORK: rules in place"; else say "network $NETWORK: no rules"; fi
 }
 
 [ "$(id -u)" -eq 0 ] || die "iptables needs root"
 case ${1:-} in
     apply)
-        if [ "$MODE" = web ]; then apply_web; else remove_all; say "open egress for network $NETWORK (no rules)"; fi
+        apply_rules
         ;;
     remove) remove_all ;;
     status) status ;;

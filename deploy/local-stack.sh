@@ -19,12 +19,16 @@
 #   SANDBOXD_RATE_LIMIT   nginx's request rate per client address, e.g. 20r/s or 600r/m,
 #                         or off (default: off locally; nginx/sandboxd.conf has 20r/s)
 #   SANDBOXD_RATE_BURST   requests over the rate served at once before 429s (default: 40)
+#   SANDBOXD_GIT_CONN_LIMIT  git requests in progress per client address before nginx answers
+#                         429 (limit_conn; default: 32, as nginx/sandboxd.conf)
 #   SANDBOXD_SANDBOX_NETWORK  the Docker network of this stack's sandboxes (default:
 #                         sandboxd-<instance>, made by `up` and removed by `down`)
-#   SANDBOXD_EGRESS       open, or web: sandboxes reach only HTTP, HTTPS and DNS, and of the
-#                         host only the git port (deploy/egress.sh; default: open)
+#   SANDBOXD_EGRESS       open, or web: sandboxes reach only HTTP, HTTPS and DNS; in both, no
+#                         other sandbox and of the host only the git port (deploy/egress.sh;
+#                         default: open)
 #   SANDBOXD_BRIDGE       the Docker bridge whose gateway nginx also listens on, for the
-#                         sandboxes' git (default: docker0; another for an engine of its own)
+#                         sandboxes' git (default: docker0; another for an engine of its own);
+#                         its address is sandboxd's SANDBOXD_SANDBOX_GIT_ADDR unless that is set
 # Other SANDBOXD_* settings in the environment (SANDBOXD_LOG_LEVEL, SANDBOXD_BODY_LIMIT, …)
 # reach sandboxd as they are.
 #
@@ -76,6 +80,7 @@ BRIDGE=sbx$VAR_SUM
 EGRESS=${SANDBOXD_EGRESS:-open}
 RATE_LIMIT=${SANDBOXD_RATE_LIMIT:-off}
 RATE_BURST=${SANDBOXD_RATE_BURST:-40}
+GIT_CONN_LIMIT=${SANDBOXD_GIT_CONN_LIMIT:-32}
 # SANDBOXD_BUILD=build-san runs the ASan + UBSan build (make SANITIZE=1).
 BUILD=${SANDBOXD_BUILD:-build}
 SANDBOXD_BIN=$REPO/$BUILD/sandboxd
@@ -167,6 +172,7 @@ check_settings() {
     [[ $RATE_LIMIT =~ ^(off|[1-9][0-9]*r/[sm])$ ]] ||
         die "SANDBOXD_RATE_LIMIT=$RATE_LIMIT: use off or a rate like 20r/s or 600r/m"
     [[ $RATE_BURST =~ ^[0-9]+$ ]] || die "SANDBOXD_RATE_BURST=$RATE_BURST is not a number"
+    [[ $GIT_CONN_LIMIT =~ ^[1-9][0-9]*$ ]] || die "SANDBOXD_GIT_CONN_LIMIT=$GIT_CONN_LIMIT is not a positive number"
     # sun_path holds 108 bytes; PostgreSQL's socket has the longest name.
     [ ${#PGSOCK} -le 88 ] || die "SANDBOXD_VAR=$VAR is too long for unix socket paths (keep it under 80 characters)"
 }
@@ -246,13 +252,27 @@ install_bin() { # SRC DST
 
 # Made with the stack's instance label; one that lacks it is someone else's (an operator's
 # SANDBOXD_SANDBOX_NETWORK) and is used as it is, never removed.
+# Ours are made without inter-container traffic (enable_icc=false: sandboxes never reach
+# each other, SPEC.md §4; deploy/egress.sh refuses it too, whatever the network); one of
+# ours made before that is made again when no container uses it.
 network_up() {
     if docker network inspect "$NETWORK" >/dev/null 2>&1; then
-        return 0
+        if network_ours && [ "$(docker network inspect -f '{{index .Options "com.docker.network.bridge.enable_icc"}}' "$NETWORK")" != false ]; then
+            if [ "$(docker network inspect -f '{{len .Containers}}' "$NETWORK")" = 0 ]; then
+                say "Docker network $NETWORK lets sandboxes reach each other: making it again"
+                docker network rm "$NETWORK" >/dev/null || die "docker network rm $NETWORK failed"
+            else
+                say "warning: Docker network $NETWORK allows traffic between containers; deploy/egress.sh refuses it"
+                return 0
+            fi
+        else
+            return 0
+        fi
     fi
     say "creating Docker network $NETWORK (bridge $BRIDGE)"
     docker network create --driver bridge --label "sandboxd.instance=$INSTANCE" \
-        -o "com.docker.network.bridge.name=$BRIDGE" "$NETWORK" >/dev/null ||
+        -o "com.docker.network.bridge.name=$BRIDGE" \
+        -o com.docker.network.bridge.enable_icc=false "$NETWORK" >/dev/null ||
         docker network inspect "$NETWORK" >/dev/null 2>&1 ||
         die "docker network create $NETWORK failed"
 }
@@ -269,11 +289,17 @@ network_down() {
     fi
 }
 
-# egress.sh with this stack's settings.
+# egress.sh with this stack's settings (its engine too: a stack on an engine of its own
+# confines that engine's bridge, never the host's docker0).
 egress() { # apply|remove
-    [ "$IS_ROOT" = 1 ] || { [ "$EGRESS" = open ] && return 0; die "SANDBOXD_EGRESS=web needs root (iptables)"; }
+    if [ "$IS_ROOT" != 1 ]; then
+        [ "$EGRESS" = open ] || die "SANDBOXD_EGRESS=web needs root (iptables)"
+        say "warning: not root: no egress rules (iptables); sandboxes are not kept from each other"
+        return 0
+    fi
     SANDBOXD_EGRESS=$EGRESS SANDBOXD_SANDBOX_NETWORK=$NETWORK \
         SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$HTTP_PORT" \
+        SANDBOXD_SANDBOX_GIT_ADDR="$(git_addr)" \
         bash "$REPO/deploy/egress.sh" "$1" 9>&-
 }
 
@@ -396,9 +422,9 @@ sandboxd_settings() {
     printf 'bin=%s\n' "$(stat -c '%d:%i:%Y:%s' "$SANDBOXD_BIN")"
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
-    printf 'user=%s\nnetwork=%s\nkey=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE"
+    printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
     env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' |
-        grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL)=' | sort || true
+        grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=' | sort || true
 }
 
 sandboxd_up() {
@@ -446,6 +472,7 @@ sandboxd_up() {
             SANDBOXD_HOOKS_DIR="$BINDIR/hooks" \
             SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$HTTP_PORT" \
             SANDBOXD_SANDBOX_NETWORK="$NETWORK" \
+            SANDBOXD_SANDBOX_GIT_ADDR="$(git_addr)" \
             SANDBOXD_SIGNING_KEY_FILE="$KEYFILE" \
             SANDBOXD_INSTANCE="$INSTANCE" \
             SANDBOXD_PID_FILE="$PIDFILE" \
@@ -511,6 +538,12 @@ bridge_ip() {
     ip -4 -o addr show "${SANDBOXD_BRIDGE:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }'
 }
 
+# The address sandboxes reach git at, which sandboxd checks is still this host's (app/
+# hostaddr.c): the operator's SANDBOXD_SANDBOX_GIT_ADDR, else the bridge address nginx
+# listens on (empty when the bridge has none: sandboxd then checks Docker's stock
+# 172.17.0.1, and says so in /healthz when that is not this host's either).
+git_addr() { printf '%s' "${SANDBOXD_SANDBOX_GIT_ADDR:-$(bridge_ip)}"; }
+
 bridge_listen() {
     local ip
     ip=$(bridge_ip)
@@ -548,6 +581,7 @@ render_nginx() {
         -e "s|@BRIDGE_LISTEN@|$(bridge_listen)|g" \
         -e "s|@LIMIT_REQ_ZONE@|$(limit_req_zone)|g" \
         -e "s|@LIMIT_REQ@|$(limit_req)|g" \
+        -e "s|@LIMIT_CONN@|limit_conn sandboxd_git_conn $GIT_CONN_LIMIT;|g" \
         "$NGX_TEMPLATE"
 }
 
@@ -768,7 +802,7 @@ cmd_up() {
     install_bin "$SANDBOXD_HOOK_BIN" "$BINDIR/hooks/pre-receive"
     install_bin "$SANDBOXD_HOOK_BIN" "$BINDIR/hooks/post-receive"
     network_up
-    egress "$([ "$EGRESS" = web ] && echo apply || echo remove)" || die "deploy/egress.sh failed"
+    egress apply || die "deploy/egress.sh failed"
     sandboxd_up
     nginx_up
     wait_healthy

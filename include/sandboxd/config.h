@@ -26,6 +26,12 @@ struct config {
 	char instance[64];          /* label sandboxd.instance on every container: whose it is */
 	char sandbox_git_url[256];  /* how containers reach our git endpoint, no trailing / */
 	char sandbox_network[128];  /* the Docker network of every sandbox (NetworkMode) */
+	/* The address sandboxd.internal maps to in sandboxes (the engine's host-gateway); empty:
+	 * asked of the engine (hostaddr.h). Checked to be one of this host's own. */
+	char sandbox_git_addr[64];
+	/* Origins a browser may post to /mcp from (comma-separated scheme://host[:port]);
+	 * default: the origin of public_url. A request with another Origin is refused. */
+	char mcp_origins[1024];
 	char signing_key_file[256]; /* PEM P-256 key that signs git URLs; empty: the database's */
 	int idle_timeout;           /* seconds without a call before a sandbox is stopped */
 	int reaper_interval;        /* seconds between the reaper's passes */

@@ -81,6 +81,12 @@ json_object *mcp_tool_result(const struct mcp_tool *t, int status, const char *b
 			     const char *error);
 /* An isError result with text. */
 json_object *mcp_tool_error(const char *text);
+/* 1 when origin (an Origin header's value) is one of allowed, a comma-separated list of
+ * origins written as browsers send them (scheme://host[:port], no path), compared without
+ * regard to ASCII case; 0 otherwise (an empty origin or list allows nothing). The transport
+ * says servers must check Origin against DNS rebinding: a page of another site that gets
+ * a browser to post to /mcp sends its own origin. */
+int mcp_origin_allowed(const char *origin, const char *allowed);
 /* 1 when s[0..n) is valid UTF-8 without NUL bytes (what read_file returns as text). */
 int mcp_text_ok(const unsigned char *s, size_t n);
 

@@ -3,10 +3,11 @@
 # this machine are ever contacted: a network namespace of its own, joined to the host by a
 # veth pair in a /30 of 10.213.0.0/16 (nothing routes there but this pair), with listeners
 # on ports 80 and 8081, and one listener on the host at the sandboxes' gateway address.
-# From a sandbox: before the rules both ports answer; with them port 80 answers, 8081 and
-# the host's other port are refused at once, and git push to the service still works; after
-# `remove` iptables shows no trace of them. The rules are scoped to this stack's sandbox
-# network (other stacks on the machine are not touched) and are removed on any exit.
+# From a sandbox: with the stack's own rules (open) both ports answer and the host's other
+# port is refused at once; with web, port 80 answers, 8081 and the host's other port are
+# refused at once, and git push to the service still works; after `remove` iptables shows
+# no trace of them. The rules are scoped to this stack's sandbox network (other stacks on
+# the machine are not touched); on any exit the stack's own rules are back.
 . "$(dirname "$0")/lib.sh"
 
 export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false
@@ -22,7 +23,7 @@ if [ "$(id -u)" -ne 0 ] || ! command -v iptables >/dev/null || [ -z "$NET" ]; th
 fi
 
 egress() { # apply|remove|status, for this stack's network
-	SANDBOXD_EGRESS=web SANDBOXD_SANDBOX_NETWORK="$NET" \
+	SANDBOXD_EGRESS=${MODE:-web} SANDBOXD_SANDBOX_NETWORK="$NET" \
 		SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$GIT_PORT" bash "$EGRESS" "$@" 2>>"$_T/egress.log"
 }
 SUM=$(printf '%s' "$NET" | cksum | cut -d' ' -f1)
@@ -51,6 +52,8 @@ X=$(pick_subnet) || { fail 'a free /30 in 10.213.0.0/16'; finish; }
 HOST_IP=10.213.${X%.*}.$((${X##*.} + 1))
 NS_IP=10.213.${X%.*}.$((${X##*.} + 2))
 
+# The stack's own rules (local-stack.sh applies them at up), for the tests after this one.
+restore() { MODE=${SANDBOXD_EGRESS:-open} egress apply; }
 teardown() {
 	egress remove || true
 	local p
@@ -60,7 +63,7 @@ teardown() {
 	ip link del "$VH" 2>/dev/null
 	true
 }
-AT_EXIT+=(teardown)
+AT_EXIT+=(teardown restore)
 
 ip netns add "$NS" &&
 	ip link add "$VH" type veth peer name "$VN" &&
@@ -129,7 +132,10 @@ code() { fetch "$1" | cut -d' ' -f1; }
 
 check_eq 'open: port 80 of the namespace answers the sandbox' 0 "$(code "http://$NS_IP:80/")"
 check_eq 'open: port 8081 too' 0 "$(code "http://$NS_IP:8081/")"
-check_eq "open: the host's other port too" 0 "$(code "http://sandboxd.internal:$HOST_PORT/")"
+read -r rc ms <<<"$(fetch "http://sandboxd.internal:$HOST_PORT/")"
+check_eq "open: the host's other port is refused (SPEC: only the git endpoint)" 7 "$rc"
+check "and at once (${ms} ms)" [ "$ms" -lt 4000 ]
+check 'open: git fetch from the service works' box git fetch -q origin
 
 # --- web ------------------------------------------------------------------------------------------
 check 'egress.sh apply (web)' egress apply
@@ -141,7 +147,12 @@ check_eq 'one jump from DOCKER-USER, for our bridge only' \
 check_eq 'one jump from INPUT, for our bridge only' \
 	"-A INPUT -i $BR -m comment --comment sandboxd-egress:$NET -j SBXD-IN-$SUM" \
 	"$(iptables -w 10 -S INPUT | grep -F "SBXD-IN-$SUM" | tr -d '"')"
-check 'the host port allowed is the git port' iptables -w 10 -C "SBXD-IN-$SUM" -p tcp -m multiport --dports "53,$GIT_PORT" -j RETURN
+check "the host port allowed is the git port, on the git address $GW" \
+	iptables -w 10 -C "SBXD-IN-$SUM" -d "$GW/32" -p tcp --dport "$GIT_PORT" -j RETURN
+check 'sandbox to sandbox (out of the same bridge) is refused' \
+	iptables -w 10 -C "SBXD-FWD-$SUM" -o "$BR" -p tcp -j REJECT --reject-with tcp-reset
+check "the git address, when forwarded (not the host's), is refused" \
+	iptables -w 10 -C "SBXD-FWD-$SUM" -d "$GW/32" -p tcp -j REJECT --reject-with tcp-reset
 
 check_eq 'web: port 80 answers' 0 "$(code "http://$NS_IP:80/")"
 read -r rc ms <<<"$(fetch "http://$NS_IP:8081/")"
@@ -168,5 +179,6 @@ teardown
 check 'the namespace is gone' eval '! ip netns list | grep -qw "$NS"'
 check 'the veth pair is gone' eval '! ip link show "$VH" >/dev/null 2>&1'
 check 'no rule left' eval '[ -z "$(our_rules)" ]'
+check "the stack's own rules (${SANDBOXD_EGRESS:-open}) are back" restore
 
 finish

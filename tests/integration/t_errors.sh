@@ -154,6 +154,29 @@ expect_status 201 "a body of exactly $LIMIT bytes is accepted"
 api GET /api/v3/user "" "$UT"
 expect_status 200 'the service answers after the big bodies'
 
+# --- headers and request lines over nginx's buffers (16 KiB each, 64 KiB in all): JSON -----
+A8K=$(head -c 8192 /dev/zero | tr '\0' a)
+A20K=$(head -c 20000 /dev/zero | tr '\0' a)
+API_HEADERS=("X-Pad: $A8K")
+api GET /api/v3/user "" "$UT"
+expect_status 200 'a header of 8 KiB (a git URL JWT fits): 200'
+API_HEADERS=("X-Pad: $A20K")
+api GET /api/v3/user "" "$UT"
+expect_error 431 'a request header is longer than 16384 bytes, or all of them together longer than 65536' \
+	'a header of 20,000 bytes: 431 in JSON, not nginx HTML'
+json_ct '431'
+request_id_ok '431'
+API_HEADERS=("X-A: ${A20K:0:15000}" "X-B: ${A20K:0:15000}" "X-C: ${A20K:0:15000}" "X-D: ${A20K:0:15000}" "X-E: ${A20K:0:15000}")
+api GET /api/v3/user "" "$UT"
+expect_error 431 'a request header is longer than 16384 bytes, or all of them together longer than 65536' \
+	'five headers of 15,000 bytes: 431 in JSON'
+API_HEADERS=()
+api GET "/api/v3/user?pad=$A20K" "" "$UT"
+expect_error 414 'the request line is longer than 16384 bytes' 'a request line of 20 KB: 414 in JSON'
+json_ct '414'
+api GET "/api/v3/user?pad=${A8K:0:4096}" "" "$UT"
+expect_status 200 'a request line of 4 KiB: 200'
+
 # --- X-Request-Id: present and unique -------------------------------------------------------------
 api GET /api/v3/user "" "$UT"
 request_id_ok '200'
@@ -165,7 +188,7 @@ check_eq 'request ids are unique per request' "${#IDS[@]}" "$uniq"
 # --- /healthz ------------------------------------------------------------------------------------
 api GET /healthz "" -
 expect_status 200 'GET /healthz without a token: 200'
-expect_body '{"status":"ok","database":"ok","docker":"ok"}' 'GET /healthz body'
+expect_body '{"status":"ok","database":"ok","docker":"ok","git_endpoint":"ok"}' 'GET /healthz body'
 request_id_ok 'healthz'
 json_ct 'healthz'
 api GET /healthz "" "$UT"

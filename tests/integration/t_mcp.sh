@@ -104,6 +104,32 @@ expect_json .error.code -32600 'as -32600'
 rpc '{"jsonrpc":"2.0","id":16,"method":"ping"}' "$OT" 'MCP-Protocol-Version: 2025-11-25'
 expect_json .result '{}' 'ping with the agreed version: {}'
 
+# --- Origin (DNS rebinding): present and not allowed is 403; the service's own origin and no
+# Origin at all (clients that are not browsers) are served --------------------------------
+rpc '{"jsonrpc":"2.0","id":17,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}' "$OT" 'Origin: http://evil.example'
+expect_status 403 'Origin: http://evil.example: 403'
+expect_json '.error.message' 'Origin http://evil.example is not allowed (SANDBOXD_MCP_ORIGINS)' 'naming the origin and the setting'
+expect_json '"\(.error.code) \(.id)"' '-32600 null' 'as a JSON-RPC error without an id'
+rpc '{"jsonrpc":"2.0","id":18,"method":"ping"}' "$OT" 'Origin: null'
+expect_status 403 'Origin: null (a sandboxed page or file://): 403'
+rpc '{"jsonrpc":"2.0","id":19,"method":"ping"}' "$OT" "Origin: $SANDBOXD_URL"
+expect_status 200 "Origin: $SANDBOXD_URL (the public URL's, the default list): 200"
+expect_json .result '{}' 'and answered'
+rpc '{"jsonrpc":"2.0","id":20,"method":"ping"}'
+expect_status 200 'no Origin: 200'
+
+# --- integer ids json-c would clamp: -32600, not an answer to another id -------------------
+id_echoed() { [[ $BODY =~ \"id\":\ ?$1[,}\ ] ]]; }
+rpc '{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}'
+expect_status 200 'id 2^63 - 1: 200'
+check 'echoed exactly' id_echoed 9223372036854775807
+for big in 9223372036854775808 18446744073709551616 -9223372036854775809; do
+	rpc "{\"jsonrpc\":\"2.0\",\"id\":$big,\"method\":\"ping\"}"
+	expect_status 400 "id $big: 400"
+	expect_json '"\(.error.code) \(.id)"' '-32600 null' 'as -32600 with id null'
+	expect_json '.error.message' '"id" must be a string or an integer between -9223372036854775807 and 9223372036854775807' 'saying the range'
+done
+
 # --- batches: 2025-03-26 only ------------------------------------------------------------
 rpc '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"nope"}]' "$OT" 'MCP-Protocol-Version: 2025-03-26'
 expect_status 200 'a batch under 2025-03-26: 200'
@@ -133,6 +159,43 @@ box_token() {
 check 'the clone has its token' wait_until 60 eval '[ -n "$(box_token)" ]'
 rpc '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' "$(box_token)"
 expect_error 403 'sandbox tokens can only be used for git' 'a sandbox token: 403 as on REST'
+
+# --- body size: only sandbox_write_file may pass the ordinary JSON limit (1 MiB here) ---------
+# The suite's limits: SANDBOXD_BODY_LIMIT 1 MiB, SANDBOXD_FILE_LIMIT 1 MiB (so an MCP body
+# may reach 4/3 of it, plus 64 KiB). Each message below is between the two.
+big_msg() { # METHOD KIND FILE [OWNER SANDBOX]: a message of about 1.1 MiB
+	"${PY:-python3}" - "$@" <<'PYEOF'
+import json, sys
+method, kind, path = sys.argv[1:4]
+text = "a" * (1100 << 10)
+if kind == "write":
+    # 720,000 bytes of file; in JSON each newline takes two: the body is over 1 MiB.
+    params = {"name": "sandbox_write_file", "arguments": {"owner": sys.argv[4], "repo": "app",
+              "sandbox_id": sys.argv[5], "path": "big.txt", "content": "a\n" * 360000}}
+elif kind == "list":
+    params = {"_meta": {"pad": text}}
+else:
+    params = None
+if kind == "batch":
+    m = [{"jsonrpc": "2.0", "id": i, "method": "ping", "params": {"_meta": {"p": "a" * 1000}}} for i in range(1100)]
+else:
+    m = {"jsonrpc": "2.0", "id": 30, "method": method, "params": params}
+open(path, "w").write(json.dumps(m))
+PYEOF
+}
+big_msg tools/call write "$_T/write.json" "$O" "$RID"
+rpc "@$_T/write.json"
+expect_status 200 'sandbox_write_file in a body of 1.05 MiB: 200'
+expect_json '.result.structuredContent.size' 720000 'the file is written'
+big_msg tools/list list "$_T/list.json"
+rpc "@$_T/list.json"
+expect_status 413 'tools/list in a body of 1.1 MiB: 413'
+expect_json '.error.message' 'request body is larger than 1048576 bytes (only sandbox_write_file may be larger)' 'naming the limit'
+expect_json '.error.code' -32600 'as -32600'
+big_msg ping batch "$_T/batch.json"
+rpc "@$_T/batch.json" "$OT" 'MCP-Protocol-Version: 2025-03-26'
+expect_status 413 'a batch of 1.1 MiB: 413'
+expect_json '.error.message' 'request body is larger than 1048576 bytes (only sandbox_write_file may be larger)' 'naming the limit'
 api POST "/api/v3/repos/$R/diffinery/sandboxes/$RID/close" '' "$OT"
 
 # --- an agent's cycle with the official SDK ----------------------------------------------

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -60,6 +61,63 @@ static void test_classify(void **state)
 	json_object_put(m);
 	mcp_classify(NULL, &msg);
 	assert_int_equal(msg.kind, MCP_INVALID);
+}
+
+/* Integer ids the answer could not echo as sent (json-c keeps up to 2^64 - 1 and clamps
+ * the rest) are refused, without an id; the largest 63-bit ones are kept. */
+static void test_big_ids(void **state)
+{
+	static const char *const refused[] = {
+		"9223372036854775808", "18446744073709551615", "99999999999999999999",
+		"-9223372036854775808", "-9223372036854775809", "-99999999999999999999",
+	};
+	char text[128];
+	struct mcp_msg msg;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(text, sizeof(text), "{\"jsonrpc\":\"2.0\",\"id\":%s,\"method\":\"ping\"}",
+			 refused[i]);
+		json_object *m = parse(text);
+		mcp_classify(m, &msg);
+		assert_int_equal(msg.kind, MCP_INVALID);
+		assert_int_equal(msg.code, MCP_INVALID_REQUEST);
+		assert_null(msg.id);
+		assert_non_null(strstr(msg.error, "9223372036854775807"));
+		json_object_put(m);
+	}
+	json_object *m = parse("{\"jsonrpc\":\"2.0\",\"id\":9223372036854775807,\"method\":\"ping\"}");
+	mcp_classify(m, &msg);
+	assert_int_equal(msg.kind, MCP_REQUEST);
+	assert_true(json_object_get_int64(msg.id) == INT64_MAX);
+	json_object_put(m);
+	m = parse("{\"jsonrpc\":\"2.0\",\"id\":-9223372036854775807,\"method\":\"ping\"}");
+	mcp_classify(m, &msg);
+	assert_int_equal(msg.kind, MCP_REQUEST);
+	assert_true(json_object_get_int64(msg.id) == -INT64_MAX);
+	json_object_put(m);
+}
+
+static void test_origins(void **state)
+{
+	const char *list = "https://sandboxd.example.com, http://127.0.0.1:8080";
+
+	(void)state;
+	assert_true(mcp_origin_allowed("https://sandboxd.example.com", list));
+	assert_true(mcp_origin_allowed("HTTPS://Sandboxd.Example.com", list));
+	assert_true(mcp_origin_allowed("http://127.0.0.1:8080", list));
+	assert_false(mcp_origin_allowed("http://evil.example", list));
+	assert_false(mcp_origin_allowed("http://127.0.0.1:8081", list));
+	assert_false(mcp_origin_allowed("http://127.0.0.1", list));
+	assert_false(mcp_origin_allowed("https://sandboxd.example.com.evil.example", list));
+	assert_false(mcp_origin_allowed("https://sandboxd.example", list));
+	assert_false(mcp_origin_allowed("null", list));
+	assert_false(mcp_origin_allowed("", list));
+	assert_false(mcp_origin_allowed(NULL, list));
+	assert_false(mcp_origin_allowed("http://x", ""));
+	assert_false(mcp_origin_allowed(",", ","));
+	assert_true(mcp_origin_allowed("http://a", "http://a"));
+	assert_true(mcp_origin_allowed("http://b", "http://a,http://b,"));
 }
 
 static void test_versions(void **state)
@@ -243,7 +301,8 @@ int main(void)
 		cmocka_unit_test(test_classify),   cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_envelopes),  cmocka_unit_test(test_tools_list),
 		cmocka_unit_test(test_tool_request), cmocka_unit_test(test_tool_result),
-		cmocka_unit_test(test_text_ok),
+		cmocka_unit_test(test_text_ok),    cmocka_unit_test(test_big_ids),
+		cmocka_unit_test(test_origins),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

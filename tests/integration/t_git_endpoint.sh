@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# t_git_endpoint.sh: the sandboxes' git endpoint must be an address of this host (issue 11,
+# item 12). Sandboxes reach git at sandboxd.internal, the engine's host-gateway; when that
+# address is no longer the host's, their clones and pushes (token and all) would leave by
+# the default route. The host's docker0 is never touched: this file makes a bridge of its
+# own, an engine of its own on it (own roots, socket, containerd namespace, cgroup parent;
+# no iptables of its own), and a second stack (PostgreSQL, sandboxd, nginx) on that engine,
+# as t_faults_docker does. With the bridge's address in place: /healthz 200, a create and
+# its clone work. With the address removed from the bridge: /healthz 503 and a create 503,
+# both naming the endpoint, and no container is made; deploy/egress.sh refuses sandbox
+# packets to that address that the host would forward. With the address back: all works.
+# Everything it starts is removed on exit, also on failure.
+. "$(dirname "$0")/lib.sh"
+
+DOCKERD=$(command -v dockerd || echo /usr/sbin/dockerd)
+for t in "$DOCKERD" ip docker iptables; do
+	if ! command -v "$t" >/dev/null 2>&1; then
+		fail "$t is installed" "this test starts an engine of its own"
+		finish
+	fi
+done
+if [[ $(id -u) != 0 ]]; then
+	ok 'not root: an engine and a bridge of its own need root; skipped'
+	finish
+fi
+if ! docker image inspect sandboxd-runner:bookworm >/dev/null 2>&1; then
+	fail 'the runner image is in the host engine' 'run deploy/build-runner-image.sh'
+	finish
+fi
+
+MAIN_VAR=$SANDBOXD_VAR
+D=$(mktemp -d "$SANDBOXD_VAR/sge.XXXXXX")
+chmod 0711 "$D" # the service's user reaches the engine's socket inside
+NS=sge$SFX
+BR=sge${SFX:0:8}
+SOCK=$D/docker.sock
+dk() { docker -H "unix://$SOCK" "$@"; }
+ping_ok() { [[ $(curl -s -m 3 --unix-socket "$SOCK" http://d/_ping 2>/dev/null) == OK ]]; }
+pid_in() { local p; p=$(head -n 1 "$1" 2>/dev/null | tr -cd '0-9'); [[ -n $p ]] && echo "$p"; }
+
+cleanup_engine() {
+	set +e
+	local p f i
+	[[ -f $D/stack/local.env ]] &&
+		SANDBOXD_VAR=$D/stack SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_SANDBOX_NETWORK=bridge \
+			timeout -k 5 30 bash "$LOCAL_STACK" down >>"$D/stack-down.log" 2>&1 </dev/null
+	p=$(pid_in "$D/stack/run/sandboxd/sandboxd.pid") && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]] &&
+		kill -KILL -- "-$p" 2>/dev/null
+	p=$(pid_in "$D/stack/run/nginx.pid") && kill -TERM "$p" 2>/dev/null
+	p=$(pid_in "$D/stack/pg/postmaster.pid") && kill -QUIT "$p" 2>/dev/null
+	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
+		[[ -d $f ]] && find "$f" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+	done
+	p=$(pid_in "$D/docker.pid") && kill -KILL "$p" 2>/dev/null
+	pgrep -f -- "$D/" | grep -vx "$$" | xargs -r kill -KILL 2>/dev/null
+	for ((i = 0; i < 30; i++)); do [[ -z $(pgrep -f -- "$D/") ]] && break; sleep 0.1; done
+	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
+		[[ -d $f ]] && find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	[[ -f $D/stack/log/sandboxd.log ]] && cp "$D/stack/log/sandboxd.log" "$MAIN_VAR/log/git-endpoint-sandboxd.log"
+	findmnt -rn -o TARGET | grep -F "$D/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
+	ip link del "$BR" 2>/dev/null
+	[[ $D == */sge.* ]] && rm -rf -- "$D"
+	return 0
+}
+AT_EXIT+=(cleanup_engine)
+
+# ---- a bridge of its own ----------------------------------------------------------------------
+GW=''
+for ((i = 0; i < 50; i++)); do
+	net="10.$((200 + SRANDOM % 50)).$((SRANDOM % 256))"
+	ip -4 route | grep -q "^$net\." && continue
+	ip -4 addr | grep -q " $net\." && continue
+	GW=$net.1
+	break
+done
+if [[ -z $GW ]] || ! ip link add "$BR" type bridge || ! ip addr add "$GW/24" dev "$BR" || ! ip link set "$BR" up; then
+	fail "a bridge of its own ($BR, $GW/24)" 'ip link add … type bridge failed'
+	finish
+fi
+ok "a bridge of its own: $BR $GW/24"
+
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + SRANDOM % 40000))
+		ss -Htan | awk '{print $4}' | grep -qE "[:.]$p\$" || { echo "$p"; return; }
+	done
+}
+
+# ---- an engine of its own on it ------------------------------------------------------------------
+echo '{}' >"$D/daemon.json"
+mkdir -p "$D/data"
+mount -t tmpfs -o size=2g,mode=0710 sandboxd-it-engine "$D/data" 2>/dev/null || true
+(setsid "$DOCKERD" --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
+	--pidfile "$D/docker.pid" -H "unix://$SOCK" --bridge "$BR" --iptables=false \
+	--ip-masq=false --ip-forward=false --containerd-namespace "$NS" \
+	--containerd-plugins-namespace "${NS}p" --cgroup-parent "$NS" --shutdown-timeout 3 \
+	--log-level warn </dev/null >>"$D/dockerd.log" 2>&1 &)
+if ! wait_until 60 ping_ok; then
+	fail 'a dockerd of its own answers within 60 s' "$(tail -n 5 "$D/dockerd.log")"
+	finish
+fi
+ok "a dockerd of its own answers ($SOCK, bridge $BR)"
+if docker save sandboxd-runner:bookworm | dk load -q >/dev/null; then
+	ok 'the runner image is loaded into it'
+else
+	fail 'the runner image is loaded into it' 'docker save | docker load failed'
+	finish
+fi
+
+# ---- a stack of its own, on that engine ------------------------------------------------------------
+if ! env SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)" \
+	SANDBOXD_WORKERS=2 SANDBOXD_GIT_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 \
+	SANDBOXD_BRIDGE="$BR" SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_SANDBOX_MEMORY_MB=256 \
+	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open \
+	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
+	fail 'a second stack on that engine starts' "$(tail -n 8 "$D/stack-up.log")"
+	finish
+fi
+ok 'a second stack (PostgreSQL, sandboxd, nginx) on that engine'
+set -a
+# shellcheck disable=SC1091
+. "$D/stack/local.env"
+set +a
+SANDBOXD_URL=${SANDBOXD_URL%/}
+REPOS_DIR=$SANDBOXD_REPOS_DIR
+MSG="the sandboxes' git endpoint sandboxd.internal ($GW) is not an address of this host"
+
+api GET /healthz "" -
+expect_status 200 "the bridge has $GW: /healthz 200"
+expect_json .git_endpoint ok 'git_endpoint ok'
+O="ge$SFX"
+mk_repo "$O" r
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a sandbox on the private engine'
+A=$(_json .id)
+clone_state() { api GET "$SB/$1" "" "$OT"; _json .clone.state; }
+settled() { [[ $(clone_state "$1") == done || $(clone_state "$1") == failed ]]; }
+wait_until 60 settled "$A"
+check_eq "its clone over $GW is done" done "$(clone_state "$A")"
+
+# The rules of this stack's network (egress.sh, both modes): the git address, forwarded, is
+# refused; of the host, only the git port on it.
+SUM=$(printf '%s %s' "unix://$SOCK" bridge | cksum | cut -d' ' -f1)
+PORT=${SANDBOXD_URL##*:}
+check "egress: a sandbox's packets to $GW that the host would forward are refused" \
+	iptables -w 10 -C "SBXD-FWD-$SUM" -d "$GW/32" -p tcp -j REJECT --reject-with tcp-reset
+check "egress: of the host, the git port on $GW" \
+	iptables -w 10 -C "SBXD-IN-$SUM" -d "$GW/32" -p tcp --dport "$PORT" -j RETURN
+check "egress: the rules are on $BR" eval 'iptables -w 10 -S INPUT | grep -q -- "-i $BR .*-j SBXD-IN-$SUM"'
+
+# ---- the address goes away ---------------------------------------------------------------------------
+containers() { dk ps -aq --filter "label=sandboxd.sandbox" | wc -l; }
+BEFORE=$(containers)
+check "the address $GW is removed from $BR" ip addr del "$GW/24" dev "$BR"
+api GET /healthz "" -
+expect_status 503 "without $GW: /healthz 503"
+expect_json .message "$MSG" 'naming the git endpoint'
+expect_json .git_endpoint "$MSG" 'in git_endpoint'
+expect_json '"\(.database) \(.docker)"' 'ok ok' 'the database and the engine are fine'
+ROWS=$(sql "select count(*) from sandboxes")
+api POST "$SB" '{}' "$OT"
+expect_error 503 "$MSG" "without $GW: a create answers 503 naming it"
+check_eq 'no container is made' "$BEFORE" "$(containers)"
+check_eq 'no sandbox row is made' "$ROWS" "$(sql "select count(*) from sandboxes")"
+
+# ---- and comes back ------------------------------------------------------------------------------------
+check "the address $GW is back on $BR" ip addr add "$GW/24" dev "$BR"
+api GET /healthz "" -
+expect_status 200 "with $GW again: /healthz 200"
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a create works again'
+C=$(_json .id)
+wait_until 60 settled "$C"
+check_eq 'and its clone is done' done "$(clone_state "$C")"
+api POST "$SB/$C/close" "" "$OT"
+api POST "$SB/$A/close" "" "$OT"
+
+finish
