@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 #include "sandboxd/config.h"
 #include "sandboxd/giturl.h"
+#include "sandboxd/hostaddr.h"
 #include "sandboxd/log.h"
 #include "sandboxd/master.h"
 #include "sandboxd/banned.h"
@@ -54,6 +55,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* The sandboxes' git endpoint must be this host's (hostaddr.h): otherwise their clones
+	 * and pushes, credentials in them, would leave by the default route. The service still
+	 * serves REST and git; creates answer 503 until the address is back, and /healthz
+	 * says why. */
+	if (hostaddr_check(&cfg, &e))
+		log_error("%s: sandbox creates answer 503 until it is", e.msg);
 	/* Workers inherit this. Big blocks (a file, an exec's output) are mapped on their own
 	 * and go back to the kernel when freed: a fixed threshold, because glibc's sliding one
 	 * rises after the first big free and then keeps such blocks in the heap, where they

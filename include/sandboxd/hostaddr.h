@@ -5,9 +5,8 @@
  * stock engine). Their clones and pushes carry the sandbox's token in clear HTTP. When that
  * address stops being one of the host's (a deleted bridge: DESIGN.md), the host routes
  * their packets out of its default route to whatever answers there. So the service checks
- * it in /healthz and before every create, and creates nothing while it fails (a check at
- * start belongs in main(): one log line); deploy/egress.sh refuses such forwarded packets
- * too.
+ * it at start (a log line), in /healthz and before every create, and creates nothing
+ * while it fails; deploy/egress.sh refuses such forwarded packets too.
  *
  * The address: SANDBOXD_SANDBOX_GIT_ADDR when set (the local stack sets it to the bridge
  * address its nginx listens on); else the URL's host when it is an address literal; else,

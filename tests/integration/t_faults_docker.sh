@@ -41,6 +41,9 @@ pid_in() { local p; p=$(head -n 1 "$1" 2>/dev/null | tr -cd '0-9'); [[ -n $p ]] 
 cleanup_engine() {
 	set +e
 	local t0=$SECONDS p f
+	# the second stack's egress rules go with its down (while its engine still answers)
+	((${#STACK_ENV[@]})) && env "${STACK_ENV[@]}" timeout -k 2 20 bash "$LOCAL_STACK" down \
+		>>"$D/stack-down.log" 2>&1 </dev/null
 	# the second stack: sandboxd leads its own process group (workers, reaper); nginx; PostgreSQL
 	p=$(pid_in "$D/stack/run/sandboxd/sandboxd.pid") && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]] &&
 		kill -KILL -- "-$p" 2>/dev/null
@@ -65,6 +68,7 @@ cleanup_engine() {
 	printf '# the private engine and stack are removed (%s s)\n' "$((SECONDS - t0))"
 	return 0
 }
+STACK_ENV=()
 AT_EXIT+=(cleanup_engine)
 
 # ---- a bridge of its own ---------------------------------------------------------------------------
@@ -141,12 +145,13 @@ else
 fi
 
 # ---- a stack of its own, on that engine ------------------------------------------------------------------
-if ! env SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)" \
-	SANDBOXD_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 SANDBOXD_BRIDGE="$BR" \
-	SANDBOXD_DOCKER_HOST="tcp://127.0.0.1:$TLS_PORT" SANDBOXD_DOCKER_CA="$T/ca.pem" \
-	SANDBOXD_DOCKER_CERT="$T/client.pem" SANDBOXD_DOCKER_KEY="$T/client-key.pem" \
-	SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256 \
-	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open \
+STACK_ENV=(SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)"
+	SANDBOXD_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 SANDBOXD_BRIDGE="$BR"
+	SANDBOXD_DOCKER_HOST="tcp://127.0.0.1:$TLS_PORT" SANDBOXD_DOCKER_CA="$T/ca.pem"
+	SANDBOXD_DOCKER_CERT="$T/client.pem" SANDBOXD_DOCKER_KEY="$T/client-key.pem"
+	SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256
+	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open)
+if ! env "${STACK_ENV[@]}" \
 	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
 	fail 'a second stack on that engine starts' "$(tail -n 5 "$D/stack-up.log")"
 	finish
