@@ -96,9 +96,14 @@ static void end_all(struct db *db, const char *sql, const char *state, const cha
 	PQclear(res);
 }
 
-/* Containers of this instance that no live sandbox owns are removed. */
+/* Containers and workspace volumes of this instance that no live sandbox owns are removed:
+ * a container that outlived its sandbox, and a volume whose container was removed behind
+ * the service's back without it (one still in use by a container is left for that
+ * container's removal). */
 struct orphans {
 	struct db *db;
+	const char *what;                                  /* "container", "volume" */
+	int (*remove)(const char *id, long timeout_ms, struct err *e);
 	int removed;
 };
 
@@ -115,32 +120,8 @@ static int orphan_check(void *arg, const char *id, const char *label_value, cons
 		return 0;
 	int live = PQntuples(res) > 0;
 	PQclear(res);
-	if (!live && docker_container_remove(id, DOCKER_CALL_MS, &e) == 0) {
-		log_info("reaper: removed container %.12s of %s: no live sandbox owns it", id,
-			 label_value ? label_value : "(none)");
-		o->removed++;
-	}
-	return 0;
-}
-
-/* Workspace volumes of this instance that no live sandbox owns (their container was
- * removed behind the service's back, without its volumes) are removed; one still in use
- * by a container is left for that container's removal. */
-static int volume_check(void *arg, const char *name, const char *label_value, const char *state)
-{
-	struct orphans *o = arg;
-	struct err e;
-	int code = 0;
-	(void)state;
-	PGresult *res = db_exec(o->db, &e, &code,
-				"SELECT 1 FROM sandboxes WHERE id = $1"
-				"   AND state IN ('starting', 'ready')", 1, label_value);
-	if (!res)
-		return 0;
-	int live = PQntuples(res) > 0;
-	PQclear(res);
-	if (!live && docker_volume_remove(name, DOCKER_CALL_MS, &e) == 0) {
-		log_info("reaper: removed volume %.12s of %s: no live sandbox owns it", name,
+	if (!live && o->remove(id, DOCKER_CALL_MS, &e) == 0) {
+		log_info("reaper: removed %s %.12s of %s: no live sandbox owns it", o->what, id,
 			 label_value[0] ? label_value : "(none)");
 		o->removed++;
 	}
@@ -221,7 +202,8 @@ static void abandoned(struct db *db)
 static void pass(const struct config *cfg, struct db *db)
 {
 	char sql[512];
-	struct orphans o = { db, 0 };
+	struct orphans o = { db, "container", docker_container_remove, 0 };
+	struct orphans v = { db, "volume", docker_volume_remove, 0 };
 	struct err e;
 
 	end_all(db,
@@ -239,7 +221,7 @@ static void pass(const struct config *cfg, struct db *db)
 	snprintf(label, sizeof(label), "sandboxd.instance=%s", cfg->instance);
 	if (docker_container_list(label, SANDBOX_LABEL, orphan_check, &o, DOCKER_CALL_MS, &e))
 		log_warn("reaper: listing containers: %s", e.msg);
-	if (docker_volume_list(label, SANDBOX_LABEL, volume_check, &o, DOCKER_CALL_MS, &e))
+	if (docker_volume_list(label, SANDBOX_LABEL, orphan_check, &v, DOCKER_CALL_MS, &e))
 		log_warn("reaper: listing volumes: %s", e.msg);
 	/* Audit partitions ahead of time, when the schema has the function. */
 	PQclear(PQexec(db->conn, "SELECT audit_ensure_partitions(2)"));
