@@ -34,7 +34,7 @@ const char *api_git_action(const struct git_route *g)
 static void audit_failed_refs(struct req *r, const struct git_pusher *who,
 			      const struct repo *repo)
 {
-	static struct push_ref failed[PUSH_REFS_MAX];
+	struct push_ref *failed;
 	struct stat st;
 	struct err e = { "" };
 	char *text = NULL;
@@ -43,6 +43,11 @@ static void audit_failed_refs(struct req *r, const struct git_pusher *who,
 
 	if (fstat(who->report_fd, &st) || st.st_size <= 0)
 		return;
+	/* The request's memory, not a static: nothing of one push is left for the next. */
+	if (!(failed = pool_alloc(r->pool, PUSH_REFS_MAX * sizeof(*failed)))) {
+		log_error("the push's hook report cannot be read: out of memory");
+		return;
+	}
 	if (st.st_size > (off_t)PUSH_REPORT_MAX || !(text = malloc((size_t)st.st_size + 1)) ||
 	    (got = pread(who->report_fd, text, (size_t)st.st_size, 0)) != st.st_size) {
 		log_error("the push's hook report (%lld bytes) cannot be read",

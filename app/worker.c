@@ -266,25 +266,26 @@ void request_clear_answer(struct req *r)
 	buf_clear(&r->headers);
 }
 
+/* The request context is made anew for each request, by construction: everything is zero
+ * but what the worker keeps across requests (its FastCGI request, arena, settings, database
+ * connection, and the two response buffers, cleared), so no field of one request can be
+ * forgotten into the next. */
 static void reset(struct req *r)
 {
-	request_clear_answer(r);
-	r->body = NULL;
-	r->body_len = 0;
-	r->path = r->query = r->method = r->remote_addr = NULL;
-	r->auth_failure = NULL;
-	r->streamed = 0;
-	r->git = 0;
-	r->via = NULL;
-	r->audited = 0;
-	memset(&r->caller, 0, sizeof(r->caller));
+	struct req keep = { .fcgx = r->fcgx, .pool = r->pool, .cfg = r->cfg, .db = r->db,
+			    .headers = r->headers, .out = r->out };
+
+	json_object_put(r->json);
+	json_object_put(r->audit_details);
 	/* A request that needed a lot of memory (a file, a big output) gives it back, so that
 	 * a worker stays small between requests. */
 	int big = r->pool->used > (4u << 20) || r->out.cap > (4u << 20);
-	if (r->out.cap > (1u << 20))
-		buf_release(&r->out);
+	if (keep.out.cap > (1u << 20))
+		buf_release(&keep.out);
 	else
-		buf_clear(&r->out);
+		buf_clear(&keep.out);
+	buf_clear(&keep.headers);
+	*r = keep;
 	pool_reset(r->pool);
 	if (big)
 		malloc_trim(0);

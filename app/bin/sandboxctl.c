@@ -766,9 +766,25 @@ failed:
 	return fail(code, &e);
 }
 
+/* The commands, as cgit's cmd.c has them: a name and its function, which gets argv from
+ * the command's name on. */
+static const struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "migrate", cmd_migrate },
+	{ "account", cmd_account },
+	{ "token", cmd_token },
+	{ "repo", cmd_repo },
+	{ "collaborator", cmd_collaborator },
+	{ "key", cmd_key },
+	{ "git-url", cmd_git_url },
+	{ "audit", cmd_audit },
+};
+
 int main(int argc, char **argv)
 {
-	int rc;
+	int rc = -1;
 
 	if (argc < 2)
 		return usage(NULL);
@@ -777,23 +793,10 @@ int main(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return EXIT_OK;
 	}
-	if (strcmp(argv[1], "migrate") == 0)
-		rc = cmd_migrate(argc - 1, argv + 1);
-	else if (strcmp(argv[1], "account") == 0)
-		rc = cmd_account(argc - 1, argv + 1);
-	else if (strcmp(argv[1], "token") == 0)
-		rc = cmd_token(argc - 1, argv + 1);
-	else if (strcmp(argv[1], "repo") == 0)
-		rc = cmd_repo(argc - 1, argv + 1);
-	else if (strcmp(argv[1], "collaborator") == 0)
-		rc = cmd_collaborator(argc - 1, argv + 1);
-	else if (strcmp(argv[1], "key") == 0)
-		rc = cmd_key(argc - 1, argv + 1);
-	else if (strcmp(argv[1], "git-url") == 0)
-		rc = cmd_git_url(argc - 1, argv + 1);
-	else if (strcmp(argv[1], "audit") == 0)
-		rc = cmd_audit(argc - 1, argv + 1);
-	else
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]) && rc < 0; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			rc = commands[i].run(argc - 1, argv + 1);
+	if (rc < 0)
 		rc = usage("unknown command");
 	db_close(&db);
 	return rc;
