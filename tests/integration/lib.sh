@@ -110,6 +110,30 @@ box_token_of() { # CID
 		sed -n 's/.*x-access-token:\(dst_[0-9A-Za-z]*\)@.*/\1/p' <<<"$cfg"
 }
 
+# mk_bridge NAME: a bridge of the test's own on a free /24 of 10.200-249.x (no address or
+# route of the host there); GW gets its address (.1). The caller removes it (ip link del).
+mk_bridge() {
+	local i net
+	GW=''
+	for ((i = 0; i < 50; i++)); do
+		net="10.$((200 + SRANDOM % 50)).$((SRANDOM % 256))"
+		ip -4 route | grep -q "^$net\." && continue
+		ip -4 addr | grep -q " $net\." && continue
+		GW=$net.1
+		break
+	done
+	[[ -n $GW ]] && ip link add "$1" type bridge && ip addr add "$GW/24" dev "$1" && ip link set "$1" up
+}
+
+# A TCP port nothing on this machine listens on or uses.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + SRANDOM % 40000))
+		ss -Htan | awk '{print $4}' | grep -qE "[:.]$p\$" || { echo "$p"; return; }
+	done
+}
+
 # scratch space; run.sh points IT_TMP into its var dir, so nothing outlives a run
 _T=$(mktemp -d "${IT_TMP:-${TMPDIR:-/tmp}}/sandboxd-it-$TEST_NAME.XXXXXX")
 : "${IT_RESULTS:=$_T/results}"

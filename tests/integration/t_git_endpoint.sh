@@ -66,27 +66,11 @@ cleanup_engine() {
 AT_EXIT+=(cleanup_engine)
 
 # ---- a bridge of its own ----------------------------------------------------------------------
-GW=''
-for ((i = 0; i < 50; i++)); do
-	net="10.$((200 + SRANDOM % 50)).$((SRANDOM % 256))"
-	ip -4 route | grep -q "^$net\." && continue
-	ip -4 addr | grep -q " $net\." && continue
-	GW=$net.1
-	break
-done
-if [[ -z $GW ]] || ! ip link add "$BR" type bridge || ! ip addr add "$GW/24" dev "$BR" || ! ip link set "$BR" up; then
+if ! mk_bridge "$BR"; then
 	fail "a bridge of its own ($BR, $GW/24)" 'ip link add … type bridge failed'
 	finish
 fi
 ok "a bridge of its own: $BR $GW/24"
-
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + SRANDOM % 40000))
-		ss -Htan | awk '{print $4}' | grep -qE "[:.]$p\$" || { echo "$p"; return; }
-	done
-}
 
 # ---- an engine of its own on it ------------------------------------------------------------------
 echo '{}' >"$D/daemon.json"
