@@ -10,57 +10,53 @@
 
 static const char *const kinds[] = { "user", "agent", NULL };
 
-int api_admin_accounts_create(struct req *r)
+int api_admin_accounts_create(struct req *r, struct err *e)
 {
 	const char *login, *kind = "user", *name = NULL, *email = NULL;
 	int site_admin = 0, rc;
 	struct account a;
-	struct err e;
 
-	if ((rc = json_field_string(r->json, "login", 1, 39, &login, &e)) < 0 ||
-	    (rc = account_valid_login(login, "login", &e)) < 0 ||
-	    (rc = json_field_enum(r->json, "kind", 0, kinds, &kind, &e)) < 0 ||
-	    (rc = json_field_bool(r->json, "site_admin", 0, &site_admin, &e)) < 0 ||
-	    (rc = json_field_string(r->json, "name", 0, 255, &name, &e)) < 0 ||
-	    (rc = json_field_string(r->json, "email", 0, 255, &email, &e)) < 0)
-		return http_fail(r, rc, &e);
+	if ((rc = json_field_string(r->json, "login", 1, 39, &login, e)) < 0 ||
+	    (rc = account_valid_login(login, "login", e)) < 0 ||
+	    (rc = json_field_enum(r->json, "kind", 0, kinds, &kind, e)) < 0 ||
+	    (rc = json_field_bool(r->json, "site_admin", 0, &site_admin, e)) < 0 ||
+	    (rc = json_field_string(r->json, "name", 0, 255, &name, e)) < 0 ||
+	    (rc = json_field_string(r->json, "email", 0, 255, &email, e)) < 0)
+		return rc;
 	json_add_str(r->audit_details, "account", login);
-	if ((rc = account_create(r->db, login, kind, site_admin, name, email, &a, &e)))
-		return http_fail(r, rc, &e);
+	if ((rc = account_create(r->db, login, kind, site_admin, name, email, &a, e)))
+		return rc;
 	http_json(r, 201, account_json(&a));
 	return 0;
 }
 
-int api_admin_accounts_update(struct req *r)
+int api_admin_accounts_update(struct req *r, struct err *e)
 {
 	int disabled = 0, site_admin = 0, has_disabled, has_admin;
 	struct account a;
-	struct err e;
 	int rc;
 
-	if ((has_disabled = json_field_bool(r->json, "disabled", 0, &disabled, &e)) < 0)
-		return http_fail(r, has_disabled, &e);
-	if ((has_admin = json_field_bool(r->json, "site_admin", 0, &site_admin, &e)) < 0)
-		return http_fail(r, has_admin, &e);
+	if ((has_disabled = json_field_bool(r->json, "disabled", 0, &disabled, e)) < 0)
+		return has_disabled;
+	if ((has_admin = json_field_bool(r->json, "site_admin", 0, &site_admin, e)) < 0)
+		return has_admin;
 	json_add_str(r->audit_details, "account", http_path_param(r, 0));
 	/* Locking oneself out needs another admin to undo: refuse it. */
 	if (strcasecmp(http_path_param(r, 0), r->caller.login) == 0 &&
-	    ((has_disabled == 0 && disabled) || (has_admin == 0 && !site_admin))) {
-		http_error(r, 422, "you can't disable yourself or drop your own site admin");
-		return 0;
-	}
+	    ((has_disabled == 0 && disabled) || (has_admin == 0 && !site_admin)))
+		return err_http(e, 422, "you can't disable yourself or drop your own site admin");
 	rc = account_update(r->db, http_path_param(r, 0), has_disabled == 0 ? &disabled : NULL,
-			    has_admin == 0 ? &site_admin : NULL, &a, &e);
+			    has_admin == 0 ? &site_admin : NULL, &a, e);
 	/* Disabled, or no longer site admin: the sandboxes that stopped being allowed end, their
 	 * tokens revoked for good (SPEC §2). */
 	if (!rc)
-		rc = auth_sandboxes_lost(r->db, a.id, NULL, r->audit_details, &e);
+		rc = auth_sandboxes_lost(r->db, a.id, NULL, r->audit_details, e);
 	if (rc)
-		return http_fail(r, rc, &e);
+		return rc;
 	/* What was applied, not the body: the body may hold anything, of any size. */
 	json_object *changes = json_object_new_object();
 	if (!changes)
-		return ERR_NOMEM;
+		return err_set(e, ERR_NOMEM, "out of memory");
 	if (has_disabled == 0)
 		json_add_bool(changes, "disabled", disabled);
 	if (has_admin == 0)

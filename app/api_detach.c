@@ -45,34 +45,29 @@ static json_object *output_json(const struct exec_output *x)
 	return o;
 }
 
-int api_sandbox_exec_get(struct req *r)
+int api_sandbox_exec_get(struct req *r, struct err *e)
 {
 	const char *id = http_path_param(r, 3);
 	struct repo repo;
 	struct sandbox s;
 	struct exec_output x;
 	uint64_t want[2];
-	struct err e = { "" };
 	int rc;
 
-	if (api_sandbox_access(r, &repo, &s, 1))
-		return 0;
+	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)))
+		return rc;
 	json_add_str(r->audit_details, "exec_id", id);
-	if (!exec_id_valid(id)) {
-		api_sandbox_error(r, 404, "no such exec: %.64s", id);
-		return 0;
-	}
+	if (!exec_id_valid(id))
+		return err_box(e, 404, "no such exec: %.64s", id);
 	if (detach_query_offset(r->query, "stdoutOffset", &want[0]) ||
-	    detach_query_offset(r->query, "stderrOffset", &want[1])) {
-		api_sandbox_error(r, 400, "stdoutOffset and stderrOffset must be byte counts");
-		return 0;
-	}
-	rc = exec_detach_read(r->db, &s, id, want, &x, &e);
+	    detach_query_offset(r->query, "stderrOffset", &want[1]))
+		return err_box(e, 400, "stdoutOffset and stderrOffset must be byte counts");
+	rc = exec_detach_read(r->db, &s, id, want, &x, e);
 	if (rc == ERR_NOTFOUND || rc == ERR_INVALID)
-		api_sandbox_error(r, rc == ERR_NOTFOUND ? 404 : 400, "%s", e.msg);
-	else if (!rc && !(rc = sandbox_touch(r, &s, &e)))
+		rc = err_boxed(e, rc == ERR_NOTFOUND ? 404 : 400);
+	else if (!rc && !(rc = sandbox_touch(r, &s, e)))
 		http_json(r, 200, output_json(&x));
 	buf_release(&x.text[0]);
 	buf_release(&x.text[1]);
-	return rc && !r->responded ? http_fail(r, rc, &e) : 0;
+	return rc;
 }

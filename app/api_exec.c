@@ -13,35 +13,21 @@
 /* How long an exec waits for a clone still running. */
 #define CLONE_WAIT_MS 180000L
 
-void api_sandbox_error(struct req *r, int status, const char *fmt, ...)
+int api_sandbox_ready(struct req *r, struct sandbox *s, struct err *e)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	http_verror(r, status, "error", fmt, ap);
-	va_end(ap);
-}
-
-int api_sandbox_ready(struct req *r, struct sandbox *s)
-{
-	struct err e;
-	int rc = sandbox_clone_wait(r, s, CLONE_WAIT_MS, &e);
+	int rc = sandbox_clone_wait(r, s, CLONE_WAIT_MS, e);
 
 	if (rc)
-		return http_fail(r, rc, &e) + 1;
-	if (strcmp(s->clone_state, "failed") == 0) {
-		api_sandbox_error(r, 409, "clone failed: %s", s->clone_error[0] ? s->clone_error
-										 : "unknown error");
-		return 1;
-	}
+		return rc;
+	if (strcmp(s->clone_state, "failed") == 0)
+		return err_box(e, 409, "clone failed: %s",
+			       s->clone_error[0] ? s->clone_error : "unknown error");
 	if (strcmp(s->clone_state, "done")) {
 		/* A client gone reads no answer; the status is for the audit row (as for an
 		 * exec). */
 		if (http_client_gone(r))
-			http_error(r, HTTP_CLIENT_CLOSED, "the client closed the connection");
-		else
-			api_sandbox_error(r, 409, "the clone is still running; try again");
-		return 1;
+			return err_set(e, ERR_CANCELLED, "the client closed the connection");
+		return err_box(e, 409, "the clone is still running; try again");
 	}
 	return 0;
 }
@@ -49,17 +35,16 @@ int api_sandbox_ready(struct req *r, struct sandbox *s)
 /* A close that raced the exec: the engine's error, or the 126 and 137 of a container
  * removed under the command, is the sandbox's end and not the command's. sandbox_end
  * commits the row before it removes the container, so the row already says so: 410 as for
- * any call on a closed sandbox, and no engine text. */
-static int ended_meanwhile(struct req *r, const struct sandbox *s)
+ * any call on a closed sandbox, and no engine text. 0 when the sandbox is still ready. */
+static int ended_meanwhile(struct req *r, const struct sandbox *s, struct err *e)
 {
 	struct sandbox now;
-	struct err e;
+	struct err ignored;
 
-	if (sandbox_load(r->db, s->repository_id, s->id, &now, &e) ||
+	if (sandbox_load(r->db, s->repository_id, s->id, &now, &ignored) ||
 	    strcmp(now.state, "ready") == 0)
 		return 0;
-	http_error(r, 410, "sandbox is %s", now.state);
-	return 1;
+	return err_http(e, 410, "sandbox is %s", now.state);
 }
 
 /* The exec's cancel test: its client went away (nginx closed the FastCGI connection). */
@@ -108,7 +93,7 @@ static int run_attached(struct req *r, const struct sandbox *s, const struct exe
 			json_add_int(r->audit_details, "duration_ms", res.duration_ms);
 		goto out;
 	}
-	if ((res.exit_code == 126 || res.exit_code == 137) && ended_meanwhile(r, s))
+	if ((res.exit_code == 126 || res.exit_code == 137) && (rc = ended_meanwhile(r, s, e)))
 		goto out;
 	for (int i = 0; i < 2 && !rc; i++)
 		rc = capture_finish(cap, i + 1, &out[i], &bytes[i], &cut[i], e);
@@ -175,44 +160,41 @@ static int run_streamed(struct req *r, const struct sandbox *s, const struct exe
 	return 0;
 }
 
-int api_sandbox_exec(struct req *r)
+int api_sandbox_exec(struct req *r, struct err *e)
 {
 	struct repo repo;
 	struct sandbox s;
 	struct exec_spec x;
 	struct capture cap;
-	struct err e = { "" };
 	const char *token = NULL;
 	int rc, have_cap = 0;
 
-	if (api_sandbox_access(r, &repo, &s, 1) || auth_need_user_write(r))
-		return 0;
+	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) || (rc = auth_need_user_write(r, e)))
+		return rc;
 	rc = exec_spec_parse(r->pool, r->json, &s,
-			     pool_printf(r->pool, "%s/%s", repo.owner, repo.name), &x, &e);
-	if (rc == ERR_INVALID) {
-		api_sandbox_error(r, 400, "%s", e.msg);
-		return 0;
-	}
-	if (rc || api_sandbox_ready(r, &s))
+			     pool_printf(r->pool, "%s/%s", repo.owner, repo.name), &x, e);
+	if (rc == ERR_INVALID)
+		return err_boxed(e, 400);
+	if (rc || (rc = api_sandbox_ready(r, &s, e)))
 		goto out;
-	if ((rc = exec_check_workdir(&s, &x, &e)) == ERR_NOTFOUND || rc == ERR_NOTDIR) {
-		api_sandbox_error(r, 400, "%s", e.msg);
-		return 0;
-	}
+	if ((rc = exec_check_workdir(&s, &x, e)) == ERR_NOTFOUND || rc == ERR_NOTDIR)
+		return err_boxed(e, 400);
 	/* Committed: no transaction stays open while the command runs (up to an hour). */
-	if (rc || (rc = exec_mark_running(r->db, &s, &x, r->cfg->idle_timeout, &e)) ||
-	    (rc = exec_token(r->db, &s, &token, &e)) || (rc = exec_capture_init(&cap, token, &e)))
+	if (rc || (rc = exec_mark_running(r->db, &s, &x, r->cfg->idle_timeout, e)) ||
+	    (rc = exec_token(r->db, &s, &token, e)) || (rc = exec_capture_init(&cap, token, e)))
 		goto out;
 	have_cap = 1;
 	audit_command(r, &cap, &x);
 	if (x.detach)
-		rc = api_exec_detach(r, &s, &x, &e);
+		rc = api_exec_detach(r, &s, &x, e);
 	else if (exec_stream_wanted(r))
-		rc = run_streamed(r, &s, &x, &cap, &e);
+		rc = run_streamed(r, &s, &x, &cap, e);
 	else
-		rc = run_attached(r, &s, &x, &cap, &e);
-	if (rc && rc != ERR_CANCELLED && !r->responded && ended_meanwhile(r, &s))
-		rc = 0;
+		rc = run_attached(r, &s, &x, &cap, e);
+	if (rc && rc != ERR_CANCELLED && !r->responded) {
+		int ended = ended_meanwhile(r, &s, e);
+		rc = ended ? ended : rc;
+	}
 out:
 	if (have_cap)
 		capture_release(&cap);
@@ -227,8 +209,7 @@ out:
 		 * tree. No one reads an answer; the status is for the audit row (nginx logs 499
 		 * too). */
 		log_info("exec in %s: the client went away; its process tree is being ended", s.id);
-		http_error(r, HTTP_CLIENT_CLOSED, "the client closed the connection");
-		return 0;
+		return err_set(e, ERR_CANCELLED, "the client closed the connection");
 	}
-	return rc && !r->responded ? http_fail(r, rc, &e) : 0;
+	return rc;
 }

@@ -62,137 +62,136 @@ static int read_bytes(void *arg, const char *data, size_t n, struct err *e)
 	return 0;
 }
 
-/* The path field, normalised; 0, or answered (400) when it is not a path. */
-static const char *path_field(struct req *r, const char **path)
+/* The path field, normalised into *abs; 0, or 400 when it is not a path. */
+static int path_field(struct req *r, const char **path, const char **abs, struct err *e)
 {
-	struct err e = { "" };
-	char *abs = NULL;
+	int rc;
 
-	if (json_field_string(r->json, "path", 1, PATH_IN_MAX, path, &e) < 0 ||
-	    !(abs = path_normalize(r->pool, *path, &e)))
-		api_sandbox_error(r, 400, "%s", e.msg);
-	return abs;
+	if ((rc = json_field_string(r->json, "path", 1, PATH_IN_MAX, path, e)) < 0)
+		return err_boxed(e, 400);
+	if (!(*abs = path_normalize(r->pool, *path, e)))
+		return err_boxed(e, 400);
+	return 0;
 }
 
-int api_sandbox_read(struct req *r)
+/* The answer to a files_read that failed with rc. */
+static int read_failed(int rc, const char *path, int is_dir, struct err *e)
+{
+	switch (rc) {
+	case ERR_NOTFOUND: return err_box(e, 404, "no such file: %s", path);
+	case ERR_TOOBIG: return err_box(e, 413, "file too large");
+	case ERR_INVALID:
+		return err_box(e, 400, "%s is not a regular file%s", path,
+			       is_dir ? " (a directory)" : "");
+	case ERR_DENIED: return err_box(e, 403, "cannot read %s: permission denied", path);
+	case ERR_EXISTS: return err_box(e, 409, "%s changed while it was read; try again", path);
+	default: return rc;
+	}
+}
+
+int api_sandbox_read(struct req *r, struct err *e)
 {
 	const char *path, *abs;
 	struct repo repo;
 	struct sandbox s;
 	struct read_out ro = { .r = r };
 	struct files_sink sink = { read_start, read_bytes, &ro };
-	struct err e = { "" };
-	int rc, is_dir;
+	int rc, is_dir = 0;
 
-	if (api_sandbox_access(r, &repo, &s, 1) || !(abs = path_field(r, &path)) ||
-	    api_sandbox_ready(r, &s))
-		return 0;
+	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
+	    (rc = path_field(r, &path, &abs, e)) || (rc = api_sandbox_ready(r, &s, e)))
+		return rc;
 	json_add_str(r->audit_details, "path", abs);
 	ro.path = path;
-	rc = files_read(&s, abs, r->cfg->file_limit, &sink, &is_dir, &e);
+	rc = files_read(&s, abs, r->cfg->file_limit, &sink, &is_dir, e);
 	if (!rc && ro.ncarry) {
 		base64_encode(ro.carry, ro.ncarry, r->out.data + r->out.len);
 		buf_advance(&r->out, 4);
 	}
 	if (!rc && (rc = buf_puts(&r->out, "\"}\n")))
-		err_set(&e, rc, "out of memory");
-	if (!rc && !(rc = sandbox_touch(r, &s, &e))) {
+		err_set(e, rc, "out of memory");
+	if (!rc && !(rc = sandbox_touch(r, &s, e))) {
 		r->status = 200;
 		r->responded = 1;
 		return 0;
 	}
 	buf_clear(&r->out);
-	switch (rc) {
-	case ERR_NOTFOUND: api_sandbox_error(r, 404, "no such file: %s", path); break;
-	case ERR_TOOBIG: api_sandbox_error(r, 413, "file too large"); break;
-	case ERR_INVALID:
-		api_sandbox_error(r, 400, "%s is not a regular file%s", path,
-				  is_dir ? " (a directory)" : "");
-		break;
-	case ERR_DENIED: api_sandbox_error(r, 403, "cannot read %s: permission denied", path); break;
-	case ERR_EXISTS: api_sandbox_error(r, 409, "%s changed while it was read; try again", path); break;
-	default: http_fail(r, rc, &e);
-	}
-	return 0;
+	return read_failed(rc, path, is_dir, e);
 }
 
-/* The content field, decoded into *data (malloc'd, the caller frees it). 0, or answered. */
-static int content_field(struct req *r, unsigned char **data, size_t *len)
+/* The content field, decoded into *data (malloc'd, the caller frees it). 0, or the
+ * answer's code. */
+static int content_field(struct req *r, unsigned char **data, size_t *len, struct err *e)
 {
 	json_object *content;
 
 	/* By hand, not json_field_string: no strlen over megabytes (a NUL in it is not base64
 	 * and fails the decoding). */
 	if (!json_object_object_get_ex(r->json, "content", &content) ||
-	    json_object_is_type(content, json_type_null)) {
-		api_sandbox_error(r, 400, "field 'content' is required");
-		return 1;
-	}
-	if (!json_object_is_type(content, json_type_string)) {
-		api_sandbox_error(r, 400, "field 'content' must be a string");
-		return 1;
-	}
+	    json_object_is_type(content, json_type_null))
+		return err_box(e, 400, "field 'content' is required");
+	if (!json_object_is_type(content, json_type_string))
+		return err_box(e, 400, "field 'content' must be a string");
 	size_t clen = (size_t)json_object_get_string_len(content);
-	if (clen / 4 * 3 > r->cfg->file_limit + 2) {
-		api_sandbox_error(r, 413, "file too large");
-		return 1;
-	}
+	if (clen / 4 * 3 > r->cfg->file_limit + 2)
+		return err_box(e, 413, "file too large");
 	/* Its own allocation, freed at the end, rather than the request's pool. */
-	if (!(*data = malloc(clen / 4 * 3 + 3))) {
-		struct err e;
-		http_fail(r, err_set(&e, ERR_NOMEM, "out of memory"), &e);
-		return 1;
-	}
-	if (base64_decode(json_object_get_string(content), clen, *data, len)) {
-		api_sandbox_error(r, 400, "field 'content' must be base64");
-		return 1;
-	}
-	if (*len > r->cfg->file_limit) {
-		api_sandbox_error(r, 413, "file too large");
-		return 1;
-	}
+	if (!(*data = malloc(clen / 4 * 3 + 3)))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	if (base64_decode(json_object_get_string(content), clen, *data, len))
+		return err_box(e, 400, "field 'content' must be base64");
+	if (*len > r->cfg->file_limit)
+		return err_box(e, 413, "file too large");
 	return 0;
 }
 
-int api_sandbox_write(struct req *r)
+/* The answer to a files_write that failed with rc. */
+static int write_failed(int rc, const char *path, struct err *e)
+{
+	char why[sizeof(e->msg)];
+
+	memcpy(why, e->msg, sizeof(why)); /* e's own text goes into e's new one */
+	switch (rc) {
+	case ERR_EXISTS: return err_box(e, 400, "%s is a directory", path);
+	case ERR_NOTDIR: return err_box(e, 400, "%s: a parent is not a directory", path);
+	case ERR_DENIED: return err_box(e, 403, "cannot write %s: permission denied", path);
+	case ERR_INVALID: return err_box(e, 400, "cannot write %s: %.400s", path, why);
+	default: return rc;
+	}
+}
+
+int api_sandbox_write(struct req *r, struct err *e)
 {
 	const char *path, *abs;
 	int64_t mode = 0644;
 	struct repo repo;
 	struct sandbox s;
-	struct err e = { "" };
 	unsigned char *data = NULL;
 	size_t len = 0;
 	int rc;
 
-	if (api_sandbox_access(r, &repo, &s, 1) || auth_need_user_write(r) ||
-	    !(abs = path_field(r, &path)))
-		return 0;
-	if (json_field_int(r->json, "mode", 0, 0, 07777, &mode, &e) < 0 || strcmp(abs, "/") == 0) {
-		api_sandbox_error(r, 400, "%s", e.msg[0] ? e.msg : "field 'path' must name a file");
-		return 0;
-	}
-	if (content_field(r, &data, &len) || api_sandbox_ready(r, &s))
+	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) || (rc = auth_need_user_write(r, e)) ||
+	    (rc = path_field(r, &path, &abs, e)))
+		return rc;
+	if (json_field_int(r->json, "mode", 0, 0, 07777, &mode, e) < 0)
+		return err_boxed(e, 400);
+	if (strcmp(abs, "/") == 0)
+		return err_box(e, 400, "field 'path' must name a file");
+	if ((rc = content_field(r, &data, &len, e)) || (rc = api_sandbox_ready(r, &s, e)))
 		goto out;
 	json_add_str(r->audit_details, "path", abs);
 	json_add_int(r->audit_details, "size", (int64_t)len);
-	rc = files_write(&s, abs, (unsigned)mode, data, len, &e);
-	if (!rc && !(rc = sandbox_touch(r, &s, &e))) {
-		json_object *o = json_object_new_object();
-		json_add_bool(o, "ok", 1);
-		json_add_str(o, "path", path);
-		json_add_int(o, "size", (int64_t)len);
-		http_json(r, 200, o);
+	if ((rc = files_write(&s, abs, (unsigned)mode, data, len, e)) ||
+	    (rc = sandbox_touch(r, &s, e))) {
+		rc = write_failed(rc, path, e);
 		goto out;
 	}
-	switch (rc) {
-	case ERR_EXISTS: api_sandbox_error(r, 400, "%s is a directory", path); break;
-	case ERR_NOTDIR: api_sandbox_error(r, 400, "%s: a parent is not a directory", path); break;
-	case ERR_DENIED: api_sandbox_error(r, 403, "cannot write %s: permission denied", path); break;
-	case ERR_INVALID: api_sandbox_error(r, 400, "cannot write %s: %s", path, e.msg); break;
-	default: http_fail(r, rc, &e);
-	}
+	json_object *o = json_object_new_object();
+	json_add_bool(o, "ok", 1);
+	json_add_str(o, "path", path);
+	json_add_int(o, "size", (int64_t)len);
+	http_json(r, 200, o);
 out:
 	free(data);
-	return 0;
+	return rc;
 }

@@ -36,7 +36,7 @@ static void audit_failed_refs(struct req *r, const struct git_pusher *who,
 {
 	struct push_ref *failed;
 	struct stat st;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	char *text = NULL;
 	ssize_t got;
 	int n, nfailed;
@@ -79,40 +79,33 @@ static void audit_failed_refs(struct req *r, const struct git_pusher *who,
 	free(text);
 }
 
-int api_git(struct req *r, const struct git_route *g)
+int api_git(struct req *r, const struct git_route *g, struct err *e)
 {
 	struct git_pusher who = { .report_fd = -1 };
 	struct repo repo;
-	struct err e = { "" };
 	int rc;
 
 	r->git = 1;
-	if (g->service == GIT_NONE) {
-		http_error(r, 404, "not found");
-		return 0;
-	}
+	if (g->service == GIT_NONE)
+		return err_set(e, ERR_NOTFOUND, "not found");
 	if (strcmp(r->method, g->method)) {
 		http_header(r, "Allow", g->method);
-		http_error(r, 405, "method not allowed");
-		return 0;
+		return err_http(e, 405, "method not allowed");
 	}
-	rc = auth_resolve(r, &e);
-	if (rc == ERR_DENIED) {
-		http_unauthorized(r, "bad credentials");
-		return 0;
-	}
+	rc = auth_resolve(r, e);
+	if (rc == ERR_DENIED)
+		return err_set(e, ERR_AUTH, "bad credentials");
 	if (rc)
-		return http_fail(r, rc, &e);
+		return rc;
 	/* A git URL names its one repository: elsewhere it is no credential at all. */
 	if (r->caller.kind == TOKEN_JWT &&
 	    strcasecmp(r->caller.jwt_repo, pool_printf(r->pool, "%s/%s", g->owner, g->name))) {
 		r->auth_failure = "git URL token for another repository";
-		http_unauthorized(r, "bad credentials");
-		return 0;
+		return err_set(e, ERR_AUTH, "bad credentials");
 	}
-	rc = auth_repo(r, g->owner, g->name, g->push ? ROLE_WRITE : ROLE_READ, g->push, &repo);
-	if (rc)
-		return rc > 0 ? 0 : rc;
+	if ((rc = auth_repo(r, g->owner, g->name, g->push ? ROLE_WRITE : ROLE_READ, g->push,
+			    &repo, e)))
+		return rc;
 	if (r->caller.authenticated) {
 		who.login = r->caller.login;
 		who.account_id = r->caller.account_id;
@@ -127,13 +120,13 @@ int api_git(struct req *r, const struct git_route *g)
 	}
 	json_add_str(r->audit_details, "service", api_git_action(g));
 	/* The response is streamed from here on: the dispatcher writes nothing more. */
-	rc = githttp_serve(r, g, &repo, r->caller.authenticated ? &who : NULL, &e);
+	rc = githttp_serve(r, g, &repo, r->caller.authenticated ? &who : NULL, e);
 	if (who.report_fd >= 0) {
 		audit_failed_refs(r, &who, &repo);
 		close(who.report_fd);
 	}
 	if (rc < 0)
-		return http_fail(r, rc, &e);
+		return rc;
 	r->status = rc;
 	r->responded = 1;
 	r->streamed = 1;

@@ -55,118 +55,117 @@ static int parse_request(struct req *r, struct jwt_claims *c, struct err *e)
 	return 0;
 }
 
-int api_git_urls_create(struct req *r)
+/* The 201: the URL with the token as its Basic password, which git sends on every request. */
+static void url_answer(struct req *r, const struct jwt_claims *c, const struct repo *repo,
+		       char *tok)
 {
-	struct jwt_claims *c = pool_alloc(r->pool, sizeof(*c));
-	unsigned char rnd[16];
-	char kid[JWT_KID_MAX + 1], exp[32], *tok = NULL;
-	const char *proto, *rest;
-	EVP_PKEY *key = NULL;
-	struct repo repo;
+	const char *proto = strncmp(r->cfg->public_url, "https://", 8) == 0 ? "https://"
+									     : "http://";
+	const char *rest = r->cfg->public_url + strlen(proto);
+	time_t t = (time_t)c->exp;
+	char exp[32];
 	struct tm tm;
-	time_t t;
-	struct err e;
-	int rc;
 
-	if (!c)
-		return ERR_NOMEM;
-	/* A URL acts as the account behind the token (for a job token, the admin who made it)
-	 * for up to an hour: made from a job token it would outlive it and survive its
-	 * revocation. A job token is a git credential itself; it needs no URL. */
-	if (r->caller.kind == TOKEN_JOB) {
-		http_error(r, 403, "job tokens can't mint git URLs");
-		return 0;
-	}
-	if ((rc = parse_request(r, c, &e)))
-		return http_fail(r, rc, &e);
-	/* The caller must hold every scope asked for, now. */
-	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1),
-		       c->scopes & JWT_SCOPE_WRITE ? ROLE_WRITE : ROLE_READ,
-		       (c->scopes & JWT_SCOPE_WRITE) != 0, &repo);
-	if (rc)
-		return rc > 0 ? 0 : rc;
-	snprintf(c->iss, sizeof(c->iss), "%s", repo.owner);
-	snprintf(c->sub, sizeof(c->sub), "%s", r->caller.login);
-	snprintf(c->aud, sizeof(c->aud), "%s", GITURL_AUDIENCE);
-	snprintf(c->owner, sizeof(c->owner), "%.39s", repo.owner);
-	snprintf(c->name, sizeof(c->name), "%.100s", repo.name);
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
-		return err_set(&e, ERR_FAIL, "RNG failed"), http_fail(r, ERR_FAIL, &e);
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(c->jti + 2 * i, 3, "%02x", rnd[i]);
-	if ((rc = giturl_signing_key(r->db, &key, kid, &e)) ||
-	    (rc = jwt_sign(key, kid, c, &tok, &e))) {
-		EVP_PKEY_free(key);
-		return http_fail(r, rc, &e);
-	}
-	EVP_PKEY_free(key);
-	t = (time_t)c->exp;
 	gmtime_r(&t, &tm);
 	strftime(exp, sizeof(exp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	/* The token rides as the Basic password, which git sends on every request. */
-	proto = strncmp(r->cfg->public_url, "https://", 8) == 0 ? "https://" : "http://";
-	rest = r->cfg->public_url + strlen(proto);
 	json_object *o = json_object_new_object();
 	json_add_str(o, "url", pool_printf(r->pool, "%sx-token:%s@%s/%s/%s.git", proto, tok, rest,
-					   repo.owner, repo.name));
+					   repo->owner, repo->name));
 	json_add_str(o, "expires_at", exp);
 	json_add_str(r->audit_details, "jti", c->jti);
 	json_add_str(r->audit_details, "kind", c->ephemeral ? "ephemeral" : "normal");
 	json_add_int(r->audit_details, "ttl", c->exp - c->iat);
 	json_add_str(r->audit_details, "scopes", c->scopes == (JWT_SCOPE_READ | JWT_SCOPE_WRITE)
 			? "git:read git:write" : c->scopes & JWT_SCOPE_WRITE ? "git:write" : "git:read");
+	http_json(r, 201, o);
+}
+
+int api_git_urls_create(struct req *r, struct err *e)
+{
+	struct jwt_claims *c = pool_alloc(r->pool, sizeof(*c));
+	unsigned char rnd[16];
+	char kid[JWT_KID_MAX + 1], *tok = NULL;
+	EVP_PKEY *key = NULL;
+	struct repo repo;
+	int rc;
+
+	if (!c)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	/* A URL acts as the account behind the token (for a job token, the admin who made it)
+	 * for up to an hour: made from a job token it would outlive it and survive its
+	 * revocation. A job token is a git credential itself; it needs no URL. */
+	if (r->caller.kind == TOKEN_JOB)
+		return err_set(e, ERR_DENIED, "job tokens can't mint git URLs");
+	/* The caller must hold every scope asked for, now. */
+	if ((rc = parse_request(r, c, e)) ||
+	    (rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1),
+			    c->scopes & JWT_SCOPE_WRITE ? ROLE_WRITE : ROLE_READ,
+			    (c->scopes & JWT_SCOPE_WRITE) != 0, &repo, e)))
+		return rc;
+	snprintf(c->iss, sizeof(c->iss), "%s", repo.owner);
+	snprintf(c->sub, sizeof(c->sub), "%s", r->caller.login);
+	snprintf(c->aud, sizeof(c->aud), "%s", GITURL_AUDIENCE);
+	snprintf(c->owner, sizeof(c->owner), "%.39s", repo.owner);
+	snprintf(c->name, sizeof(c->name), "%.100s", repo.name);
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		return err_set(e, ERR_FAIL, "RNG failed");
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(c->jti + 2 * i, 3, "%02x", rnd[i]);
+	rc = giturl_signing_key(r->db, &key, kid, e);
+	if (!rc)
+		rc = jwt_sign(key, kid, c, &tok, e);
+	EVP_PKEY_free(key);
+	if (rc)
+		return rc;
+	url_answer(r, c, &repo, tok);
 	OPENSSL_cleanse(tok, strlen(tok));
 	free(tok);
-	http_json(r, 201, o);
 	return 0;
 }
 
-int api_user_keys_create(struct req *r)
+int api_user_keys_create(struct req *r, struct err *e)
 {
 	const char *pem, *proof;
 	char kid[JWT_KID_MAX + 1];
 	EVP_PKEY *key = NULL;
-	struct err e;
+	struct err why;
 	int rc, used = 0;
 
-	if (auth_need_user_write(r))
-		return 0;
-	if ((rc = json_field_string(r->json, "public_key", 1, JWT_PEM_MAX, &pem, &e)) < 0 ||
-	    (rc = json_field_string(r->json, "proof", 1, JWT_MAX_LEN, &proof, &e)) < 0)
-		return http_fail(r, rc, &e);
-	if (jwt_key_load_pem(pem, strlen(pem), JWT_KEY_PUBLIC, &key, &e)) {
-		http_error(r, 400, "field 'public_key' must be a P-256 public key in PEM: %s", e.msg);
-		return 0;
-	}
+	if ((rc = auth_need_user_write(r, e)) ||
+	    (rc = json_field_string(r->json, "public_key", 1, JWT_PEM_MAX, &pem, e)) < 0 ||
+	    (rc = json_field_string(r->json, "proof", 1, JWT_MAX_LEN, &proof, e)) < 0)
+		return rc;
+	if (jwt_key_load_pem(pem, strlen(pem), JWT_KEY_PUBLIC, &key, &why))
+		return err_set(e, ERR_INVALID,
+			       "field 'public_key' must be a P-256 public key in PEM: %s", why.msg);
 	/* A public key is public (any URL's signature gives the service's away): only its
 	 * private half, shown by a proof made for this account, may register it. */
 	rc = giturl_key_proof_check(key, proof, strlen(proof), r->caller.login,
-				    (int64_t)time(NULL), &e);
+				    (int64_t)time(NULL), &why);
 	if (rc == ERR_INVALID) {
 		EVP_PKEY_free(key);
-		http_error(r, 400, "field 'proof' does not prove the key: %s", e.msg);
-		return 0;
+		return err_set(e, ERR_INVALID, "field 'proof' does not prove the key: %s", why.msg);
 	}
-	if (!rc)
-		rc = jwt_kid(key, kid, &e);
+	if (rc)
+		*e = why;
+	else
+		rc = jwt_kid(key, kid, e);
 	EVP_PKEY_free(key);
 	if (rc)
-		return http_fail(r, rc, &e);
+		return rc;
 	json_add_str(r->audit_details, "kid", kid);
 	/* One kid names one key of one holder: the service's or one account's. A second row
 	 * would make the kid ambiguous, and every token it signed would fail. */
-	if ((rc = giturl_kid_in_use(r->db, kid, &used, &e)))
-		return http_fail(r, rc, &e);
+	if ((rc = giturl_kid_in_use(r->db, kid, &used, e)))
+		return rc;
 	if (!used)
-		rc = db_run(r->db, &e,
+		rc = db_run(r->db, e,
 			    "INSERT INTO account_keys (kid, account_id, public_pem) VALUES ($1, $2, $3)",
 			    3, kid, r->caller.account_id, pem);
-	if (used || rc == ERR_EXISTS) {
-		http_error(r, 409, "key %s is already registered", kid);
-		return 0;
-	}
+	if (used || rc == ERR_EXISTS)
+		return err_set(e, ERR_EXISTS, "key %s is already registered", kid);
 	if (rc)
-		return http_fail(r, rc, &e);
+		return rc;
 	json_object *o = json_object_new_object();
 	json_add_str(o, "kid", kid);
 	http_json(r, 201, o);

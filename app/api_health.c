@@ -7,9 +7,9 @@
 #include "sandboxd/json.h"
 #include "sandboxd/banned.h"
 
-int api_health(struct req *r)
+int api_health(struct req *r, struct err *e)
 {
-	struct err dberr = { "" }, dkerr = { "" }, gterr = { "" };
+	struct err dberr = { .msg = "" }, dkerr = { .msg = "" }, gterr = { .msg = "" };
 	json_object *o = json_object_new_object();
 	int db_ok, docker_ok, git_ok;
 	PGresult *res;

@@ -12,10 +12,12 @@
 #include "sandboxd/mcp.h"
 #include "sandboxd/banned.h"
 
-/* The HTTP answer when the body as a whole is refused: a JSON-RPC error without an id. */
-static int refuse(struct req *r, int status, int code, const char *fmt, ...)
+/* The HTTP answer when the body as a whole is refused: a JSON-RPC error without an id.
+ * MCP's answers are JSON-RPC documents, errors too, so MCP writes them itself; the
+ * handler then returns 0 (it answered as the protocol says). */
+static void refuse(struct req *r, int status, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static int refuse(struct req *r, int status, int code, const char *fmt, ...)
+static void refuse(struct req *r, int status, int code, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -25,7 +27,6 @@ static int refuse(struct req *r, int status, int code, const char *fmt, ...)
 	va_end(ap);
 	http_json(r, status, mcp_error(NULL, code, msg));
 	r->error = pool_strdup(r->pool, msg);
-	return 0;
 }
 
 /* A JSON-RPC error answer to one message; status is what its audit row records. */
@@ -44,20 +45,59 @@ static void next_message(struct req *r)
 	r->audit_details = json_object_new_object();
 }
 
-static const struct route *route_of(const char *action)
+/* s percent-encoded as one path segment (all but RFC 3986's unreserved bytes), so that the
+ * router decodes it back to s: the tool's arguments reach the route as a REST client's
+ * path would bring them. */
+static const char *segment(struct pool *pool, const char *s)
 {
-	for (size_t i = 0; i < api_routes_count; i++)
-		if (strcmp(api_routes[i].action, action) == 0)
-			return &api_routes[i];
-	return NULL;
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(s), o = 0;
+	char *out = pool_alloc(pool, 3 * n + 1);
+
+	for (size_t i = 0; out && i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    strchr("-._~", c)) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '%';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	if (out)
+		out[o] = 0;
+	return out;
+}
+
+/* The REST route of a call, through the router as any request: its path parameters are
+ * the router's, decoded and bounded as for REST. */
+static int route_call(struct req *r, const struct mcp_tool *t, const struct mcp_call *c,
+		      struct err *e)
+{
+	const char *owner = segment(r->pool, c->owner), *repo = segment(r->pool, c->repo);
+	const char *id = c->sandbox_id ? segment(r->pool, c->sandbox_id) : NULL;
+	const char *path;
+
+	if (!owner || !repo || (c->sandbox_id && !id))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	path = pool_printf(r->pool, "/api/v3/repos/%s/%s" API_SANDBOXES "%s%s%s", owner, repo,
+			   id ? "/" : "", id ? id : "", t->tail);
+	if (!path)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	/* A name holding '/' or NUL matches no route: it names nothing. */
+	if (router_match(api_routes, api_routes_count, t->method, path, &r->match))
+		return err_set(e, ERR_NOTFOUND, "%s not found",
+			       c->sandbox_id ? "repository or sandbox" : "repository");
+	return 0;
 }
 
 static json_object *tool_call(struct req *r, const struct mcp_msg *m, const char **action)
 {
 	json_object *v, *args = NULL;
 	const struct mcp_tool *t;
-	const struct route *route;
 	struct mcp_call c;
+	struct err e = { .msg = "" };
 	char msg[512];
 
 	if (!m->params || !json_object_object_get_ex(m->params, "name", &v) ||
@@ -67,32 +107,26 @@ static json_object *tool_call(struct req *r, const struct mcp_msg *m, const char
 		snprintf(msg, sizeof(msg), "unknown tool: %.64s", json_object_get_string(v));
 		return fail(r, m->id, 400, MCP_INVALID_PARAMS, msg);
 	}
-	*action = t->action;
 	json_add_str(r->audit_details, "tool", t->name);
 	if (json_object_object_get_ex(m->params, "arguments", &args) &&
 	    !json_object_is_type(args, json_type_null) && !json_object_is_type(args, json_type_object))
 		return fail(r, m->id, 400, MCP_INVALID_PARAMS, "params.arguments must be an object");
 	json_object *none = args && json_object_is_type(args, json_type_object)
 				    ? NULL : json_object_new_object();
-	int bad = mcp_tool_request(t, none ? none : args, &c, msg, sizeof(msg));
+	int rc = mcp_tool_request(t, none ? none : args, &c, &e);
 	json_object_put(none);
-	/* Wrong arguments are the tool's error, not the protocol's: a model reads them. */
-	if (bad) {
-		r->status = 400;
-		r->error = pool_strdup(r->pool, msg);
-		return mcp_result(m->id, mcp_tool_error(msg));
-	}
-	if (!(route = route_of(t->action))) {
+	if (!rc && (rc = route_call(r, t, &c, &e)))
 		json_object_put(c.body);
-		return fail(r, m->id, 500, MCP_INTERNAL_ERROR, "internal error");
+	if (r->match.route)
+		*action = r->match.route->action;
+	/* Wrong arguments are the tool's error, not the protocol's: a model reads them. */
+	if (rc) {
+		r->status = err_status(rc);
+		r->error = pool_strdup(r->pool, e.msg);
+		return mcp_result(m->id, mcp_tool_error(e.msg));
 	}
-	r->match.route = route;
-	r->match.nparams = c.sandbox_id ? 3 : 2;
-	snprintf(r->match.params[0], ROUTER_PARAM_MAX, "%s", c.owner);
-	snprintf(r->match.params[1], ROUTER_PARAM_MAX, "%s", c.repo);
-	snprintf(r->match.params[2], ROUTER_PARAM_MAX, "%s", c.sandbox_id ? c.sandbox_id : "");
 	r->json = c.body;
-	request_call(r, route);
+	request_call(r, r->match.route);
 	return mcp_result(m->id, mcp_tool_result(t, r->status, r->out.data, r->out.len, r->error));
 }
 
@@ -141,7 +175,7 @@ static json_object *serve_request(struct req *r, const struct mcp_msg *m, int in
 static json_object *serve(struct req *r, json_object *m, int in_batch, int *rows)
 {
 	struct mcp_msg msg;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	const char *action = "mcp.invalid";
 	json_object *answer;
 	int status;
@@ -213,76 +247,113 @@ static int is_write_call(json_object *m)
 	       strcmp(json_object_get_string(v), "sandbox_write_file") == 0;
 }
 
-int api_mcp(struct req *r)
+/* A batch: each message served in turn; the answers, or NULL when none is due. NULL with
+ * the HTTP answer written when the batch as a whole is refused. */
+static json_object *serve_batch(struct req *r, json_object *body, const char *version,
+				int *rows, int *refused)
+{
+	const char *v = version ? version : MCP_DEFAULT_VERSION;
+	size_t n = json_object_array_length(body);
+	json_object *answers;
+
+	*refused = 1;
+	if (!mcp_version_batches(v)) {
+		refuse(r, 400, MCP_INVALID_REQUEST, "protocol version %s does not allow batches", v);
+		return NULL;
+	}
+	if (n == 0) {
+		refuse(r, 400, MCP_INVALID_REQUEST, "the batch is empty");
+		return NULL;
+	}
+	if (n > MCP_BATCH_MAX) {
+		refuse(r, 400, MCP_INVALID_REQUEST, "a batch may hold at most %d messages",
+		       MCP_BATCH_MAX);
+		return NULL;
+	}
+	*refused = 0;
+	answers = json_object_new_array();
+	for (size_t i = 0; answers && i < n; i++) {
+		json_object *a = serve(r, json_object_array_get_idx(body, i), 1, rows);
+		if (a && json_object_array_add(answers, a))
+			json_object_put(a);
+	}
+	if (answers && json_object_array_length(answers) == 0) {
+		json_object_put(answers);
+		answers = NULL;
+	}
+	return answers;
+}
+
+/* The body read and parsed into *body: 0, with *refused set when the body was refused (the
+ * answer written), or an error code. Only a file write
+ * may be big, as on REST (ROUTE_BIG_BODY): a body over the ordinary limit must be one
+ * message (a batch of small ones would parse into millions of objects), and once parsed, a
+ * sandbox_write_file call. */
+static int read_messages(struct req *r, json_object **body, int *refused, struct err *e)
+{
+	size_t n;
+	int rc, big;
+
+	*refused = 1;
+	if ((rc = http_read_body(r, r->cfg->file_limit / 3 * 4 + 65536, e))) {
+		refuse(r, rc == ERR_TOOBIG ? 413 : 400,
+		       rc == ERR_TOOBIG ? MCP_INVALID_REQUEST : MCP_PARSE_ERROR, "%s", e->msg);
+		return 0;
+	}
+	big = r->body_len > r->cfg->body_limit;
+	for (n = 0; big && n < r->body_len && strchr(" \t\r\n", r->body[n]); n++)
+		;
+	if (big && (n == r->body_len || r->body[n] != '{')) {
+		refuse(r, 413, MCP_INVALID_REQUEST, BIG_BODY_TEXT, r->cfg->body_limit);
+		return 0;
+	}
+	if ((rc = parse(r, body, e)) && rc != ERR_INVALID)
+		return rc;
+	if (rc) {
+		refuse(r, 400, MCP_PARSE_ERROR, "parse error: %s", e->msg);
+		return 0;
+	}
+	if (big && !is_write_call(*body)) {
+		json_object_put(*body);
+		refuse(r, 413, MCP_INVALID_REQUEST, BIG_BODY_TEXT, r->cfg->body_limit);
+		return 0;
+	}
+	*refused = 0;
+	return 0;
+}
+
+int api_mcp(struct req *r, struct err *e)
 {
 	const char *version = http_param(r, "HTTP_MCP_PROTOCOL_VERSION");
 	const char *origin = http_param(r, "HTTP_ORIGIN");
 	json_object *body = NULL, *answers = NULL;
-	struct err e = { "" };
 	struct mcp_msg first;
-	int rc, rows = 0, batch, big;
-	size_t n;
+	int rc, rows = 0, batch, refused = 0;
 
 	/* Present and not ours: a page of another site (DNS rebinding, MCP's transport §
 	 * Security Warning). Absent: a client that is not a browser. */
-	if (origin && !mcp_origin_allowed(origin, r->cfg->mcp_origins))
-		return refuse(r, 403, MCP_INVALID_REQUEST,
-			      "Origin %.200s is not allowed (SANDBOXD_MCP_ORIGINS)", origin);
-	if ((rc = http_read_body(r, r->cfg->file_limit / 3 * 4 + 65536, &e)))
-		return rc == ERR_TOOBIG ? refuse(r, 413, MCP_INVALID_REQUEST, "%s", e.msg)
-					: refuse(r, 400, MCP_PARSE_ERROR, "%s", e.msg);
-	/* Only a file write may be big, as on REST (ROUTE_BIG_BODY): a body over the ordinary
-	 * limit must be one message (a batch of small ones would parse into millions of
-	 * objects), and once parsed, a sandbox_write_file call. */
-	big = r->body_len > r->cfg->body_limit;
-	for (n = 0; big && n < r->body_len && strchr(" \t\r\n", r->body[n]); n++)
-		;
-	if (big && (n == r->body_len || r->body[n] != '{'))
-		return refuse(r, 413, MCP_INVALID_REQUEST, BIG_BODY_TEXT, r->cfg->body_limit);
-	if ((rc = parse(r, &body, &e)))
-		return rc == ERR_INVALID ? refuse(r, 400, MCP_PARSE_ERROR, "parse error: %s", e.msg)
-					 : http_fail(r, rc, &e);
-	if (big && !is_write_call(body)) {
-		json_object_put(body);
-		return refuse(r, 413, MCP_INVALID_REQUEST, BIG_BODY_TEXT, r->cfg->body_limit);
+	if (origin && !mcp_origin_allowed(origin, r->cfg->mcp_origins)) {
+		refuse(r, 403, MCP_INVALID_REQUEST,
+		       "Origin %.200s is not allowed (SANDBOXD_MCP_ORIGINS)", origin);
+		return 0;
 	}
+	if ((rc = read_messages(r, &body, &refused, e)) || refused)
+		return rc;
 	/* The header names the version agreed at initialize; an initialize has none yet. */
 	mcp_classify(body, &first);
 	if (version && !mcp_version_supported(version) &&
 	    !(first.kind == MCP_REQUEST && strcmp(first.method, "initialize") == 0)) {
 		json_object_put(body);
-		return refuse(r, 400, MCP_INVALID_REQUEST,
-			      "unsupported MCP-Protocol-Version: %.32s (this server speaks %s, "
-			      "2025-06-18 and 2025-03-26)", version, MCP_LATEST_VERSION);
+		refuse(r, 400, MCP_INVALID_REQUEST,
+		       "unsupported MCP-Protocol-Version: %.32s (this server speaks %s, "
+		       "2025-06-18 and 2025-03-26)", version, MCP_LATEST_VERSION);
+		return 0;
 	}
 	batch = json_object_is_type(body, json_type_array);
-	if (batch) {
-		const char *v = version ? version : MCP_DEFAULT_VERSION;
-		n = json_object_array_length(body);
-		rc = !mcp_version_batches(v) ? refuse(r, 400, MCP_INVALID_REQUEST,
-						     "protocol version %s does not allow batches", v)
-		     : n == 0 ? refuse(r, 400, MCP_INVALID_REQUEST, "the batch is empty")
-		     : n > MCP_BATCH_MAX ? refuse(r, 400, MCP_INVALID_REQUEST,
-						  "a batch may hold at most %d messages", MCP_BATCH_MAX)
-		     : -1;
-		if (rc == 0) {
-			json_object_put(body);
-			return 0;
-		}
-		answers = json_object_new_array();
-		for (size_t i = 0; answers && i < n; i++) {
-			json_object *a = serve(r, json_object_array_get_idx(body, i), 1, &rows);
-			if (a && json_object_array_add(answers, a))
-				json_object_put(a);
-		}
-		if (answers && json_object_array_length(answers) == 0) {
-			json_object_put(answers);
-			answers = NULL;
-		}
-	} else {
-		answers = serve(r, body, 0, &rows);
-	}
+	answers = batch ? serve_batch(r, body, version, &rows, &refused) : serve(r, body, 0, &rows);
 	json_object_put(body);
+	if (refused)
+		return 0;
 	/* The HTTP answer; the rows of the messages stand for the request. */
 	next_message(r);
 	r->audited = rows > 0;

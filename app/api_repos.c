@@ -12,13 +12,14 @@
 #include "sandboxd/repo.h"
 #include "sandboxd/banned.h"
 
-int api_repo_get(struct req *r)
+int api_repo_get(struct req *r, struct err *e)
 {
 	struct repo repo;
-	int rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_READ, 0, &repo);
+	int rc;
 
-	if (rc)
-		return rc > 0 ? 0 : rc;
+	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_READ, 0, &repo,
+			    e)))
+		return rc;
 	http_json(r, 200, repo_json(&repo, r->cfg->public_url));
 	return 0;
 }
@@ -89,140 +90,159 @@ out:
 
 static const char *const visibilities[] = { "public", "private", NULL };
 
-int api_repo_update(struct req *r)
-{
-	const char *branch = NULL, *visibility = NULL;
-	int archived = -1, rc;
-	struct repo repo;
-	struct err e;
-	PGresult *res;
-	int code = 0;
+/* What PATCH asks for; -1 and NULL for what it leaves alone. */
+struct repo_change {
+	int archived;
+	const char *visibility, *branch;
+};
 
-	/* Validate the body before looking anything up: a bad body is a 400 for anyone. */
-	if ((rc = json_field_bool(r->json, "archived", 0, &archived, &e)) < 0 ||
-	    (rc = json_field_enum(r->json, "visibility", 0, visibilities, &visibility, &e)) < 0 ||
-	    (rc = json_field_string(r->json, "default_branch", 0, 255, &branch, &e)) < 0 ||
-	    (branch && (rc = repo_valid_branch(branch, "default_branch", &e)) < 0))
-		return http_fail(r, rc, &e);
-	/* An archived repository takes one change: being un-archived. */
-	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_ADMIN, archived != 0,
-		       &repo);
-	if (rc)
-		return rc > 0 ? 0 : rc;
-	if (branch && strcmp(branch, repo.default_branch) == 0)
-		branch = NULL; /* no change */
-	/* Agents may not update the default branch (SPEC §5 item 3): moving it elsewhere,
-	 * force-pushing the old one and moving it back would go around that. */
-	if (branch && r->caller.agent) {
-		http_error(r, 403, "agents may not change the default branch");
-		return 0;
-	}
-	if (branch) {
-		int exists, empty;
-		if ((rc = branch_state(r->cfg->repos_dir, &repo, branch, &exists, &empty, &e)))
-			return http_fail(r, rc, &e);
-		if (!exists && !empty) {
-			http_error(r, 422, "field 'default_branch' must name an existing branch");
-			return 0;
-		}
-	}
-	/* What is applied, not the body: the body may hold any field, of any size. */
-	json_object *changes = json_object_new_object();
-	if (!changes)
-		return ERR_NOMEM;
-	json_object_object_add(r->audit_details, "changes", changes);
-	if (archived >= 0)
-		json_add_bool(changes, "archived", archived);
-	if (visibility)
-		json_add_str(changes, "visibility", visibility);
-	if (branch) {
-		json_add_str(changes, "default_branch", branch);
-		struct head_undo *u = pool_alloc(r->pool, sizeof(*u));
-		if (!u || http_on_abort(r, undo_head, u))
-			return ERR_NOMEM;
-		u->cfg = r->cfg;
-		u->repo = repo;
-		snprintf(u->branch, sizeof(u->branch), "%s", repo.default_branch);
-		if ((rc = repo_set_head(r->cfg->repos_dir, &repo, branch, &e)))
-			return http_fail(r, rc, &e);
-	}
-	res = db_exec(r->db, &e, &code,
+/* Whether the caller may make branch the default: agents may not (SPEC §5 item 3: moving
+ * it elsewhere, force-pushing the old one and moving it back would go around that), and it
+ * must exist (unless there is no branch yet). */
+static int branch_allowed(struct req *r, const struct repo *repo, const char *branch,
+			  struct err *e)
+{
+	int exists, empty, rc;
+
+	if (r->caller.agent)
+		return err_set(e, ERR_DENIED, "agents may not change the default branch");
+	if ((rc = branch_state(r->cfg->repos_dir, repo, branch, &exists, &empty, e)))
+		return rc;
+	if (!exists && !empty)
+		return err_http(e, 422, "field 'default_branch' must name an existing branch");
+	return 0;
+}
+
+/* HEAD moved, with an undo for a request that fails later. */
+static int move_head(struct req *r, const struct repo *repo, const char *branch,
+		     struct err *e)
+{
+	struct head_undo *u = pool_alloc(r->pool, sizeof(*u));
+	if (!u || http_on_abort(r, undo_head, u))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	u->cfg = r->cfg;
+	u->repo = *repo;
+	snprintf(u->branch, sizeof(u->branch), "%s", repo->default_branch);
+	return repo_set_head(r->cfg->repos_dir, repo, branch, e);
+}
+
+/* The row changed as asked; repo then holds what it says. */
+static int apply_change(struct req *r, struct repo *repo, const struct repo_change *c,
+			struct err *e)
+{
+	int code = 0, cut;
+	PGresult *res = db_exec(r->db, e, &code,
 		      "UPDATE repositories SET archived = coalesce($2::boolean, archived),"
 		      "       visibility = coalesce($3, visibility),"
 		      "       default_branch = coalesce($4, default_branch)"
 		      " WHERE id = $1 RETURNING archived, visibility, default_branch",
-		      4, repo.id, archived < 0 ? NULL : archived ? "true" : "false", visibility,
-		      branch);
+		      4, repo->id, c->archived < 0 ? NULL : c->archived ? "true" : "false",
+		      c->visibility, c->branch);
+
 	if (!res)
-		return http_fail(r, code, &e);
-	repo.archived = db_bool(res, 0, 0);
-	snprintf(repo.visibility, sizeof(repo.visibility), "%s", db_val(res, 0, 1));
-	snprintf(repo.default_branch, sizeof(repo.default_branch), "%s", db_val(res, 0, 2));
+		return code;
+	repo->archived = db_bool(res, 0, 0);
+	cut = str_copy(repo->visibility, sizeof(repo->visibility), db_val(res, 0, 1)) |
+	      str_copy(repo->default_branch, sizeof(repo->default_branch), db_val(res, 0, 2));
 	PQclear(res);
+	return cut ? err_set(e, ERR_FAIL, "repository %s does not fit its fields", repo->id) : 0;
+}
+
+int api_repo_update(struct req *r, struct err *e)
+{
+	struct repo_change c = { .archived = -1 };
+	struct repo repo;
+	int rc;
+
+	/* Validate the body before looking anything up: a bad body is a 400 for anyone. */
+	if ((rc = json_field_bool(r->json, "archived", 0, &c.archived, e)) < 0 ||
+	    (rc = json_field_enum(r->json, "visibility", 0, visibilities, &c.visibility, e)) < 0 ||
+	    (rc = json_field_string(r->json, "default_branch", 0, 255, &c.branch, e)) < 0 ||
+	    (c.branch && (rc = repo_valid_branch(c.branch, "default_branch", e)) < 0))
+		return rc;
+	/* An archived repository takes one change: being un-archived. */
+	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_ADMIN,
+			    c.archived != 0, &repo, e)))
+		return rc;
+	if (c.branch && strcmp(c.branch, repo.default_branch) == 0)
+		c.branch = NULL; /* no change */
+	if (c.branch && (rc = branch_allowed(r, &repo, c.branch, e)))
+		return rc;
+	/* What is applied, not the body: the body may hold any field, of any size. */
+	json_object *changes = json_object_new_object();
+	if (!changes)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	json_object_object_add(r->audit_details, "changes", changes);
+	if (c.archived >= 0)
+		json_add_bool(changes, "archived", c.archived);
+	if (c.visibility)
+		json_add_str(changes, "visibility", c.visibility);
+	if (c.branch)
+		json_add_str(changes, "default_branch", c.branch);
+	if ((c.branch && (rc = move_head(r, &repo, c.branch, e))) ||
+	    (rc = apply_change(r, &repo, &c, e)))
+		return rc;
 	http_json(r, 200, repo_json(&repo, r->cfg->public_url));
 	return 0;
 }
 
 /* The repository (admin, not archived) and the account named in the path. */
-static int collaborator_target(struct req *r, struct repo *repo, struct account *a)
+static int collaborator_target(struct req *r, struct repo *repo, struct account *a,
+			       struct err *e)
 {
-	struct err e;
-	int rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_ADMIN, 1, repo);
+	int rc;
 
-	if (rc)
+	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_ADMIN, 1, repo,
+			    e)) ||
+	    (rc = account_load(r->db, http_path_param(r, 2), a, e)))
 		return rc;
-	if ((rc = account_load(r->db, http_path_param(r, 2), a, &e)))
-		return http_fail(r, rc, &e) + 1;
 	json_add_str(r->audit_details, "collaborator", a->login);
 	return 0;
 }
 
 static const char *const roles[] = { "read", "write", "admin", NULL };
 
-int api_collaborator_set(struct req *r)
+int api_collaborator_set(struct req *r, struct err *e)
 {
 	struct repo repo;
 	struct account a;
-	struct err e;
 	const char *role;
 	int rc;
 
-	if ((rc = json_field_enum(r->json, "role", 1, roles, &role, &e)) < 0)
-		return http_fail(r, rc, &e);
-	if ((rc = collaborator_target(r, &repo, &a)))
-		return rc > 0 ? 0 : rc;
+	if ((rc = json_field_enum(r->json, "role", 1, roles, &role, e)) < 0 ||
+	    (rc = collaborator_target(r, &repo, &a, e)))
+		return rc;
 	json_add_str(r->audit_details, "role", role);
-	rc = db_run(r->db, &e,
+	rc = db_run(r->db, e,
 		    "INSERT INTO collaborators (repository_id, account_id, role) VALUES ($1, $2, $3)"
 		    " ON CONFLICT (repository_id, account_id) DO UPDATE SET role = excluded.role",
 		    3, repo.id, a.id, role);
 	/* A demotion below write ends the sandboxes the role made (SPEC §2, §4 Use). */
 	if (!rc)
-		rc = auth_sandboxes_lost(r->db, a.id, repo.id, r->audit_details, &e);
+		rc = auth_sandboxes_lost(r->db, a.id, repo.id, r->audit_details, e);
 	if (rc)
-		return http_fail(r, rc, &e);
+		return rc;
 	http_empty(r, 204);
 	return 0;
 }
 
-int api_collaborator_remove(struct req *r)
+int api_collaborator_remove(struct req *r, struct err *e)
 {
 	struct repo repo;
 	struct account a;
-	struct err e;
 	int rc;
 
-	if ((rc = collaborator_target(r, &repo, &a)))
-		return rc > 0 ? 0 : rc;
-	rc = db_run(r->db, &e,
+	if ((rc = collaborator_target(r, &repo, &a, e)))
+		return rc;
+	rc = db_run(r->db, e,
 		    "DELETE FROM collaborators WHERE repository_id = $1 AND account_id = $2", 2,
 		    repo.id, a.id);
 	/* Their sandboxes here end, their tokens revoked for good: adding them back must not
 	 * revive a credential that stopped for lost access (SPEC §2). */
 	if (!rc)
-		rc = auth_sandboxes_lost(r->db, a.id, repo.id, r->audit_details, &e);
+		rc = auth_sandboxes_lost(r->db, a.id, repo.id, r->audit_details, e);
 	if (rc)
-		return http_fail(r, rc, &e);
+		return rc;
 	http_empty(r, 204);
 	return 0;
 }

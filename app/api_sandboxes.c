@@ -8,27 +8,23 @@
 #include "sandboxd/sandbox.h"
 #include "sandboxd/banned.h"
 
-int api_sandbox_create(struct req *r)
+int api_sandbox_create(struct req *r, struct err *e)
 {
 	const char *ref = NULL;
 	char detail[SANDBOX_DETAIL_MAX];
 	struct repo repo;
 	struct sandbox s;
-	struct err e;
 	int rc;
 
-	if (r->caller.kind == TOKEN_JOB || r->caller.kind == TOKEN_SANDBOX) {
-		http_error(r, 403, "job and sandbox tokens can't start sandboxes");
-		return 0;
-	}
-	if ((rc = json_field_string(r->json, "ref", 0, 255, &ref, &e)) < 0)
-		return http_fail(r, rc, &e);
-	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1, &repo);
-	if (rc)
-		return rc > 0 ? 0 : rc;
+	if (r->caller.kind == TOKEN_JOB || r->caller.kind == TOKEN_SANDBOX)
+		return err_set(e, ERR_DENIED, "job and sandbox tokens can't start sandboxes");
+	if ((rc = json_field_string(r->json, "ref", 0, 255, &ref, e)) < 0 ||
+	    (rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1,
+			    &repo, e)))
+		return rc;
 	struct sandbox_new n = { .db = r->db, .cfg = r->cfg, .pool = r->pool,
 				 .caller = &r->caller, .repo = &repo, .ref = ref };
-	rc = sandbox_create(&n, &s, detail, &e);
+	rc = sandbox_create(&n, &s, detail, e);
 	if (s.id[0]) {
 		json_add_str(r->audit_details, "sandbox_id", s.id);
 		r->audit_sandbox = pool_strdup(r->pool, s.id);
@@ -37,13 +33,10 @@ int api_sandbox_create(struct req *r)
 	}
 	if (detail[0])
 		json_add_str(r->audit_details, "error", detail);
-	switch (rc) {
-	case 0: break;
-	case ERR_LIMIT: http_error(r, 429, "%s", e.msg); return 0;
-	case ERR_NOTFOUND: http_error(r, 422, "unknown ref"); return 0;
-	case ERR_NOSTART: http_error(r, 503, "%s", e.msg); return 0;
-	default: return http_fail(r, rc, &e);
-	}
+	if (rc == ERR_NOTFOUND)
+		return err_http(e, 422, "unknown ref");
+	if (rc) /* ERR_LIMIT is 429, ERR_NOSTART 503 with its reason */
+		return rc;
 	json_object *o = json_object_new_object();
 	json_add_str(o, "id", s.id);
 	json_add_str(o, "ref", s.ref);
@@ -53,79 +46,66 @@ int api_sandbox_create(struct req *r)
 	return 0;
 }
 
-/* The sandbox of the path, if the caller may use it: its creator or a repository admin, on
- * a repository that is not archived; with live set, only a sandbox still running (410).
- * Returns 0 to go on, 1 when a response was written. */
-int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live)
+int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live,
+		       struct err *e)
 {
-	struct err e;
+	int rc;
+
 	/* The write role, as creating one needs (SPEC §4 Use): a sandbox holds a credential
 	 * that can push. The route's ROUTE_SANDBOX flag has checked the token's scope. */
-	int rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1, repo);
-
-	if (rc)
-		return rc > 0 ? 1 : http_fail(r, rc, &e) + 1;
-	if ((rc = sandbox_load(r->db, repo->id, http_path_param(r, 2), s, &e))) {
-		if (rc == ERR_NOTFOUND)
-			http_error(r, 404, "sandbox not found");
-		else
-			http_fail(r, rc, &e);
-		return 1;
-	}
+	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1,
+			    repo, e)))
+		return rc;
+	if ((rc = sandbox_load(r->db, repo->id, http_path_param(r, 2), s, e)))
+		return rc == ERR_NOTFOUND ? err_set(e, rc, "sandbox not found") : rc;
 	json_add_str(r->audit_details, "sandbox_id", s->id);
 	r->audit_sandbox = pool_strdup(r->pool, s->id);
-	if (strcmp(s->account_id, r->caller.account_id) && repo->role < ROLE_ADMIN) {
-		http_error(r, 403, "not your sandbox");
-		return 1;
-	}
-	if (live && strcmp(s->state, "ready") && strcmp(s->state, "starting")) {
-		http_error(r, 410, "sandbox is %s", s->state);
-		return 1;
-	}
+	if (strcmp(s->account_id, r->caller.account_id) && repo->role < ROLE_ADMIN)
+		return err_set(e, ERR_DENIED, "not your sandbox");
+	if (live && strcmp(s->state, "ready") && strcmp(s->state, "starting"))
+		return err_http(e, 410, "sandbox is %s", s->state);
 	return 0;
 }
 
-int api_sandbox_get(struct req *r)
+int api_sandbox_get(struct req *r, struct err *e)
 {
 	struct repo repo;
 	struct sandbox s;
+	int rc;
 
-	struct err e;
-
-	if (api_sandbox_access(r, &repo, &s, 0))
-		return 0;
+	if ((rc = api_sandbox_access(r, &repo, &s, 0, e)))
+		return rc;
 	/* A pending clone is asked about (one short exec), so that the answer is current. */
 	if (strcmp(s.state, "ready") == 0 && strcmp(s.clone_state, "pending") == 0 &&
-	    sandbox_clone_wait(r, &s, 0, &e))
-		log_warn("clone state of %s: %s", s.id, e.msg);
+	    sandbox_clone_wait(r, &s, 0, e))
+		log_warn("clone state of %s: %s", s.id, e->msg);
 	/* Every call counts as activity. */
-	if (strcmp(s.state, "ready") == 0 && sandbox_touch(r, &s, &e))
-		return http_fail(r, ERR_DB, &e);
+	if (strcmp(s.state, "ready") == 0 && sandbox_touch(r, &s, e))
+		return ERR_DB;
 	http_json(r, 200, sandbox_json(&s));
 	return 0;
 }
 
-int api_sandbox_list(struct req *r)
+int api_sandbox_list(struct req *r, struct err *e)
 {
 	struct repo repo;
-	struct err e;
 	PGresult *res;
 	int rc, code = 0;
 
-	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1, &repo);
-	if (rc)
-		return rc > 0 ? 0 : rc;
+	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1,
+			    &repo, e)))
+		return rc;
 	/* Admins see every sandbox of the repository; others their own. */
-	res = db_exec(r->db, &e, &code,
+	res = db_exec(r->db, e, &code,
 		      "SELECT id FROM sandboxes WHERE repository_id = $1"
 		      "   AND ($2 OR account_id = $3::bigint) ORDER BY created_at DESC LIMIT 1000",
 		      3, repo.id, repo.role >= ROLE_ADMIN ? "true" : "false", r->caller.account_id);
 	if (!res)
-		return http_fail(r, code, &e);
+		return code;
 	json_object *list = json_object_new_array();
 	for (int i = 0; i < PQntuples(res); i++) {
 		struct sandbox s;
-		if (sandbox_load(r->db, repo.id, db_val(res, i, 0), &s, &e) == 0)
+		if (sandbox_load(r->db, repo.id, db_val(res, i, 0), &s, e) == 0)
 			json_object_array_add(list, sandbox_json(&s));
 	}
 	PQclear(res);
@@ -133,20 +113,18 @@ int api_sandbox_list(struct req *r)
 	return 0;
 }
 
-int api_sandbox_close(struct req *r)
+int api_sandbox_close(struct req *r, struct err *e)
 {
 	struct repo repo;
 	struct sandbox s;
-	struct err e;
 	int rc;
 
-	if (api_sandbox_access(r, &repo, &s, 0))
-		return 0;
-	if (auth_need_user_write(r))
-		return 0;
+	if ((rc = api_sandbox_access(r, &repo, &s, 0, e)) ||
+	    (rc = auth_need_user_write(r, e)))
+		return rc;
 	/* Closing a closed sandbox is 204 again. */
-	if ((rc = sandbox_end(r->db, &s, "closed", "closed", &e)))
-		return http_fail(r, rc, &e);
+	if ((rc = sandbox_end(r->db, &s, "closed", "closed", e)))
+		return rc;
 	http_empty(r, 204);
 	return 0;
 }

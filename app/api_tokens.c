@@ -19,23 +19,22 @@ static const char *const scopes[] = { "read", "write", NULL };
 
 /* Validates {scope, expires_in?, note?}, mints the token and answers 201. */
 static int create(struct req *r, enum token_kind kind, const char *account_id,
-		  const char *repo_id, long default_expiry)
+		  const char *repo_id, long default_expiry, struct err *e)
 {
 	const char *scope, *note = NULL;
 	int64_t expires = default_expiry;
 	char token[TOKEN_LEN + 1], id[HTTP_ID_MAX], expires_at[32];
 	json_object *o;
-	struct err e;
 	int rc;
 
-	if ((rc = json_field_enum(r->json, "scope", 1, scopes, &scope, &e)) < 0 ||
+	if ((rc = json_field_enum(r->json, "scope", 1, scopes, &scope, e)) < 0 ||
 	    (rc = json_field_int(r->json, "expires_in", 0, EXPIRES_MIN, EXPIRES_MAX, &expires,
-				 &e)) < 0 ||
-	    (rc = json_field_string(r->json, "note", 0, 200, &note, &e)) < 0)
-		return http_fail(r, rc, &e);
+				 e)) < 0 ||
+	    (rc = json_field_string(r->json, "note", 0, 200, &note, e)) < 0)
+		return rc;
 	if ((rc = auth_token_create(r->db, kind, account_id, repo_id, strcmp(scope, "write") == 0,
-				    (long)expires, note, token, id, expires_at, &e)))
-		return http_fail(r, rc, &e);
+				    (long)expires, note, token, id, expires_at, e)))
+		return rc;
 	json_add_str(r->audit_details, "token_id", id);
 	json_add_str(r->audit_details, "scope", scope);
 	o = json_object_new_object();
@@ -48,33 +47,30 @@ static int create(struct req *r, enum token_kind kind, const char *account_id,
 	return 0;
 }
 
-int api_user_tokens_create(struct req *r)
+int api_user_tokens_create(struct req *r, struct err *e)
 {
-	if (auth_need_user_write(r))
-		return 0;
-	return create(r, TOKEN_PERSONAL, r->caller.account_id, NULL, PERSONAL_DEFAULT);
+	int rc = auth_need_user_write(r, e);
+
+	return rc ? rc : create(r, TOKEN_PERSONAL, r->caller.account_id, NULL, PERSONAL_DEFAULT, e);
 }
 
-int api_user_tokens_revoke(struct req *r)
+int api_user_tokens_revoke(struct req *r, struct err *e)
 {
 	const char *id = http_path_param(r, 0);
 	int64_t n;
-	struct err e;
 	PGresult *res;
-	int code = 0;
+	int rc, code = 0;
 
 	/* Revoking is a write: a read-scoped token must not end the account's write tokens. */
-	if (auth_need_user_write(r))
-		return 0;
+	if ((rc = auth_need_user_write(r, e)))
+		return rc;
 	json_add_str(r->audit_details, "token_id", id);
-	if (num_parse(id, 1, INT64_MAX, &n)) {
-		http_error(r, 404, "token not found");
-		return 0;
-	}
+	if (num_parse(id, 1, INT64_MAX, &n))
+		return err_set(e, ERR_NOTFOUND, "token not found");
 	/* The caller's own personal and job tokens, and any job token of a repository the
 	 * caller administers now (the admin who made it may have left). Revoking twice is not
 	 * an error; anything else is not found, so ids of others' tokens tell nothing. */
-	res = db_exec(r->db, &e, &code,
+	res = db_exec(r->db, e, &code,
 		      "UPDATE tokens t SET revoked_at = coalesce(t.revoked_at, now())"
 		      "  FROM accounts me"
 		      " WHERE t.id = $1 AND me.id = $2"
@@ -87,47 +83,41 @@ int api_user_tokens_revoke(struct req *r)
 		      " RETURNING t.kind",
 		      2, id, r->caller.account_id);
 	if (!res)
-		return http_fail(r, code, &e);
+		return code;
 	if (PQntuples(res) == 0) {
-		http_error(r, 404, "token not found");
+		rc = err_set(e, ERR_NOTFOUND, "token not found");
 	} else {
 		json_add_str(r->audit_details, "kind", db_val(res, 0, 0));
 		http_empty(r, 204);
 	}
 	PQclear(res);
-	return 0;
+	return rc;
 }
 
-int api_job_tokens_create(struct req *r)
+int api_job_tokens_create(struct req *r, struct err *e)
 {
 	struct repo repo;
 	const char *scope = NULL;
-	struct err e;
 	int rc;
 
-	if (r->caller.kind == TOKEN_JOB) {
-		http_error(r, 403, "job tokens can only be used on their repository");
-		return 0;
-	}
-	/* Validate scope first so that the archive rule below can depend on it. */
-	if ((rc = json_field_enum(r->json, "scope", 1, scopes, &scope, &e)) < 0)
-		return http_fail(r, rc, &e);
-	/* A write token for an archived repository could never write. */
-	rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_ADMIN,
-		       strcmp(scope, "write") == 0, &repo);
-	if (rc)
-		return rc > 0 ? 0 : rc;
-	return create(r, TOKEN_JOB, r->caller.account_id, repo.id, JOB_DEFAULT);
+	if (r->caller.kind == TOKEN_JOB)
+		return err_set(e, ERR_DENIED, "job tokens can only be used on their repository");
+	/* Validate scope first so that the archive rule below can depend on it. A write token
+	 * for an archived repository could never write. */
+	if ((rc = json_field_enum(r->json, "scope", 1, scopes, &scope, e)) < 0 ||
+	    (rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_ADMIN,
+			    strcmp(scope, "write") == 0, &repo, e)))
+		return rc;
+	return create(r, TOKEN_JOB, r->caller.account_id, repo.id, JOB_DEFAULT, e);
 }
 
-int api_admin_tokens_create(struct req *r)
+int api_admin_tokens_create(struct req *r, struct err *e)
 {
 	struct account a;
-	struct err e;
 	int rc;
 
-	if ((rc = account_load(r->db, http_path_param(r, 0), &a, &e)))
-		return http_fail(r, rc, &e);
+	if ((rc = account_load(r->db, http_path_param(r, 0), &a, e)))
+		return rc;
 	json_add_str(r->audit_details, "account", a.login);
-	return create(r, TOKEN_PERSONAL, a.id, NULL, PERSONAL_DEFAULT);
+	return create(r, TOKEN_PERSONAL, a.id, NULL, PERSONAL_DEFAULT, e);
 }

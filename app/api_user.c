@@ -8,7 +8,7 @@
 #include "sandboxd/repo.h"
 #include "sandboxd/banned.h"
 
-int api_user_get(struct req *r)
+int api_user_get(struct req *r, struct err *e)
 {
 	/* The row was read with the token, in this request: no second query. */
 	http_json(r, 200, account_json(&r->caller.account));
@@ -23,34 +23,32 @@ static void undo_create(void *path)
 
 static const char *const visibilities[] = { "public", "private", NULL };
 
-int api_user_repos_create(struct req *r)
+int api_user_repos_create(struct req *r, struct err *e)
 {
 	const char *name, *visibility = "private", *branch = "main";
 	struct repo repo;
-	struct err e;
 	char *path = NULL, *ppath;
 	int rc;
 
-	if (auth_need_user_write(r))
-		return 0;
-	if ((rc = json_field_string(r->json, "name", 1, 100, &name, &e)) < 0 ||
-	    (rc = repo_valid_name(name, "name", &e)) < 0 ||
-	    (rc = json_field_enum(r->json, "visibility", 0, visibilities, &visibility, &e)) < 0 ||
-	    (rc = json_field_string(r->json, "default_branch", 0, 255, &branch, &e)) < 0 ||
-	    (rc = repo_valid_branch(branch, "default_branch", &e)) < 0)
-		return http_fail(r, rc, &e);
+	if ((rc = auth_need_user_write(r, e)))
+		return rc;
+	if ((rc = json_field_string(r->json, "name", 1, 100, &name, e)) < 0 ||
+	    (rc = repo_valid_name(name, "name", e)) < 0 ||
+	    (rc = json_field_enum(r->json, "visibility", 0, visibilities, &visibility, e)) < 0 ||
+	    (rc = json_field_string(r->json, "default_branch", 0, 255, &branch, e)) < 0 ||
+	    (rc = repo_valid_branch(branch, "default_branch", e)) < 0)
+		return rc;
 	r->audit_repo = pool_printf(r->pool, "%s/%s", r->caller.login, name);
 	rc = repo_create(r->db, r->cfg->repos_dir, r->caller.account_id, r->caller.login, name,
-			 visibility, branch, &repo, &path, &e);
+			 visibility, branch, &repo, &path, e);
 	if (rc)
-		return http_fail(r, rc, &e);
+		return rc;
 	/* The directory now exists: if the transaction does not commit, it must go too. */
 	ppath = pool_strdup(r->pool, path);
 	if (!ppath || http_on_abort(r, undo_create, ppath)) {
 		repo_remove_dir(path);
 		free(path);
-		err_set(&e, ERR_NOMEM, "out of memory");
-		return http_fail(r, ERR_NOMEM, &e);
+		return err_set(e, ERR_NOMEM, "out of memory");
 	}
 	free(path);
 	http_json(r, 201, repo_json(&repo, r->cfg->public_url));

@@ -7,9 +7,11 @@
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
 
-static void copy(char *dst, size_t n, const char *src)
+/* Copies a column into its field; the fields are sized to the schema's bounds, so a value
+ * that does not fit is a broken row, never cut: ERR_FAIL through the callers' `cut`. */
+static int copy(char *dst, size_t n, const char *src)
 {
-	snprintf(dst, n, "%s", src ? src : "");
+	return str_copy(dst, n, src) ? 1 : 0;
 }
 
 int auth_resolve(struct req *r, struct err *e)
@@ -62,9 +64,12 @@ int auth_resolve(struct req *r, struct err *e)
 		goto out;
 	}
 	account_from_row(res, 0, 7, &r->caller.account);
-	copy(r->caller.token_id, sizeof(r->caller.token_id), db_val(res, 0, 0));
-	copy(r->caller.account_id, sizeof(r->caller.account_id), r->caller.account.id);
-	copy(r->caller.login, sizeof(r->caller.login), r->caller.account.login);
+	if (copy(r->caller.token_id, sizeof(r->caller.token_id), db_val(res, 0, 0)) |
+	    copy(r->caller.account_id, sizeof(r->caller.account_id), r->caller.account.id) |
+	    copy(r->caller.login, sizeof(r->caller.login), r->caller.account.login)) {
+		rc = err_set(e, ERR_FAIL, "a token's row does not fit its fields");
+		goto out;
+	}
 	r->caller.kind = kind;
 	if (db_bool(res, 0, 4))
 		r->auth_failure = "token expired";
@@ -80,7 +85,10 @@ int auth_resolve(struct req *r, struct err *e)
 	}
 	r->caller.authenticated = 1;
 	r->caller.scope_write = strcmp(db_val(res, 0, 2), "write") == 0;
-	copy(r->caller.job_repo_id, sizeof(r->caller.job_repo_id), db_val(res, 0, 3));
+	if (copy(r->caller.job_repo_id, sizeof(r->caller.job_repo_id), db_val(res, 0, 3))) {
+		rc = err_set(e, ERR_FAIL, "a token's repository id does not fit its field");
+		goto out;
+	}
 	r->caller.agent = strcmp(r->caller.account.kind, "agent") == 0;
 	r->caller.site_admin = r->caller.account.site_admin;
 	if (db_bool(res, 0, 6))
@@ -135,14 +143,13 @@ static enum role effective_role(const struct caller *c, const struct repo *repo,
 }
 
 int auth_repo(struct req *r, const char *owner, const char *name, enum role need, int writes,
-	      struct repo *out)
+	      struct repo *out, struct err *e)
 {
-	struct err e;
 	PGresult *res;
 	int code = 0;
 
 	memset(out, 0, sizeof(*out));
-	res = db_exec(r->db, &e, &code,
+	res = db_exec(r->db, e, &code,
 		      "SELECT r.id, r.owner_id, o.login, r.name, r.visibility, r.default_branch,"
 		      "       r.archived, rfc3339(r.created_at),"
 		      "       (SELECT c.role FROM collaborators c"
@@ -151,64 +158,59 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
 		      " WHERE lower(o.login) = lower($1) AND lower(r.name) = lower($2)",
 		      3, owner, name, r->caller.authenticated ? r->caller.account_id : NULL);
 	if (!res)
-		return http_fail(r, code, &e) + 1;
+		return code;
 	/* A job token serves its one repository. Any other gets the same answer whether it
 	 * exists or not, is public or private: the answer must not tell which names exist. */
 	if (r->caller.kind == TOKEN_JOB &&
 	    (PQntuples(res) != 1 || strcmp(r->caller.job_repo_id, db_val(res, 0, 0)))) {
 		PQclear(res);
-		http_error(r, 403, "job tokens can only be used on their repository");
-		return 1;
+		return err_set(e, ERR_DENIED, "job tokens can only be used on their repository");
 	}
 	if (PQntuples(res) == 1) {
-		copy(out->id, sizeof(out->id), db_val(res, 0, 0));
-		copy(out->owner_id, sizeof(out->owner_id), db_val(res, 0, 1));
-		copy(out->owner, sizeof(out->owner), db_val(res, 0, 2));
-		copy(out->name, sizeof(out->name), db_val(res, 0, 3));
-		copy(out->visibility, sizeof(out->visibility), db_val(res, 0, 4));
-		copy(out->default_branch, sizeof(out->default_branch), db_val(res, 0, 5));
+		int cut = copy(out->id, sizeof(out->id), db_val(res, 0, 0)) |
+			  copy(out->owner_id, sizeof(out->owner_id), db_val(res, 0, 1)) |
+			  copy(out->owner, sizeof(out->owner), db_val(res, 0, 2)) |
+			  copy(out->name, sizeof(out->name), db_val(res, 0, 3)) |
+			  copy(out->visibility, sizeof(out->visibility), db_val(res, 0, 4)) |
+			  copy(out->default_branch, sizeof(out->default_branch),
+			       db_val(res, 0, 5)) |
+			  copy(out->created_at, sizeof(out->created_at), db_val(res, 0, 7));
 		out->archived = db_bool(res, 0, 6);
-		copy(out->created_at, sizeof(out->created_at), db_val(res, 0, 7));
 		out->role = effective_role(&r->caller, out, db_val(res, 0, 8));
+		if (cut) {
+			PQclear(res);
+			return err_set(e, ERR_FAIL, "repository %s/%s does not fit its fields",
+				       owner, name);
+		}
 	}
 	PQclear(res);
 	if (out->role == ROLE_NONE) {
 		/* A git client without credentials gets the challenge, so that it asks for them;
 		 * the same for a repository that does not exist, so nothing leaks. */
 		if (r->git && !r->caller.authenticated)
-			http_unauthorized(r, "authentication required");
-		else
-			http_error(r, 404, "repository not found");
-		return 1;
+			return err_set(e, ERR_AUTH, "authentication required");
+		return err_set(e, ERR_NOTFOUND, "repository not found");
 	}
 	r->audit_repo = pool_printf(r->pool, "%s/%s", out->owner, out->name);
 	if (out->role < need) {
 		if (!r->caller.authenticated)
-			http_unauthorized(r, "authentication required");
-		else if (!r->caller.scope_write && need > ROLE_READ)
-			http_error(r, 403, "this needs a token with write scope");
-		else
-			http_error(r, 403, "this needs the %s role on %s/%s", role_name(need),
-				   out->owner, out->name);
-		return 1;
+			return err_set(e, ERR_AUTH, "authentication required");
+		if (!r->caller.scope_write && need > ROLE_READ)
+			return err_set(e, ERR_DENIED, "this needs a token with write scope");
+		return err_set(e, ERR_DENIED, "this needs the %s role on %s/%s", role_name(need),
+			       out->owner, out->name);
 	}
-	if (writes && out->archived) {
-		http_error(r, 403, "repository is archived (read-only)");
-		return 1;
-	}
+	if (writes && out->archived)
+		return err_set(e, ERR_DENIED, "repository is archived (read-only)");
 	return 0;
 }
 
-int auth_need_user_write(struct req *r)
+int auth_need_user_write(const struct req *r, struct err *e)
 {
-	if (r->caller.kind == TOKEN_JOB) {
-		http_error(r, 403, "job tokens can only be used on their repository");
-		return 1;
-	}
-	if (!r->caller.scope_write) {
-		http_error(r, 403, "this needs a token with write scope");
-		return 1;
-	}
+	if (r->caller.kind == TOKEN_JOB)
+		return err_set(e, ERR_DENIED, "job tokens can only be used on their repository");
+	if (!r->caller.scope_write)
+		return err_set(e, ERR_DENIED, "this needs a token with write scope");
 	return 0;
 }
 
@@ -280,8 +282,11 @@ int auth_token_create(struct db *db, enum token_kind kind, const char *account_i
 		OPENSSL_cleanse(out, TOKEN_LEN + 1);
 		return code;
 	}
-	copy(id, HTTP_ID_MAX, db_val(res, 0, 0));
-	copy(expires_at, 32, db_val(res, 0, 1));
+	int cut = copy(id, HTTP_ID_MAX, db_val(res, 0, 0)) | copy(expires_at, 32, db_val(res, 0, 1));
 	PQclear(res);
+	if (cut) {
+		OPENSSL_cleanse(out, TOKEN_LEN + 1);
+		return err_set(e, ERR_FAIL, "a new token's row does not fit its fields");
+	}
 	return 0;
 }

@@ -187,7 +187,7 @@ int db_begin(struct db *db, struct err *e)
  * that a request is never answered 503 for work that was done. 0 when it committed. */
 static int commit_outcome(struct db *db, const char *xid)
 {
-	struct err e2 = { "" };
+	struct err e2 = { .msg = "" };
 	const char *st = NULL;
 	PGresult *res = NULL;
 	struct timespec t0, now;

@@ -105,6 +105,15 @@ void http_verror(struct req *r, int status, const char *key, const char *fmt, va
 	r->error = pool_strdup(r->pool, msg);
 }
 
+void http_answer_error(struct req *r, int status, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	http_verror(r, status, key, fmt, ap);
+	va_end(ap);
+}
+
 void http_error(struct req *r, int status, const char *fmt, ...)
 {
 	va_list ap;
@@ -121,27 +130,26 @@ void http_empty(struct req *r, int status)
 	r->responded = 1;
 }
 
-int http_fail(struct req *r, int code, const struct err *e)
+void http_fail(struct req *r, int code, const struct err *e)
 {
-	switch (code) {
-	case ERR_INVALID: http_error(r, 400, "%s", e->msg); break;
-	case ERR_DENIED: http_error(r, 403, "%s", e->msg); break;
-	case ERR_NOTFOUND: http_error(r, 404, "%s", e->msg); break;
-	case ERR_EXISTS: http_error(r, 409, "%s", e->msg); break;
-	case ERR_TOOBIG: http_error(r, 413, "%s", e->msg); break;
-	case ERR_DB:
-		log_warn("%s", e->msg);
-		http_error(r, 503, "database unavailable");
-		break;
-	case ERR_DOCKER:
-		log_warn("%s", e->msg);
-		http_error(r, 503, "docker unavailable");
-		break;
-	default:
+	int status = e && e->status ? e->status : err_status(code);
+	const char *key = e && e->key ? e->key : "message";
+
+	/* The engine's and the database's words are for the log; the client gets the kind. */
+	if (!(e && e->status) && (code == ERR_DB || code == ERR_DOCKER)) {
+		log_warn("%s", e ? e->msg : "unavailable");
+		http_error(r, 503, code == ERR_DB ? "database unavailable" : "docker unavailable");
+		return;
+	}
+	if (status == 500) {
 		log_error("internal error: %s", e ? e->msg : "unknown");
 		http_error(r, 500, "internal error");
+		return;
 	}
-	return 0;
+	if (status == 401)
+		http_header(r, "WWW-Authenticate",
+			    r->git ? "Basic realm=\"sandboxd\"" : "Bearer realm=\"sandboxd\"");
+	http_answer_error(r, status, key, "%s", e ? e->msg : "");
 }
 
 void http_unauthorized(struct req *r, const char *message)

@@ -108,11 +108,11 @@ static const char close_schema[] = TOOL(
 	"\"openWorldHint\":false");
 
 static const struct mcp_tool tools[] = {
-	{ "sandbox_create", TOOL_CREATE, "sandbox.create", create_args, create_schema },
-	{ "sandbox_exec", TOOL_EXEC, "sandbox.exec", exec_args, exec_schema },
-	{ "sandbox_read_file", TOOL_READ, "sandbox.read", read_args, read_schema },
-	{ "sandbox_write_file", TOOL_WRITE, "sandbox.write", write_args, write_schema },
-	{ "sandbox_close", TOOL_CLOSE, "sandbox.close", close_args, close_schema },
+	{ "sandbox_create", TOOL_CREATE, "POST", "", create_args, create_schema },
+	{ "sandbox_exec", TOOL_EXEC, "POST", "/exec", exec_args, exec_schema },
+	{ "sandbox_read_file", TOOL_READ, "POST", "/read", read_args, read_schema },
+	{ "sandbox_write_file", TOOL_WRITE, "POST", "/write", write_args, write_schema },
+	{ "sandbox_close", TOOL_CLOSE, "POST", "/close", close_args, close_schema },
 };
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
@@ -153,19 +153,19 @@ static const struct mcp_arg *arg_find(const struct mcp_tool *t, const char *name
 	return NULL;
 }
 
-static int check_arg(const struct mcp_arg *a, json_object *v, char *msg, size_t msglen)
+static int check_arg(const struct mcp_arg *a, json_object *v, struct err *e)
 {
 	switch (a->type) {
 	case ARG_STRING: {
 		long long n = json_object_get_string_len(v);
 		if (!json_object_is_type(v, json_type_string))
-			return snprintf(msg, msglen, "argument '%s' must be a string", a->name), -1;
+			return err_set(e, ERR_INVALID, "argument '%s' must be a string", a->name);
 		if (n < a->min || n > a->max)
-			return snprintf(msg, msglen, "argument '%s' must be %lld to %lld bytes long",
-					a->name, a->min, a->max), -1;
+			return err_set(e, ERR_INVALID, "argument '%s' must be %lld to %lld bytes long",
+					a->name, a->min, a->max);
 		if (memchr(json_object_get_string(v), 0, (size_t)n))
-			return snprintf(msg, msglen, "argument '%s' must not hold a NUL byte",
-					a->name), -1;
+			return err_set(e, ERR_INVALID, "argument '%s' must not hold a NUL byte",
+					a->name);
 		return 0;
 	}
 	case ARG_INT: {
@@ -183,8 +183,8 @@ static int check_arg(const struct mcp_arg *a, json_object *v, char *msg, size_t 
 			goto bad_int;
 		return 0;
 	bad_int:
-		return snprintf(msg, msglen, "argument '%s' must be an integer from %lld to %lld",
-				a->name, a->min, a->max), -1;
+		return err_set(e, ERR_INVALID, "argument '%s' must be an integer from %lld to %lld",
+				a->name, a->min, a->max);
 	}
 	case ARG_ENV:
 		if (json_object_is_type(v, json_type_object)) {
@@ -196,9 +196,9 @@ static int check_arg(const struct mcp_arg *a, json_object *v, char *msg, size_t 
 			return 0;
 		}
 	bad_env:
-		return snprintf(msg, msglen, "argument 'env' must be an object of strings"), -1;
+		return err_set(e, ERR_INVALID, "argument 'env' must be an object of strings");
 	}
-	return -1;
+	return err_set(e, ERR_INVALID, "argument '%s' has an unknown type", a->name);
 }
 
 static int64_t int_arg(json_object *args, const char *name, int64_t dflt)
@@ -228,30 +228,31 @@ static const char *str_arg(json_object *args, const char *name)
 	return json_object_object_get_ex(args, name, &v) ? json_object_get_string(v) : NULL;
 }
 
-int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_call *c, char *msg,
-		     size_t msglen)
+int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_call *c,
+		     struct err *e)
 {
 	json_object *v;
 
 	memset(c, 0, sizeof(*c));
 	if (!json_object_is_type(args, json_type_object))
-		return snprintf(msg, msglen, "arguments must be an object"), -1;
+		return err_set(e, ERR_INVALID, "arguments must be an object");
 	json_object_object_foreach(args, key, val) {
 		const struct mcp_arg *a = arg_find(t, key);
 		if (!a)
-			return snprintf(msg, msglen, "unknown argument '%.64s'", key), -1;
-		if (!json_object_is_type(val, json_type_null) && check_arg(a, val, msg, msglen))
-			return -1;
+			return err_set(e, ERR_INVALID, "unknown argument '%.64s'", key);
+		int rc = json_object_is_type(val, json_type_null) ? 0 : check_arg(a, val, e);
+		if (rc)
+			return rc;
 	}
 	for (const struct mcp_arg *a = t->args; a->name; a++)
 		if (a->required && (!json_object_object_get_ex(args, a->name, &v) ||
 				    json_object_is_type(v, json_type_null)))
-			return snprintf(msg, msglen, "missing argument '%s'", a->name), -1;
+			return err_set(e, ERR_INVALID, "missing argument '%s'", a->name);
 	c->owner = str_arg(args, "owner");
 	c->repo = str_arg(args, "repo");
 	c->sandbox_id = str_arg(args, "sandbox_id");
 	if (!(c->body = json_object_new_object()))
-		return snprintf(msg, msglen, "out of memory"), -1;
+		return err_set(e, ERR_NOMEM, "out of memory");
 	switch (t->id) {
 	case TOOL_CREATE:
 		copy_arg(c->body, "ref", args, "ref");
@@ -273,7 +274,7 @@ int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_cal
 		if (!b64) {
 			json_object_put(c->body);
 			c->body = NULL;
-			return snprintf(msg, msglen, "out of memory"), -1;
+			return err_set(e, ERR_NOMEM, "out of memory");
 		}
 		base64_encode((const unsigned char *)json_object_get_string(content), n, b64);
 		copy_arg(c->body, "path", args, "path");

@@ -1,6 +1,7 @@
 /* router.c: a linear table walk; the table is small and the walk allocates nothing. */
 #include <stdio.h>
 #include <string.h>
+#include "sandboxd/err.h"
 #include "sandboxd/router.h"
 #include "sandboxd/banned.h"
 
@@ -24,18 +25,18 @@ int router_decode_segment(const char *s, size_t n, char *out, size_t outsz)
 		if (c == '%') {
 			int hi, lo;
 			if (i + 2 >= n)
-				return -1;
+				return ERR_INVALID;
 			hi = hexval(s[i + 1]);
 			lo = hexval(s[i + 2]);
 			if (hi < 0 || lo < 0)
-				return -1;
+				return ERR_INVALID;
 			c = (char)(hi << 4 | lo);
 			if (c == '/' || c == 0)
-				return -1;
+				return ERR_INVALID;
 			i += 2;
 		}
 		if (o + 1 >= outsz)
-			return -1;
+			return ERR_INVALID;
 		out[o++] = c;
 	}
 	out[o] = 0;
@@ -86,7 +87,7 @@ int router_match(const struct route *table, size_t n, const char *method, const 
 			continue;
 		if (strcmp(table[i].method, method) == 0 && match_path(table[i].pattern, path, m)) {
 			m->route = &table[i];
-			return 200;
+			return 0;
 		}
 		path_found = 1;
 		/* Collect the methods this path answers, without duplicates. */
@@ -99,5 +100,5 @@ int router_match(const struct route *table, size_t n, const char *method, const 
 				m->allow[alen] = 0; /* whole method names only */
 		}
 	}
-	return path_found ? 405 : 404;
+	return path_found ? ERR_METHOD : ERR_NOTFOUND;
 }

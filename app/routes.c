@@ -5,7 +5,7 @@
 #include "sandboxd/banned.h"
 
 #define REPO "/api/v3/repos/{owner}/{repo}"
-#define SB "/diffinery/sandboxes"
+#define SB API_SANDBOXES
 
 const struct route api_routes[] = {
 	{ "GET", "/healthz", api_health, "health.get", ROUTE_PUBLIC },

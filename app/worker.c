@@ -63,101 +63,93 @@ static void run_abort_hooks(struct req *r)
 	r->on_abort = NULL;
 }
 
-/* Checks the route's demands on the caller; answers and returns 1 when they are not met. */
-static int check_caller(struct req *r, const struct route *route)
+/* The route's demands on the (resolved) caller: 0 when they are met, else the answer's
+ * code. */
+static int check_caller(const struct req *r, const struct route *route, struct err *e)
 {
+	const struct caller *c = &r->caller;
+
 	/* Sandbox routes first: job and sandbox tokens get the one text SPEC §4 gives them. */
-	if (r->caller.authenticated && (route->flags & ROUTE_SANDBOX)) {
-		if (r->caller.kind == TOKEN_JOB || r->caller.kind == TOKEN_SANDBOX)
-			http_error(r, 403, "job and sandbox tokens can't start sandboxes");
-		else if (!r->caller.scope_write)
-			http_error(r, 403, "this needs a token with write scope");
-		else
-			return 0;
-		return 1;
+	if (c->authenticated && (route->flags & ROUTE_SANDBOX)) {
+		if (c->kind == TOKEN_JOB || c->kind == TOKEN_SANDBOX)
+			return err_set(e, ERR_DENIED, "job and sandbox tokens can't start sandboxes");
+		if (!c->scope_write)
+			return err_set(e, ERR_DENIED, "this needs a token with write scope");
+		return 0;
 	}
 	/* A sandbox token is for git only, on public routes too: on GET …/repos/{o}/{r} it
 	 * would otherwise read its creator's private repository over REST. */
-	if (r->caller.authenticated && r->caller.kind == TOKEN_SANDBOX &&
-	    !(route->flags & ROUTE_OWN_TOKEN_CHECK)) {
-		http_error(r, 403, "sandbox tokens can only be used for git");
-		return 1;
-	}
+	if (c->authenticated && c->kind == TOKEN_SANDBOX && !(route->flags & ROUTE_OWN_TOKEN_CHECK))
+		return err_set(e, ERR_DENIED, "sandbox tokens can only be used for git");
 	if (route->flags & ROUTE_PUBLIC)
 		return 0;
-	if (!r->caller.authenticated) {
-		http_unauthorized(r, "authentication required");
-		return 1;
-	}
+	if (!c->authenticated)
+		return err_set(e, ERR_AUTH, "authentication required");
 	if (route->flags & ROUTE_SITE_ADMIN) {
-		if (r->caller.kind == TOKEN_JOB)
-			http_error(r, 403, "job tokens can only be used on their repository");
-		else if (!r->caller.site_admin)
-			http_error(r, 403, "this needs a site admin");
-		else if (!r->caller.scope_write)
-			http_error(r, 403, "this needs a token with write scope");
-		else
-			return 0;
-		return 1;
+		if (c->kind == TOKEN_JOB)
+			return err_set(e, ERR_DENIED, "job tokens can only be used on their repository");
+		if (!c->site_admin)
+			return err_set(e, ERR_DENIED, "this needs a site admin");
+		if (!c->scope_write)
+			return err_set(e, ERR_DENIED, "this needs a token with write scope");
 	}
 	return 0;
 }
 
-static void call_handler(struct req *r, const struct route *route)
+/* The one place an error becomes the answer: a handler returns its code, and unless it
+ * has already answered (a stream under way), the dispatcher writes what the code and its
+ * err say. */
+static void answer(struct req *r, int rc, const struct err *e)
 {
-	struct err e = { "" };
-	int rc = route->handler(r);
-
-	if (rc && !r->responded) {
-		err_set(&e, rc, "handler of %s failed with %d", route->action, rc);
-		http_fail(r, rc, &e);
-	}
+	if (rc && !r->responded)
+		http_fail(r, rc, e);
 }
 
 void request_call(struct req *r, const struct route *route)
 {
-	if (!check_caller(r, route))
-		call_handler(r, route);
+	struct err e = { .msg = "" };
+	int rc = check_caller(r, route, &e);
+
+	if (rc == 0)
+		rc = route->handler(r, &e);
+	answer(r, rc, &e);
+}
+
+/* The body a JSON route wants, parsed into r->json. */
+static int read_json(struct req *r, const struct route *route, struct err *e)
+{
+	size_t limit = route->flags & ROUTE_BIG_BODY ? r->cfg->file_limit / 3 * 4 + 65536
+						     : r->cfg->body_limit;
+	int rc = http_read_body(r, limit, e);
+
+	/* A file route's body is the file: too big is the file's error. */
+	if (rc == ERR_TOOBIG && (route->flags & ROUTE_BIG_BODY))
+		return err_box(e, 413, "file too large");
+	return rc ? rc : json_parse_object(r->body, r->body_len, &r->json, e);
 }
 
 /* Runs the matched route: credentials, body, handler. The transaction is open. */
 static void run(struct req *r, const struct route *route)
 {
-	struct err e = { "" };
-	int rc;
+	struct err e = { .msg = "" };
+	int rc = auth_resolve(r, &e);
 
-	rc = auth_resolve(r, &e);
-	if (rc == ERR_DENIED) {
-		http_unauthorized(r, "bad credentials");
-		return;
-	}
-	if (rc) {
-		http_fail(r, rc, &e);
-		return;
-	}
-	if (check_caller(r, route))
-		return;
-	if (route->flags & ROUTE_JSON) {
-		size_t limit = route->flags & ROUTE_BIG_BODY
-				       ? r->cfg->file_limit / 3 * 4 + 65536 : r->cfg->body_limit;
-		if ((rc = http_read_body(r, limit, &e)) ||
-		    (rc = json_parse_object(r->body, r->body_len, &r->json, &e))) {
-			/* A file route's body is the file: too big is the file's error. */
-			if (rc == ERR_TOOBIG && (route->flags & ROUTE_BIG_BODY))
-				api_sandbox_error(r, 413, "file too large");
-			else
-				http_fail(r, rc, &e);
-			return;
-		}
-	}
-	call_handler(r, route);
+	if (rc == ERR_DENIED)
+		rc = err_set(&e, ERR_AUTH, "bad credentials");
+	if (!rc)
+		rc = check_caller(r, route, &e);
+	if (!rc && (route->flags & ROUTE_JSON))
+		rc = read_json(r, route, &e);
+	if (!rc)
+		rc = route->handler(r, &e);
+	answer(r, rc, &e);
 }
 
 /* Writes the audit row and ends the transaction. A failed request rolls its work back and
  * its row commits on its own; a request whose row cannot be written does not succeed. */
 void request_finish(struct req *r, const char *action)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	int rc;
 
 	/* A handler that wrote its rows itself (MCP: one per message) only commits. */
@@ -188,10 +180,10 @@ void request_finish(struct req *r, const char *action)
 
 static void handle(struct req *r)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	const char *uri, *q, *action;
 	struct git_route git;
-	int status;
+	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &r->started);
 	db_request_start(r->db);
@@ -221,12 +213,11 @@ static void handle(struct req *r)
 			http_fail(r, ERR_DB, &e);
 			goto send;
 		}
-		if (api_git(r, &git) && !r->responded)
-			http_error(r, 500, "internal error");
+		answer(r, api_git(r, &git, &e), &e);
 		request_finish(r, r->status == 401 ? auth_action(r) : api_git_action(&git));
 		goto send;
 	}
-	status = router_match(api_routes, api_routes_count, r->method, r->path, &r->match);
+	rc = router_match(api_routes, api_routes_count, r->method, r->path, &r->match);
 	if (strcmp(r->path, "/mcp") == 0)
 		r->via = "mcp";
 	/* A GET changes nothing but its audit row, which commits on its own: two round trips
@@ -235,12 +226,12 @@ static void handle(struct req *r)
 		http_fail(r, ERR_DB, &e);
 		goto send;
 	}
-	if (status == 200) {
+	if (rc == 0) {
 		run(r, r->match.route);
 	} else {
-		if (status == 405)
+		if (rc == ERR_METHOD)
 			http_header(r, "Allow", r->match.allow);
-		http_error(r, status, status == 404 ? "not found" : "method not allowed");
+		answer(r, err_set(&e, rc, rc == ERR_NOTFOUND ? "not found" : "method not allowed"), &e);
 	}
 	action = r->status == 401 || !r->match.route ? auth_action(r) : r->match.route->action;
 	request_finish(r, action);

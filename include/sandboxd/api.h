@@ -8,49 +8,53 @@
 #include "sandboxd/http.h"
 #include "sandboxd/sandbox.h"
 
+/* Where a repository's sandboxes live, after /api/v3/repos/{owner}/{repo}. */
+#define API_SANDBOXES "/diffinery/sandboxes"
 extern const struct route api_routes[];
 extern const size_t api_routes_count;
 
-int api_health(struct req *r);
-int api_user_get(struct req *r);
-int api_user_repos_create(struct req *r);
-int api_repo_get(struct req *r);
-int api_repo_update(struct req *r);
-int api_collaborator_set(struct req *r);
-int api_collaborator_remove(struct req *r);
-int api_user_tokens_create(struct req *r);
-int api_user_tokens_revoke(struct req *r);
-int api_job_tokens_create(struct req *r);
-int api_admin_accounts_create(struct req *r);
-int api_admin_accounts_update(struct req *r);
-int api_admin_tokens_create(struct req *r);
-int api_git_urls_create(struct req *r);
-int api_user_keys_create(struct req *r);
-int api_sandbox_create(struct req *r);
-int api_sandbox_list(struct req *r);
-int api_sandbox_get(struct req *r);
-int api_sandbox_close(struct req *r);
-int api_sandbox_exec(struct req *r);
-int api_sandbox_read(struct req *r);
-int api_sandbox_write(struct req *r);
+int api_health(struct req *r, struct err *e);
+int api_user_get(struct req *r, struct err *e);
+int api_user_repos_create(struct req *r, struct err *e);
+int api_repo_get(struct req *r, struct err *e);
+int api_repo_update(struct req *r, struct err *e);
+int api_collaborator_set(struct req *r, struct err *e);
+int api_collaborator_remove(struct req *r, struct err *e);
+int api_user_tokens_create(struct req *r, struct err *e);
+int api_user_tokens_revoke(struct req *r, struct err *e);
+int api_job_tokens_create(struct req *r, struct err *e);
+int api_admin_accounts_create(struct req *r, struct err *e);
+int api_admin_accounts_update(struct req *r, struct err *e);
+int api_admin_tokens_create(struct req *r, struct err *e);
+int api_git_urls_create(struct req *r, struct err *e);
+int api_user_keys_create(struct req *r, struct err *e);
+int api_sandbox_create(struct req *r, struct err *e);
+int api_sandbox_list(struct req *r, struct err *e);
+int api_sandbox_get(struct req *r, struct err *e);
+int api_sandbox_close(struct req *r, struct err *e);
+int api_sandbox_exec(struct req *r, struct err *e);
+int api_sandbox_read(struct req *r, struct err *e);
+int api_sandbox_write(struct req *r, struct err *e);
 /* POST /mcp: MCP's JSON-RPC over streamable HTTP (api_mcp.c). */
-int api_mcp(struct req *r);
-/* {"error": "..."}: how exec, read and write report errors raised inside a sandbox. */
-void api_sandbox_error(struct req *r, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+int api_mcp(struct req *r, struct err *e);
 /* Starts a detached exec (api_detach.c) and answers 202 {execId}; the request's checks and
  * the idle deadline are done. */
 struct exec_spec;
 int api_exec_detach(struct req *r, const struct sandbox *s, const struct exec_spec *x,
-		    struct err *e);
-int api_sandbox_exec_get(struct req *r);
-/* Waits for the sandbox's clone; 409 when it failed. 0 to go on, 1 when answered. */
-int api_sandbox_ready(struct req *r, struct sandbox *s);
+		    struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_exec_get(struct req *r, struct err *e);
+/* Waits for the sandbox's clone: 0 when it is done, else the answer's code (409 when it
+ * failed or is still running, 499 when the client left). */
+int api_sandbox_ready(struct req *r, struct sandbox *s, struct err *e)
+	__attribute__((warn_unused_result));
 /* The sandbox named by the path, if the caller may use it (creator or repository admin,
- * repository not archived; live: still running, else 410). 0 to go on, 1 when answered. */
-int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live);
+ * repository not archived; live: still running, else 410). 0 to go on, else the answer's
+ * code. */
+int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live,
+		       struct err *e) __attribute__((warn_unused_result));
 /* Git smart HTTP: authorises, then streams through git http-backend. */
-int api_git(struct req *r, const struct git_route *g);
+int api_git(struct req *r, const struct git_route *g, struct err *e)
+	__attribute__((warn_unused_result));
 /* The audit verb of a git request. */
 const char *api_git_action(const struct git_route *g);
 

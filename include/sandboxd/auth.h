@@ -27,16 +27,16 @@ const char *role_name(enum role role);
 /* "read", "write", "admin" to a role; ROLE_NONE for anything else. */
 enum role role_parse(const char *s);
 
-/* Loads owner/name and the caller's role on it. When the caller may not see it, answers 404
- * "repository not found"; when the role is below need, 403; when writes is set and the
- * repository is archived, 403 with the archive text. Returns 0 when the caller may go on,
- * 1 when a response was written, or an error code. */
+/* Loads owner/name and the caller's role on it. Returns 0 when the caller may go on;
+ * ERR_NOTFOUND "repository not found" when the caller may not see it (ERR_AUTH for a git
+ * client without credentials); ERR_DENIED when the role is below need, or when writes is
+ * set and the repository is archived; or ERR_DB. */
 int auth_repo(struct req *r, const char *owner, const char *name, enum role need, int writes,
-	      struct repo *out);
+	      struct repo *out, struct err *e) __attribute__((warn_unused_result));
 
-/* Answers 403 unless the caller holds a write-scoped personal token (job tokens may not act on
- * their account). Returns 0 to go on, 1 when a response was written. */
-int auth_need_user_write(struct req *r);
+/* 0 when the caller holds a write-scoped personal token (job tokens may not act on their
+ * account), else ERR_DENIED. */
+int auth_need_user_write(const struct req *r, struct err *e) __attribute__((warn_unused_result));
 
 /* The end_reason of a sandbox whose creator lost access. */
 #define AUTH_LOST_ACCESS "the creator lost access"

@@ -103,9 +103,13 @@ void http_verror(struct req *r, int status, const char *key, const char *fmt, va
 void http_error(struct req *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void http_empty(struct req *r, int status);
-/* Maps an error code to its status and answers with e's message (500 and 503 answer with a
- * generic text and log the detail). Returns 0 so handlers can `return http_fail(...)`. */
-int http_fail(struct req *r, int code, const struct err *e);
+/* {key: "..."} with status. */
+void http_answer_error(struct req *r, int status, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* The dispatcher's one error answer: the status of e (err_http) or of the code, with e's
+ * message under e's key; ERR_DB, ERR_DOCKER and internal errors answer with a generic text
+ * and log the detail, 401 carries the challenge. Handlers return the code instead. */
+void http_fail(struct req *r, int code, const struct err *e);
 /* 401 with the WWW-Authenticate challenge. */
 void http_unauthorized(struct req *r, const char *message);
 /* Registers an undo step; see on_abort. */

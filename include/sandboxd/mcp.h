@@ -5,6 +5,7 @@
 #define SANDBOXD_MCP_H
 #include <stddef.h>
 #include <json-c/json.h>
+#include "sandboxd/err.h"
 
 /* JSON-RPC 2.0's error codes. */
 #define MCP_PARSE_ERROR -32700
@@ -56,7 +57,10 @@ enum mcp_tool_id { TOOL_CREATE, TOOL_EXEC, TOOL_READ, TOOL_WRITE, TOOL_CLOSE };
 struct mcp_tool {
 	const char *name;
 	enum mcp_tool_id id;
-	const char *action;       /* the REST route's audit verb: its route runs the call */
+	/* The REST route that runs the call: method, and the path after
+	 * /api/v3/repos/{owner}/{repo}/diffinery/sandboxes[/{sandbox_id}]. */
+	const char *method;
+	const char *tail;
 	const struct mcp_arg *args;
 	const char *schema;       /* the tools/list entry, as JSON text */
 };
@@ -71,9 +75,9 @@ const struct mcp_tool *mcp_tool_find(const char *name);
 /* {"tools": [...]}, or NULL when out of memory. */
 json_object *mcp_tools_list(void);
 /* Checks the arguments of a call against the tool's schema and translates them into the
- * REST request. 0, or -1 with msg naming the argument that is wrong. */
-int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_call *c, char *msg,
-		     size_t msglen);
+ * REST request. 0, ERR_INVALID naming the argument that is wrong, or ERR_NOMEM. */
+int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_call *c,
+		     struct err *e) __attribute__((warn_unused_result));
 /* The tool result for the REST answer (status and body) of the call: text content and
  * structuredContent, or isError with the REST error text (error, when status >= 400), or
  * isError when the result is larger than MCP_RESULT_MAX. NULL when out of memory. */

@@ -4,6 +4,7 @@
 #ifndef SANDBOXD_ROUTER_H
 #define SANDBOXD_ROUTER_H
 #include <stddef.h>
+#include "sandboxd/err.h"
 
 #define ROUTER_MAX_PARAMS 6
 #define ROUTER_PARAM_MAX 256
@@ -26,7 +27,7 @@ enum route_flags {
 struct route {
 	const char *method;
 	const char *pattern;
-	int (*handler)(struct req *r);
+	int (*handler)(struct req *r, struct err *e);
 	const char *action;   /* audit verb, e.g. "repo.create" */
 	int flags;
 };

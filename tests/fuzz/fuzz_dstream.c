@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const size_t max_chunk[4] = { 1, 9, 97, 4099 };
 	unsigned char *out[3] = { NULL, NULL, NULL };
 	size_t outlen[3] = { 0, 0, 0 }, off = 0, n;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	struct dstream d;
 	struct sink s;
 	uint32_t max_frame, seed;

@@ -28,12 +28,11 @@ static void tools(json_object *args, const char *data, size_t size)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct mcp_tool *t = mcp_tool_find(names[i]);
 		struct mcp_call c;
-		char msg[256];
+		struct err e = { .msg = "" };
 
 		FUZZ_CHECK(t);
-		msg[0] = 0;
-		if (mcp_tool_request(t, args, &c, msg, sizeof(msg))) {
-			FUZZ_CHECK(msg[0] && !c.body);
+		if (mcp_tool_request(t, args, &c, &e)) {
+			FUZZ_CHECK(e.msg[0] && !c.body);
 		} else {
 			FUZZ_CHECK(json_object_is_type(c.body, json_type_object));
 			FUZZ_CHECK(c.owner && c.repo && (t->id == TOOL_CREATE || c.sandbox_id));

@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *path = fuzz_cstr(data, size), *got, *again;
 	static char want[PATH_OUT_MAX + 1];
 	size_t n = strlen(path), len;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	struct pool p;
 
 	pool_init(&p, 1 << 20);

@@ -43,7 +43,7 @@ static void read_archive(const uint8_t *data, size_t size, size_t max_size, uint
 	static const size_t max_chunk[4] = { 1, 9, 97, 4099 };
 	struct tar_reader *r = malloc(sizeof(*r));
 	struct tar_file f, once;
-	struct err e = { "" }, e1 = { "" };
+	struct err e = { .msg = "" }, e1 = { .msg = "" };
 	uint32_t seed = 0x9e3779b9u ^ chunk;
 	size_t off = 0, n = max_chunk[chunk & 3];
 	char type = 0;
@@ -108,7 +108,7 @@ static void round_trip(const uint8_t *data, size_t size, size_t max)
 	size_t clen, want, before;
 	struct buf out;
 	struct tar_file f;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	char type = 0;
 	int rc;
 

@@ -15,7 +15,7 @@ static const char *msg_login =
 
 static void ok(const char *login)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (account_valid_login(login, "login", &e))
 		fail_msg("login '%s' refused: %s", login, e.msg);
@@ -23,7 +23,7 @@ static void ok(const char *login)
 
 static void bad(const char *login)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (account_valid_login(login, "login", &e) != ERR_INVALID)
 		fail_msg("login '%s' accepted", login);
@@ -89,7 +89,7 @@ static void test_characters(void **state)
 
 static void test_message_names_field(void **state)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(account_valid_login("a--b", "collaborator", &e), ERR_INVALID);
 	assert_string_equal(e.msg,

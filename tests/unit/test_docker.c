@@ -14,7 +14,7 @@
 static void pull_path_is(const char *image, const char *want)
 {
 	struct buf b;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	buf_init(&b, 4096);
 	if (docker_image_pull_path(image, &b, &e))
@@ -26,7 +26,7 @@ static void pull_path_is(const char *image, const char *want)
 static void pull_path_refused(const char *image)
 {
 	struct buf b;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	buf_init(&b, 4096);
 	assert_int_equal(docker_image_pull_path(image, &b, &e), ERR_INVALID);

@@ -60,7 +60,7 @@ static char *craft(EVP_PKEY *k, const char *header, const char *payload)
 /* The check's answer for proof against key_a, login alice, at NOW; msg gets its reason. */
 static int check(const char *proof, char msg[512])
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	int rc = giturl_key_proof_check(key_a, proof, strlen(proof), "alice", NOW, &e);
 
 	snprintf(msg, 512, "%s", e.msg);

@@ -23,7 +23,7 @@ static void cfg_with(struct config *c, const char *url, const char *addr)
 static void addr_is(const char *url, const char *setting, const char *want, const char *host)
 {
 	struct config c;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	char out[HOSTADDR_MAX], h[256];
 
 	cfg_with(&c, url, setting);
@@ -35,7 +35,7 @@ static void addr_is(const char *url, const char *setting, const char *want, cons
 static void test_git_addr(void **state)
 {
 	struct config c;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	char out[HOSTADDR_MAX];
 
 	(void)state;
@@ -56,7 +56,7 @@ static void test_git_addr(void **state)
 
 static void test_is_local(void **state)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	(void)state;
 	assert_int_equal(hostaddr_is_local("127.0.0.1", &e), 0);
@@ -70,7 +70,7 @@ static void test_is_local(void **state)
 static void test_check(void **state)
 {
 	struct config c;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	(void)state;
 	cfg_with(&c, "http://sandboxd.internal:8080", "127.0.0.1");

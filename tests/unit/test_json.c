@@ -15,7 +15,7 @@
 static json_object *obj(const char *body)
 {
 	json_object *o = NULL;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (json_parse_object(body, strlen(body), &o, &e))
 		fail_msg("fixture '%s' does not parse: %s", body, e.msg);
@@ -25,7 +25,7 @@ static json_object *obj(const char *body)
 static void parse_ok(const char *body, size_t len, int nkeys)
 {
 	json_object *o = (json_object *)1;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(json_parse_object(body, len, &o, &e), 0);
 	assert_non_null(o);
@@ -37,7 +37,7 @@ static void parse_ok(const char *body, size_t len, int nkeys)
 static void parse_fails(const char *body, size_t len, const char *msg)
 {
 	json_object *o = (json_object *)1;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	int rc = json_parse_object(body, len, &o, &e);
 
 	if (rc == 0) {
@@ -107,7 +107,7 @@ static void test_parse_garbage(void **state)
 
 	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
 		json_object *o = (json_object *)1;
-		struct err e = { "" };
+		struct err e = { .msg = "" };
 		int rc = json_parse_object(bodies[i], strlen(bodies[i]), &o, &e);
 
 		if (rc == 0)
@@ -140,7 +140,7 @@ static void test_parse_strict_json(void **state)
 
 	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
 		json_object *o = NULL;
-		struct err e = { "" };
+		struct err e = { .msg = "" };
 
 		if (json_parse_object(bodies[i], strlen(bodies[i]), &o, &e) != ERR_INVALID) {
 			json_object_put(o);
@@ -218,7 +218,7 @@ static void test_string(void **state)
 	json_object *o = obj("{\"name\":\"octo\",\"n\":null,\"num\":5,\"b\":true,\"arr\":[],"
 			     "\"obj\":{},\"empty\":\"\",\"nul\":\"a\\u0000b\"}");
 	const char *s = NULL;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(json_field_string(o, "name", 1, 100, &s, &e), 0);
 	assert_string_equal(s, "octo");
@@ -260,7 +260,7 @@ static void test_string_name_message(void **state)
 {
 	json_object *o = obj("{\"name\":1}");
 	const char *s;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(json_field_string(o, "name", 1, 10, &s, &e), ERR_INVALID);
 	assert_string_equal(e.msg, "field 'name' must be a string");
@@ -277,7 +277,7 @@ static void test_bool(void **state)
 {
 	json_object *o = obj("{\"t\":true,\"f\":false,\"n\":null,\"s\":\"true\",\"i\":1,\"z\":0}");
 	int v = 42;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(json_field_bool(o, "t", 1, &v, &e), 0);
 	assert_int_equal(v, 1);
@@ -306,7 +306,7 @@ static void test_int(void **state)
 	json_object *o = obj("{\"one\":1,\"five\":5,\"zero\":0,\"six\":6,\"neg\":-3,\"n\":null,"
 			     "\"f\":1.5,\"f1\":1.0,\"e\":1e2,\"s\":\"3\",\"b\":true}");
 	int64_t v = 42;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(json_field_int(o, "one", 1, 1, 5, &v, &e), 0);
 	assert_int_equal(v, 1);
@@ -356,7 +356,7 @@ static void test_int_huge(void **state)
 		char body[96], want[128];
 		json_object *o;
 		int64_t v = 42;
-		struct err e = { "" };
+		struct err e = { .msg = "" };
 
 		snprintf(body, sizeof(body), "{\"x\":%s}", nums[i]);
 		o = obj(body);
@@ -377,7 +377,7 @@ static void test_int_largest(void **state)
 {
 	json_object *o = obj("{\"x\":9223372036854775806,\"y\":-9223372036854775807}");
 	int64_t v;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(json_field_int(o, "x", 1, 0, INT64_MAX - 1, &v, &e), 0);
 	assert_true(v == INT64_MAX - 1);
@@ -394,7 +394,7 @@ static void test_enum(void **state)
 	json_object *o = obj("{\"visibility\":\"public\",\"v2\":\"private\",\"bad\":\"Public\","
 			     "\"num\":1,\"n\":null,\"x\":\"d\",\"empty\":\"\"}");
 	const char *s = NULL;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(json_field_enum(o, "visibility", 1, vis, &s, &e), 0);
 	assert_string_equal(s, "public");
@@ -427,7 +427,7 @@ static void test_enum_visibility_message(void **state)
 	static const char *const vis[] = { "public", "private", NULL };
 	json_object *o = obj("{\"visibility\":\"internal\"}");
 	const char *s;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(json_field_enum(o, "visibility", 1, vis, &s, &e), ERR_INVALID);
 	assert_string_equal(e.msg, "field 'visibility' must be 'public' or 'private'");
@@ -447,7 +447,7 @@ static void test_enum_many_choices_bounded(void **state)
 	};
 	json_object *o = obj("{\"x\":\"z\"}");
 	const char *s;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(json_field_enum(o, "x", 1, many, &s, &e), ERR_INVALID);
 	assert_true(strncmp(e.msg, "field 'x' must be 'aaaa", 23) == 0);
@@ -491,7 +491,7 @@ static json_object *json_c_parse(const char *body, size_t len)
 static void agrees(const char *body, size_t len)
 {
 	json_object *ours = NULL, *theirs = json_c_parse(body, len);
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (json_parse_object(body, len, &ours, &e) == 0) {
 		if (!theirs)
@@ -569,7 +569,7 @@ static void test_fast_path_long_string(void **state)
 	size_t n = 3 << 20;
 	char *body = malloc(n + 64);
 	json_object *o = NULL;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	const char *s;
 
 	assert_non_null(body);

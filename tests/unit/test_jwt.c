@@ -134,7 +134,7 @@ static char kid1[JWT_KID_MAX + 1], kid2[JWT_KID_MAX + 1];
 
 static int setup(void **state)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (jwt_key_generate(&key1, &e) || jwt_key_generate(&key2, &e) ||
 	    jwt_kid(key1, kid1, &e) || jwt_kid(key2, kid2, &e)) {
@@ -330,7 +330,7 @@ static void base_claims(struct jwt_claims *c)
 static char *sign_ok(EVP_PKEY *k, const char *kid, const struct jwt_claims *c)
 {
 	char *tok = NULL;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (jwt_sign(k, kid, c, &tok, &e))
 		fail_msg("jwt_sign: %s", e.msg);
@@ -342,7 +342,7 @@ static char *sign_ok(EVP_PKEY *k, const char *kid, const struct jwt_claims *c)
 
 static void accepted_at(const char *tok, EVP_PKEY *k, int64_t now, struct jwt_claims *c)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (jwt_verify(tok, strlen(tok), k, AUD, now, c, &e))
 		fail_msg("refused: %s", e.msg);
@@ -361,7 +361,7 @@ static void refused_by(const char *tok, size_t n, EVP_PKEY *k, int64_t now, cons
 {
 	static const struct jwt_claims zero;
 	struct jwt_claims c;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	size_t ml = strlen(msg);
 
 	memset(&c, 0x5a, sizeof(c));
@@ -465,7 +465,7 @@ static void test_b64url_strict(void **state)
 static EVP_PKEY *load(const char *pem, enum jwt_key_kind kind)
 {
 	EVP_PKEY *k = NULL;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (jwt_key_load_pem(pem, strlen(pem), kind, &k, &e))
 		fail_msg("load: %s", e.msg);
@@ -476,7 +476,7 @@ static EVP_PKEY *load(const char *pem, enum jwt_key_kind kind)
 static void load_refused(const char *pem, size_t n, enum jwt_key_kind kind, const char *msg)
 {
 	EVP_PKEY *k = (EVP_PKEY *)1;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(jwt_key_load_pem(pem, n, kind, &k, &e), ERR_INVALID);
 	assert_null(k);
@@ -487,7 +487,7 @@ static void load_refused(const char *pem, size_t n, enum jwt_key_kind kind, cons
 static void check_kid(EVP_PKEY *k, const char *want)
 {
 	char kid[JWT_KID_MAX + 1];
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(jwt_kid(k, kid, &e), 0);
 	assert_string_equal(kid, want);
@@ -548,7 +548,7 @@ static void test_key_pem_round_trip(void **state)
 	char *priv = NULL, *pub = NULL, *tok;
 	EVP_PKEY *kpriv, *kpub;
 	struct jwt_claims c, out;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(jwt_key_pem(key1, JWT_KEY_PRIVATE, &priv, &e), 0);
 	assert_int_equal(jwt_key_pem(key1, JWT_KEY_PUBLIC, &pub, &e), 0);
@@ -762,7 +762,7 @@ static void test_signature_interop(void **state)
 	ECDSA_SIG *s;
 	EVP_MD_CTX *ctx;
 	int derlen;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	base_claims(&c);
 	tok = sign_ok(key1, kid1, &c);
@@ -802,7 +802,7 @@ static void test_rfc9449_signature(void **state)
 	const char *dot = strrchr(rfc9449_proof, '.');
 	unsigned char sig[64];
 	size_t n;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(base64url_decode(dot + 1, strlen(dot + 1), sig, sizeof(sig), &n), 0);
 	assert_int_equal(n, 64);
@@ -880,7 +880,7 @@ static void test_ttl(void **state)
 {
 	struct jwt_claims c;
 	char *tok = NULL;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	payload_refused(payload_at(NOW, NOW + 3601, ""), "ttl over 3600 s");
 	payload_accepted(payload_at(NOW, NOW + 3600, ""));
@@ -929,7 +929,7 @@ static void test_audience(void **state)
 		"\"iat\":1700000000,\"exp\":1700000900}";
 	struct jwt_claims c;
 	char *tok;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	payload_refused(fmt(body, "\"https://other.example\""), "token is for another audience");
 	payload_refused(fmt(body, "\"" AUD "/\""), "token is for another audience");
@@ -1135,7 +1135,7 @@ static void test_hs256_with_public_pem(void **state)
 	char *pem = NULL, *in, *tok, *s;
 	unsigned char mac[EVP_MAX_MD_SIZE];
 	unsigned int maclen = 0;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(jwt_key_pem(key1, JWT_KEY_PUBLIC, &pem, &e), 0);
 	in = signing_input(fmt("{\"alg\":\"HS256\",\"typ\":\"JWT\",\"kid\":\"%s\"}", kid1),
@@ -1392,7 +1392,7 @@ static void test_length_bounds(void **state)
 	struct jwt_claims c;
 	char *pad, *tok = NULL, *exact;
 	size_t lo = 0, n;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	/* the largest token (unknown claims are ignored) is accepted, one longer is not */
 	pad = malloc(JWT_MAX_LEN);
@@ -1453,7 +1453,7 @@ static void test_sign_refuses_bad_claims(void **state)
 {
 	struct jwt_claims c;
 	char *tok = NULL;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	base_claims(&c);
 	c.scopes = 0;
@@ -1500,7 +1500,7 @@ static void test_sign_refuses_other_keys(void **state)
 {
 	struct jwt_claims c;
 	char *tok = NULL;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	EVP_PKEY *p384;
 	BIO *bio = BIO_new_mem_buf(p384_pkcs8, -1);
 
@@ -1522,7 +1522,7 @@ static void test_peek(void **state)
 {
 	struct jwt_unverified u;
 	struct jwt_claims c;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	char *tok, *t;
 	size_t n;
 
@@ -1601,7 +1601,7 @@ static void test_mutations_refused(void **state)
 		}
 		{
 			char *exact = malloc(n ? n : 1);
-			struct err e = { "" };
+			struct err e = { .msg = "" };
 			int rc;
 
 			assert_non_null(exact);

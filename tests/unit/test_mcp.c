@@ -174,9 +174,11 @@ static void test_tools_list(void **state)
 static const char *request(const char *tool, const char *args, char *msg, json_object **keep)
 {
 	struct mcp_call c;
+	struct err e = { .msg = "" };
 	json_object *a = parse(args);
-	int rc = mcp_tool_request(mcp_tool_find(tool), a, &c, msg, 256);
+	int rc = mcp_tool_request(mcp_tool_find(tool), a, &c, &e);
 
+	snprintf(msg, 256, "%.255s", e.msg);
 	json_object_put(a);
 	*keep = c.body;
 	return rc ? NULL : json_object_to_json_string_ext(c.body, JSON_C_TO_STRING_PLAIN);

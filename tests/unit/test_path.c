@@ -13,7 +13,7 @@
 static void norm(const char *in, const char *want)
 {
 	struct pool p;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	char *got;
 
 	pool_init(&p, 1 << 20);
@@ -28,7 +28,7 @@ static void norm(const char *in, const char *want)
 static void refused(const char *in, size_t pool_max, int code)
 {
 	struct pool p;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	pool_init(&p, pool_max);
 	assert_null(path_normalize(&p, in, &e));

@@ -138,7 +138,7 @@ static json_object *js(const char *text)
 static void parse_fails(const char *text, const char *msg)
 {
 	struct policy_list l;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	json_object *a = js(text);
 
 	l.n = 99;
@@ -156,7 +156,7 @@ static void parse_fails(const char *text, const char *msg)
 
 static void parse_ok(const char *text, struct policy_list *l)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	json_object *a = js(text);
 
 	if (policy_parse(a, "ref_policies", l, &e))
@@ -186,7 +186,7 @@ static void test_parse_valid(void **state)
 static void test_parse_absent_is_empty(void **state)
 {
 	struct policy_list l;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	l.n = 7;
 	assert_int_equal(policy_parse(NULL, "ref_policies", &l, &e), 0);
@@ -290,7 +290,7 @@ static void test_parse_messages(void **state)
 static void test_parse_field_name(void **state)
 {
 	struct policy_list l;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	json_object *a = js("[{\"pattern\": \"a\", \"ops\": [\"push\"]}]");
 
 	assert_int_equal(policy_parse(a, "claims.ref_policies", &l, &e), ERR_INVALID);
@@ -307,7 +307,7 @@ static void test_parse_field_name(void **state)
 static void test_parse_json_text(void **state)
 {
 	struct policy_list l;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	size_t big = POLICY_JSON_MAX + 1;
 	char *text;
 
@@ -350,7 +350,7 @@ static void test_parse_json_text(void **state)
 static struct policy_list list_of(const char *text)
 {
 	struct policy_list l;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (policy_parse_json(text, &l, &e))
 		fail_msg("'%s' was refused: %s", text, e.msg);
@@ -537,7 +537,7 @@ static void test_reason_fits_bound(void **state)
 	struct policy_list l;
 	char name[POLICY_REFNAME_MAX + 1], text[POLICY_PATTERN_MAX + 64];
 	char pat[POLICY_PATTERN_MAX + 1], r[POLICY_REASON_MAX];
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	memset(pat, '*', POLICY_PATTERN_MAX);
 	pat[POLICY_PATTERN_MAX] = 0;

@@ -20,7 +20,7 @@ static const char *msg_name =
 
 static void name_ok(const char *name)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (repo_valid_name(name, "name", &e))
 		fail_msg("name '%s' refused: %s", name, e.msg);
@@ -28,7 +28,7 @@ static void name_ok(const char *name)
 
 static void name_bad(const char *name)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (repo_valid_name(name, "name", &e) != ERR_INVALID)
 		fail_msg("name '%s' accepted", name);
@@ -37,7 +37,7 @@ static void name_bad(const char *name)
 
 static void branch_ok(const char *branch)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (repo_valid_branch(branch, "default_branch", &e))
 		fail_msg("branch '%s' refused: %s", branch, e.msg);
@@ -62,7 +62,7 @@ static const char *printable(const char *s)
 
 static void branch_bad(const char *branch)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (repo_valid_branch(branch, "default_branch", &e) != ERR_INVALID)
 		fail_msg("branch '%s' accepted", printable(branch));
@@ -156,7 +156,7 @@ static void test_name_characters(void **state)
 
 static void test_name_message_names_field(void **state)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	assert_int_equal(repo_valid_name("x.git", "repo", &e), ERR_INVALID);
 	assert_string_equal(e.msg,

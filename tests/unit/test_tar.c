@@ -450,7 +450,7 @@ static void test_write_in_pieces(void **state)
 	const char *names[] = { "f", "a/b/c.txt", longname };
 	size_t lens[] = { 0, 1, 511, 512, 513, 3000 };
 	char data[3000];
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	memset(longname, 'n', sizeof(longname));
 	memcpy(longname + 100, "/x/", 3);
