@@ -17,10 +17,8 @@ static int put_line(struct exec_stream *s, json_object *obj)
 	const char *text = obj ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 							     JSON_C_TO_STRING_NOSLASHESCAPE)
 			       : NULL;
-	FCGX_Stream *out = s->r->fcgx->out;
-
-	if (!s->broken && (!text || FCGX_PutStr(text, (int)strlen(text), out) < 0 ||
-			   FCGX_PutStr("\n", 1, out) < 0 || FCGX_FFlush(out) < 0)) {
+	if (!s->broken && (!text || http_write(s->r, text, strlen(text)) ||
+			   http_write(s->r, "\n", 1) || http_flush(s->r))) {
 		log_info("exec stream: the client went away");
 		s->broken = 1;
 	}
@@ -58,8 +56,8 @@ int exec_stream_begin(struct exec_stream *s, struct req *r, struct capture *cap)
 		     "Content-Type: application/x-ndjson\r\nX-Accel-Buffering: no\r\n\r\n",
 		     r->request_id);
 	clock_gettime(CLOCK_MONOTONIC, &s->last);
-	if (n < 0 || (size_t)n >= sizeof(head) || FCGX_PutStr(head, n, r->fcgx->out) < 0 ||
-	    FCGX_FFlush(r->fcgx->out) < 0) {
+	if (n < 0 || (size_t)n >= sizeof(head) || http_write(r, head, (size_t)n) ||
+	    http_flush(r)) {
 		s->broken = 1;
 		return ERR_FAIL;
 	}

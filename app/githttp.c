@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sandboxd/cgi.h"
+#include <fcgiapp.h>
 #include "sandboxd/githttp.h"
 #include "sandboxd/log.h"
 #include "sandboxd/pushreport.h"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <fcgiapp.h>
 #include "sandboxd/http.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
@@ -77,7 +78,8 @@ void http_header(struct req *r, const char *name, const char *value)
 	/* Values are ours; a CR or LF would split the header block. */
 	if (strpbrk(value, "\r\n"))
 		return;
-	buf_printf(&r->headers, "%s: %s\r\n", name, value);
+	if (buf_printf(&r->headers, "%s: %s\r\n", name, value))
+		log_error("response header %s dropped: the header block is full", name);
 }
 
 void http_json(struct req *r, int status, json_object *obj)
@@ -87,9 +89,11 @@ void http_json(struct req *r, int status, json_object *obj)
 	r->responded = 1;
 	/* json_write, not json-c's printer: an exec's output or a file is megabytes of string. */
 	if (json_write(&r->out, obj) || buf_puts(&r->out, "\n")) {
+		/* Cleared, the buffer holds the short text whatever its bound. */
 		buf_clear(&r->out);
 		r->status = 500;
-		buf_puts(&r->out, "{\"message\":\"internal error\"}\n");
+		if (buf_puts(&r->out, "{\"message\":\"internal error\"}\n"))
+			log_error("cannot write even the internal error answer");
 	}
 	json_object_put(obj);
 }
@@ -249,4 +253,27 @@ int http_client_gone(struct req *r)
 	 * some of the body unread, which stays in the socket and is no sign of a departure. */
 	n = recv(p.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
 	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+int http_write(struct req *r, const void *data, size_t n)
+{
+	/* FCGX_PutStr takes an int: big writes go in pieces. */
+	for (const char *p = data; n > 0;) {
+		int part = n > (1u << 30) ? 1 << 30 : (int)n;
+		if (FCGX_PutStr(p, part, r->fcgx->out) != part)
+			return ERR_FAIL;
+		p += part;
+		n -= (size_t)part;
+	}
+	return 0;
+}
+
+int http_flush(struct req *r)
+{
+	return FCGX_FFlush(r->fcgx->out) < 0 ? ERR_FAIL : 0;
+}
+
+long http_read(struct req *r, void *buf, size_t n)
+{
+	return FCGX_GetStr(buf, n > (1u << 30) ? 1 << 30 : (int)n, r->fcgx->in);
 }

@@ -248,7 +248,10 @@ int reaper_run(const struct config *cfg)
 	struct docker_conf dc = { cfg->docker_host, cfg->docker_ca[0] ? cfg->docker_ca : NULL,
 				  cfg->docker_cert[0] ? cfg->docker_cert : NULL,
 				  cfg->docker_key[0] ? cfg->docker_key : NULL };
-	docker_init(&dc, &e);
+	/* Without the engine the reaper still ends rows (idle, lost access); each pass that
+	 * needs the engine says so in the log. */
+	if (docker_init(&dc, &e))
+		log_error("reaper: docker: %s", e.msg);
 	db_init(&db, cfg->database_url);
 	log_info("reaper ready (%s)", me);
 	while (!stopping) {
@@ -258,8 +261,9 @@ int reaper_run(const struct config *cfg)
 			usleep(100000);
 	}
 	/* Give the lease back so that another host takes over at once. */
-	if (db_ensure(&db, &e) == 0)
-		db_run(&db, &e, "DELETE FROM leases WHERE name = 'reaper' AND holder = $1", 1, me);
+	if (db_ensure(&db, &e) ||
+	    db_run(&db, &e, "DELETE FROM leases WHERE name = 'reaper' AND holder = $1", 1, me))
+		log_warn("reaper: the lease stays until it expires: %s", e.msg);
 	db_close(&db);
 	docker_cleanup();
 	log_info("reaper stopping");

@@ -13,36 +13,36 @@
 extern const struct route api_routes[];
 extern const size_t api_routes_count;
 
-int api_health(struct req *r, struct err *e);
-int api_user_get(struct req *r, struct err *e);
-int api_user_repos_create(struct req *r, struct err *e);
-int api_repo_get(struct req *r, struct err *e);
-int api_repo_update(struct req *r, struct err *e);
-int api_collaborator_set(struct req *r, struct err *e);
-int api_collaborator_remove(struct req *r, struct err *e);
-int api_user_tokens_create(struct req *r, struct err *e);
-int api_user_tokens_revoke(struct req *r, struct err *e);
-int api_job_tokens_create(struct req *r, struct err *e);
-int api_admin_accounts_create(struct req *r, struct err *e);
-int api_admin_accounts_update(struct req *r, struct err *e);
-int api_admin_tokens_create(struct req *r, struct err *e);
-int api_git_urls_create(struct req *r, struct err *e);
-int api_user_keys_create(struct req *r, struct err *e);
-int api_sandbox_create(struct req *r, struct err *e);
-int api_sandbox_list(struct req *r, struct err *e);
-int api_sandbox_get(struct req *r, struct err *e);
-int api_sandbox_close(struct req *r, struct err *e);
-int api_sandbox_exec(struct req *r, struct err *e);
-int api_sandbox_read(struct req *r, struct err *e);
-int api_sandbox_write(struct req *r, struct err *e);
+int api_health(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_user_get(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_user_repos_create(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_repo_get(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_repo_update(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_collaborator_set(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_collaborator_remove(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_user_tokens_create(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_user_tokens_revoke(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_job_tokens_create(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_admin_accounts_create(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_admin_accounts_update(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_admin_tokens_create(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_git_urls_create(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_user_keys_create(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_create(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_get(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_close(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_exec(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_read(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_write(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* POST /mcp: MCP's JSON-RPC over streamable HTTP (api_mcp.c). */
-int api_mcp(struct req *r, struct err *e);
+int api_mcp(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* Starts a detached exec (api_detach.c) and answers 202 {execId}; the request's checks and
  * the idle deadline are done. */
 struct exec_spec;
 int api_exec_detach(struct req *r, const struct sandbox *s, const struct exec_spec *x,
 		    struct err *e) __attribute__((warn_unused_result));
-int api_sandbox_exec_get(struct req *r, struct err *e);
+int api_sandbox_exec_get(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* Waits for the sandbox's clone: 0 when it is done, else the answer's code (409 when it
  * failed or is still running, 499 when the client left). */
 int api_sandbox_ready(struct req *r, struct sandbox *s, struct err *e)

@@ -7,7 +7,8 @@
 
 /* Writes the request's row: action, status, caller, repository, request id, address,
  * duration and details (method, path and the handler's details). */
-int audit_request(struct req *r, const char *action, struct err *e);
+int audit_request(struct req *r, const char *action, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* One git.push.ref row: the pre-receive hook's decision on a ref (200 accepted, 403
  * refused), or the worker's note that git did not update a ref it accepted (500 failed). */
@@ -16,6 +17,7 @@ struct audit_ref {
 		*request_id;
 	const char *ref, *old, *new_, *result, *reason, *kind;
 };
-int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e);
+int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e)
+	__attribute__((warn_unused_result));
 
 #endif

@@ -21,7 +21,7 @@ struct repo {
 
 /* Resolves r->caller from the Authorization header. Returns 0 (possibly anonymous), ERR_DENIED
  * when a credential was given but refused (r->auth_failure says why), or ERR_DB. */
-int auth_resolve(struct req *r, struct err *e);
+int auth_resolve(struct req *r, struct err *e) __attribute__((warn_unused_result));
 
 const char *role_name(enum role role);
 /* "read", "write", "admin" to a role; ROLE_NONE for anything else. */
@@ -49,7 +49,7 @@ int auth_need_user_write(const struct req *r, struct err *e) __attribute__((warn
  * removes every container that no live sandbox owns). The ended ids are added to details
  * (when not NULL) as "sandboxes_ended". Returns 0 or ERR_DB/ERR_FAIL/ERR_NOMEM. */
 int auth_sandboxes_lost(struct db *db, const char *account_id, const char *repo_id,
-			json_object *details, struct err *e);
+			json_object *details, struct err *e) __attribute__((warn_unused_result));
 
 /* Inserts a token for account (kind personal or job; repo_id for job tokens, else NULL) and
  * writes the token into out. expires_in seconds, 0 for none. The id and expiry (RFC 3339 or
@@ -57,6 +57,6 @@ int auth_sandboxes_lost(struct db *db, const char *account_id, const char *repo_
 int auth_token_create(struct db *db, enum token_kind kind, const char *account_id,
 		      const char *repo_id, int write, long expires_in, const char *note,
 		      char out[TOKEN_LEN + 1], char id[HTTP_ID_MAX], char expires_at[32],
-		      struct err *e);
+		      struct err *e) __attribute__((warn_unused_result));
 
 #endif

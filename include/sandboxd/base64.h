@@ -12,12 +12,14 @@ size_t base64_encoded_size(size_t n);
 void base64_encode(const unsigned char *in, size_t n, char *out);
 /* Decodes in[0..n) into out (at least n / 4 * 3 bytes); sets *outlen. ERR_INVALID on
  * anything that is not canonical base64. */
-int base64_decode(const char *in, size_t n, unsigned char *out, size_t *outlen);
+int base64_decode(const char *in, size_t n, unsigned char *out, size_t *outlen)
+	__attribute__((warn_unused_result));
 
 /* base64url: bytes needed for n bytes (no padding), plus the NUL. */
 size_t base64url_encoded_size(size_t n);
 void base64url_encode(const unsigned char *in, size_t n, char *out);
 /* Decodes unpadded base64url into out (cap bytes; n / 4 * 3 + 2 always suffice). */
-int base64url_decode(const char *in, size_t n, unsigned char *out, size_t cap, size_t *outlen);
+int base64url_decode(const char *in, size_t n, unsigned char *out, size_t cap, size_t *outlen)
+	__attribute__((warn_unused_result));
 
 #endif

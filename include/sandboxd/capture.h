@@ -116,7 +116,8 @@ void capture_release(struct capture *c);
 /* Registers s[0..n) (any bytes) to be masked. A secret already registered is not added
  * again (0). ERR_INVALID when n is outside [CAPTURE_SECRET_MIN, CAPTURE_SECRET_MAX] or
  * CAPTURE_SECRETS_MAX are registered; ERR_NOMEM. */
-int capture_add_secret(struct capture *c, const void *s, size_t n, struct err *e);
+int capture_add_secret(struct capture *c, const void *s, size_t n, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* Registers the forms of token[0..n) that a git configuration may hold:
  *   - the token itself;
@@ -130,16 +131,19 @@ int capture_add_secret(struct capture *c, const void *s, size_t n, struct err *e
  * The token must be CAPTURE_SECRET_MIN to CAPTURE_TOKEN_MAX bytes long. A sandbox token takes
  * 7 of the CAPTURE_SECRETS_MAX places (its percent-encoding is the token itself). Errors as
  * capture_add_secret; on failure the forms added so far stay. */
-int capture_add_token(struct capture *c, const char *token, size_t n, struct err *e);
+int capture_add_token(struct capture *c, const char *token, size_t n, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* Appends data[0..n) to stream (CAPTURE_STDOUT or CAPTURE_STDERR); n may be 0. Errors:
  * ERR_INVALID for another stream number or a finished stream; ERR_NOMEM, after which the
  * stream is failed: feeds and capture_finish return that code. */
-int capture_feed(struct capture *c, int stream, const char *data, size_t n);
+int capture_feed(struct capture *c, int stream, const char *data, size_t n)
+	__attribute__((warn_unused_result));
 
 /* capture_feed with the signature of a dstream_fn, so that dstream_init(&d, 0,
  * capture_feed_cb, c) hands the exec stream straight to the capture. */
-int capture_feed_cb(void *c, int stream, const char *data, size_t n);
+int capture_feed_cb(void *c, int stream, const char *data, size_t n)
+	__attribute__((warn_unused_result));
 
 /* The most bytes capture_finish appends with these options (the caller's out->max). */
 size_t capture_text_max(const struct capture_opts *o);
@@ -150,7 +154,7 @@ size_t capture_text_max(const struct capture_opts *o);
  * ERR_INVALID (bad stream, finished already), the stream's feed failure, ERR_NOMEM,
  * ERR_TOOBIG (out->max too small); on failure out may hold part of the text. */
 int capture_finish(struct capture *c, int stream, struct buf *out, uint64_t *bytes,
-		   int *truncated, struct err *e);
+		   int *truncated, struct err *e) __attribute__((warn_unused_result));
 
 /* Streaming (SPEC.md §4 "Streaming exec"): appends to out the text of the bytes of stream
  * that are safe to show now and were not taken before, and remembers how far it got;
@@ -162,7 +166,8 @@ int capture_finish(struct capture *c, int stream, struct buf *out, uint64_t *byt
  * longest-secret + 3 bytes (the cut may mask a fragment there). So output shows as it comes
  * but for a few bytes that could begin a secret. Nothing is appended when nothing is safe
  * yet. Errors as capture_finish (the stream is not finished by it). */
-int capture_take(struct capture *c, int stream, struct buf *out, struct err *e);
+int capture_take(struct capture *c, int stream, struct buf *out, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* Output that starts where earlier output was dropped: the length of the longest start of
  * t[0..n) that may be the end of a secret cut by the drop (to be dropped too). */
@@ -180,11 +185,11 @@ size_t capture_pending(const struct capture *c, const char *t, size_t n);
 /* The longest registered secret (0 with none). */
 size_t capture_secret_max(const struct capture *c);
 /* Appends the marker line "[… omitted bytes omitted …]\n". 0, or ERR_TOOBIG. */
-int capture_marker(struct buf *out, uint64_t omitted);
+int capture_marker(struct buf *out, uint64_t omitted) __attribute__((warn_unused_result));
 
 /* Appends s[0..n) to out, masked and decoded like a stream that fits the caps (no cut),
  * e.g. the command text for the audit log. Errors: ERR_NOMEM, ERR_TOOBIG. */
 int capture_mask_text(const struct capture *c, const char *s, size_t n, struct buf *out,
-		      struct err *e);
+		      struct err *e) __attribute__((warn_unused_result));
 
 #endif

@@ -49,6 +49,7 @@ struct config {
 
 typedef const char *(*config_getenv_fn)(const char *name);
 
-int config_load(struct config *c, config_getenv_fn get, struct err *e);
+int config_load(struct config *c, config_getenv_fn get, struct err *e)
+	__attribute__((warn_unused_result));
 
 #endif

@@ -26,22 +26,23 @@ void db_close(struct db *db);
 /* Marks the start of a request (see retry_ok). */
 void db_request_start(struct db *db);
 /* Connects if there is no healthy connection. 0 or ERR_DB. */
-int db_ensure(struct db *db, struct err *e);
+int db_ensure(struct db *db, struct err *e) __attribute__((warn_unused_result));
 /* Runs sql with n text parameters (each a const char *, NULL for SQL NULL). Returns a result
  * to PQclear, or NULL with e filled and *code (if not NULL) set: ERR_DB when the connection is
  * gone, ERR_EXISTS on a unique violation, ERR_FAIL otherwise. */
 PGresult *db_exec(struct db *db, struct err *e, int *code, const char *sql, int n, ...);
 /* Runs a statement and discards the result. 0 or the code as above. */
-int db_run(struct db *db, struct err *e, const char *sql, int n, ...);
+int db_run(struct db *db, struct err *e, const char *sql, int n, ...)
+	__attribute__((warn_unused_result));
 /* BEGIN, reconnecting once if the connection turns out to be dead (nothing has happened yet,
  * so the retry is safe). */
-int db_begin(struct db *db, struct err *e);
-int db_commit(struct db *db, struct err *e);
+int db_begin(struct db *db, struct err *e) __attribute__((warn_unused_result));
+int db_commit(struct db *db, struct err *e) __attribute__((warn_unused_result));
 /* Never fails from the caller's point of view: a dead connection has no transaction. */
 void db_rollback(struct db *db);
 
 /* The value of row, col or NULL when SQL NULL. */
 const char *db_val(const PGresult *res, int row, int col);
-int db_bool(const PGresult *res, int row, int col);
+int db_bool(const PGresult *res, int row, int col) __attribute__((warn_unused_result));
 
 #endif

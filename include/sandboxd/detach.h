@@ -7,7 +7,8 @@
 
 /* The non-negative integer query parameter name (at most 18 digits); 0 when absent. 0, or
  * -1 when malformed. */
-int detach_query_offset(const char *query, const char *name, uint64_t *out);
+int detach_query_offset(const char *query, const char *name, uint64_t *out)
+	__attribute__((warn_unused_result));
 
 struct detach_state {
 	uint64_t first[2], total[2];  /* per stream (stdout, stderr): bytes kept [first, total) */

@@ -1,9 +1,12 @@
-/* dispatch.h: the worker's request steps that a handler serving several calls in one HTTP
- * request (MCP) runs once per call. */
+/* dispatch.h: one request from its FastCGI parameters to its answer (dispatch.c), and the
+ * steps that a handler serving several calls in one HTTP request (MCP) runs once per call. */
 #ifndef SANDBOXD_DISPATCH_H
 #define SANDBOXD_DISPATCH_H
 #include "sandboxd/http.h"
 
+/* Serves the request the worker accepted into r (made anew for it): routes it, runs it in
+ * its transaction with its audit row, and sends the answer unless the handler streamed it. */
+void dispatch(struct req *r);
 /* Checks route's demands on the (resolved) caller, then runs its handler with the request
  * as it is (path parameters in r->match, body in r->json); the response is in r. */
 void request_call(struct req *r, const struct route *route);

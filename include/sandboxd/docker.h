@@ -45,14 +45,14 @@ struct docker_conf {
 /* Copies the settings (the strings need not outlive the call) for every later call.
  * ERR_INVALID for an unsupported host or an incomplete TLS triple. Calling it again
  * replaces them. Without it, calls go to DOCKER_DEFAULT_HOST. */
-int docker_init(const struct docker_conf *conf, struct err *e);
+int docker_init(const struct docker_conf *conf, struct err *e) __attribute__((warn_unused_result));
 /* Frees the handle and the settings (at exit; safe to call twice). */
 void docker_cleanup(void);
 
 /* GET /_ping with a 3 s timeout. 0 when the engine answers OK, else ERR_FAIL with why
  * ("docker unavailable: ..."). host NULL means the configured one; a host other than the
  * configured one is reached without TLS settings. */
-int docker_ping(const char *host, struct err *e);
+int docker_ping(const char *host, struct err *e) __attribute__((warn_unused_result));
 
 /* ---- containers ---- */
 
@@ -86,10 +86,11 @@ struct docker_create {
  * no-new-privileges, Init true, LogConfig none, no privileged mode, the user, the limits.
  * Writes the new id (64 hex, NUL-terminated) into id_out[DOCKER_ID_MAX + 1]. */
 int docker_container_create(const struct docker_create *c, char *id_out, long timeout_ms,
-			    struct err *e);
+			    struct err *e) __attribute__((warn_unused_result));
 /* POST /containers/{id}/start. Starting a running container is not an error. A start that
  * fails leaves the container: the caller removes it. */
-int docker_container_start(const char *id, long timeout_ms, struct err *e);
+int docker_container_start(const char *id, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
 
 struct docker_container_state {
 	char status[16];       /* "created", "running", "exited", ... */
@@ -100,10 +101,11 @@ struct docker_container_state {
 };
 /* GET /containers/{id}/json: the State part. */
 int docker_container_inspect(const char *id, struct docker_container_state *out,
-			     long timeout_ms, struct err *e);
+			     long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 /* DELETE /containers/{id}?force=1&v=1 (kills it, removes its anonymous volumes). A
  * container that is already gone: ERR_NOTFOUND. */
-int docker_container_remove(const char *id, long timeout_ms, struct err *e);
+int docker_container_remove(const char *id, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* Called for each container listed: its id, the value of the label value_label (or, when
  * that is NULL, of the label the list was filtered by; "" when the container lacks it;
@@ -114,14 +116,16 @@ typedef int (*docker_list_fn)(void *arg, const char *id, const char *label_value
 /* GET /containers/json?all=1 filtered by the label "key" (any value) or "key=value". */
 int docker_container_list(const char *label, const char *value_label, docker_list_fn fn,
 			  void *arg, long timeout_ms,
-			  struct err *e);
+			  struct err *e) __attribute__((warn_unused_result));
 
 /* GET /volumes filtered as docker_container_list does; id is the volume's name, state "". */
 int docker_volume_list(const char *label, const char *value_label, docker_list_fn fn,
-		       void *arg, long timeout_ms, struct err *e);
+		       void *arg, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
 /* DELETE /volumes/{name}: ERR_EXISTS (409) while a container uses it, ERR_NOTFOUND when it
  * is gone. */
-int docker_volume_remove(const char *name, long timeout_ms, struct err *e);
+int docker_volume_remove(const char *name, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* ---- exec ---- */
 
@@ -140,7 +144,8 @@ struct docker_exec_opts {
 };
 /* POST /containers/{id}/exec (stdout and stderr attached, stdin as o says, no TTY). */
 int docker_exec_create(const char *container, const struct docker_exec_opts *o,
-		       char *id_out, long timeout_ms, struct err *e);
+		       char *id_out, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* The caller's side of an exec start: where output goes and when to stop waiting. */
 struct docker_exec_io {
@@ -162,11 +167,12 @@ struct docker_exec_io {
  * created with attach_stdin and ends itself on its stdin's EOF (or the caller kills it,
  * e.g. with a second exec). A sink's non-zero return stops the call and is returned. */
 int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeout_ms,
-		      struct err *e);
+		      struct err *e) __attribute__((warn_unused_result));
 
 /* POST /exec/{id}/start detached: the command runs on; its output goes nowhere (the
  * command redirects it). */
-int docker_exec_start_detached(const char *exec_id, long timeout_ms, struct err *e);
+int docker_exec_start_detached(const char *exec_id, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
 
 struct docker_exec_state {
 	int running;
@@ -177,7 +183,7 @@ struct docker_exec_state {
  * (126: the runtime could not run it, not found included; 124: timeout(1);
  * 128+n: signal n). */
 int docker_exec_inspect(const char *exec_id, struct docker_exec_state *out, long timeout_ms,
-			struct err *e);
+			struct err *e) __attribute__((warn_unused_result));
 
 /* ---- images ---- */
 
@@ -185,12 +191,14 @@ int docker_exec_inspect(const char *exec_id, struct docker_exec_state *out, long
  * "name@sha256:…") into path: /images/create?fromImage=<name>&tag=<tag or digest>, both
  * percent-encoded. The tag is always given ("latest" when the name has none): without one
  * Docker pulls every tag of the name. ERR_INVALID for an empty or malformed name. */
-int docker_image_pull_path(const char *image, struct buf *path, struct err *e);
+int docker_image_pull_path(const char *image, struct buf *path, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* POST /images/create: pulls image, waiting for the end of Docker's progress stream
  * within timeout_ms. Docker reports a failed pull inside a 200 stream as
  * {"error": …}: that message, or the HTTP error's, is e's text, without any prefix. */
-int docker_image_pull(const char *image, long timeout_ms, struct err *e);
+int docker_image_pull(const char *image, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* ---- archive ---- */
 
@@ -199,7 +207,7 @@ int docker_image_pull(const char *image, long timeout_ms, struct err *e);
  * ERR_INVALID when dir is not a directory, ERR_EXISTS when an entry would replace a
  * directory with a file (or a file with a directory); nothing is written then. */
 int docker_archive_put(const char *container, const char *dir, const void *tar, size_t len,
-		       long timeout_ms, struct err *e);
+		       long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 
 /* One piece of a request body. */
 struct docker_part {
@@ -210,11 +218,11 @@ struct docker_part {
  * one buffer (a header, a file's bytes, the end blocks). */
 int docker_archive_put_parts(const char *container, const char *dir,
 			     const struct docker_part *parts, size_t nparts, long timeout_ms,
-			     struct err *e);
+			     struct err *e) __attribute__((warn_unused_result));
 
 /* GET /containers/{id}/archive?path=path into out (bounded by out->max: ERR_TOOBIG). */
 int docker_archive_get(const char *container, const char *path, struct buf *out,
-		       long timeout_ms, struct err *e);
+		       long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 
 /* GET /containers/{id}/archive?path=path streamed into a tar reader: the one regular file
  * at path, at most max_size bytes, in out (out->data is the caller's: tar_file_release).
@@ -222,14 +230,15 @@ int docker_archive_get(const char *container, const char *path, struct buf *out,
  * ERR_INVALID for a directory or another non-file (*type, when type is not NULL, says
  * which: TAR_DIR...), ERR_NOTFOUND for a missing path. */
 int docker_archive_read_file(const char *container, const char *path, size_t max_size,
-			     struct tar_file *out, char *type, long timeout_ms, struct err *e);
+			     struct tar_file *out, char *type, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* GET /containers/{id}/archive?path=path fed to r, which the caller made (tar_reader_init,
  * a sink if it wants the bytes as they come), finishes and releases. 0 when the whole
  * answer went through r; the reader's code when it refused; ERR_NOTFOUND for a missing
  * path. */
 int docker_archive_read(const char *container, const char *path, struct tar_reader *r,
-			long timeout_ms, struct err *e);
+			long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 
 struct docker_path_stat {
 	char name[256];
@@ -242,6 +251,6 @@ struct docker_path_stat {
 /* HEAD /containers/{id}/archive?path=path: the X-Docker-Container-Path-Stat header.
  * ERR_NOTFOUND when path does not exist. */
 int docker_archive_stat(const char *container, const char *path, struct docker_path_stat *out,
-			long timeout_ms, struct err *e);
+			long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 
 #endif

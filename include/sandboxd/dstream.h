@@ -39,8 +39,9 @@ struct dstream {
 
 /* max_frame 0 means DSTREAM_MAX_FRAME. */
 void dstream_init(struct dstream *d, uint32_t max_frame, dstream_fn fn, void *arg);
-int dstream_feed(struct dstream *d, const void *data, size_t len, struct err *e);
+int dstream_feed(struct dstream *d, const void *data, size_t len, struct err *e)
+	__attribute__((warn_unused_result));
 /* At the end of the stream: 0 when it ended between frames, ERR_FAIL when inside one. */
-int dstream_finish(struct dstream *d, struct err *e);
+int dstream_finish(struct dstream *d, struct err *e) __attribute__((warn_unused_result));
 
 #endif

@@ -96,7 +96,7 @@ int exec_detach_start(const struct sandbox *s, const struct exec_spec *x,
 		      char id[EXEC_ID_LEN + 1], struct err *e) __attribute__((warn_unused_result));
 
 /* 1 when id has the shape of an exec id. */
-int exec_id_valid(const char *id);
+int exec_id_valid(const char *id) __attribute__((warn_unused_result));
 
 /* What GET …/execs/{execId} answers: the output of each stream written since the offsets
  * asked for (at most 1 MiB each), masked and decoded, and where to ask next. */

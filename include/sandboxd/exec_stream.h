@@ -20,16 +20,18 @@ struct exec_stream {
 };
 
 /* 1 when the request asks for NDJSON (Accept: application/x-ndjson). */
-int exec_stream_wanted(struct req *r);
+int exec_stream_wanted(struct req *r) __attribute__((warn_unused_result));
 /* Sends the status line and headers; the request is streamed from here on. */
-int exec_stream_begin(struct exec_stream *s, struct req *r, struct capture *cap);
+int exec_stream_begin(struct exec_stream *s, struct req *r, struct capture *cap)
+	__attribute__((warn_unused_result));
 /* A dstream_fn: feeds the capture and writes what is safe to show. Non-zero stops the exec. */
-int exec_stream_sink(void *arg, int stream, const char *data, size_t n);
+int exec_stream_sink(void *arg, int stream, const char *data, size_t n)
+	__attribute__((warn_unused_result));
 /* A docker_exec_io cancel hook: writes the keep-alive line when due; 1 when the client is
  * gone. */
-int exec_stream_tick(void *arg);
+int exec_stream_tick(void *arg) __attribute__((warn_unused_result));
 /* Writes the rest of each stream, then result (taken) as the last line. */
-int exec_stream_end(struct exec_stream *s, json_object *result);
+int exec_stream_end(struct exec_stream *s, json_object *result) __attribute__((warn_unused_result));
 /* The last line when the exec could not finish: {"error": msg}. */
 void exec_stream_fail(struct exec_stream *s, const char *msg);
 

@@ -14,6 +14,7 @@
 /* Finds the first "Authorization: Basic <base64>" in text[0..n) (case-insensitive names,
  * as git's are) whose password is a sandbox token with a valid checksum, and copies the
  * token into out. 1 when found, else 0 (out is then empty). */
-int gitcred_token(const char *text, size_t n, char out[TOKEN_LEN + 1]);
+int gitcred_token(const char *text, size_t n, char out[TOKEN_LEN + 1])
+	__attribute__((warn_unused_result));
 
 #endif

@@ -19,7 +19,8 @@ struct git_route {
 /* Returns 1 when path has the shape /{owner}/{name}.git/..., with out filled (service is
  * GIT_NONE for parts of the dumb protocol and anything else we do not serve), 0 otherwise.
  * Segments are percent-decoded like the router's; names are not validated here. */
-int githttp_match(const char *path, const char *query, struct git_route *out);
+int githttp_match(const char *path, const char *query, struct git_route *out)
+	__attribute__((warn_unused_result));
 
 /* What the hook needs to know about the pusher, passed in the child's environment under
  * names that never start with HTTP_ (nginx makes those from client headers). */
@@ -38,6 +39,6 @@ struct git_pusher {
  * the HTTP status sent (the response has been written: the dispatcher must not write
  * another), or a negative error when nothing was sent. */
 int githttp_serve(struct req *r, const struct git_route *g, const struct repo *repo,
-		  const struct git_pusher *who, struct err *e);
+		  const struct git_pusher *who, struct err *e) __attribute__((warn_unused_result));
 
 #endif

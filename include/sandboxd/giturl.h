@@ -17,22 +17,24 @@
  * and readable by nobody else (mode 0600 or 0400), like ssh's keys; anything else is
  * ERR_INVALID naming the file and what is wrong. Once loaded, that key signs every git URL
  * and its kid verifies; keys in the database still verify what they signed before. */
-int giturl_key_file_load(const char *path, struct err *e);
+int giturl_key_file_load(const char *path, struct err *e) __attribute__((warn_unused_result));
 
 /* The service's signing key: the file's when one was loaded, else the newest in the
  * database, created (and stored) on first use. The caller frees *key with EVP_PKEY_free. */
 int giturl_signing_key(struct db *db, EVP_PKEY **key, char kid[JWT_KID_MAX + 1],
-		       struct err *e);
+		       struct err *e) __attribute__((warn_unused_result));
 
 /* *used = 1 when kid is the service's (the key file's or one in signing_keys) or any
  * account's registered key, revoked ones included (a kid names one key of one holder). */
-int giturl_kid_in_use(struct db *db, const char *kid, int *used, struct err *e);
+int giturl_kid_in_use(struct db *db, const char *kid, int *used, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* Verifies tok as a git URL token and fills r->caller (kind TOKEN_JWT) with the acting
  * account, the token's repository, scopes, kind and ref policies. ERR_DENIED (with
  * r->auth_failure saying why) for anything that does not verify, ERR_DB when the database
  * is away. */
-int giturl_resolve(struct req *r, const char *tok, size_t n, struct err *e);
+int giturl_resolve(struct req *r, const char *tok, size_t n, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* Proof of possession for POST /user/keys: a compact JWS signed by the key being registered,
  * header {"alg":"ES256","typ":"JWT","kid":<its RFC 7638 thumbprint>}, claims
@@ -46,11 +48,11 @@ int giturl_resolve(struct req *r, const char *tok, size_t n, struct err *e);
 /* Makes the proof for key (private) and login at time now: *out is a new string the caller
  * frees. ERR_NOMEM, ERR_FAIL (OpenSSL), ERR_INVALID (not a P-256 key). */
 int giturl_key_proof_make(EVP_PKEY *key, const char *login, int64_t now, char **out,
-			  struct err *e);
+			  struct err *e) __attribute__((warn_unused_result));
 /* 0 when proof[0..n) (n need not end in a NUL; at most JWT_MAX_LEN) is a proof made by key
  * (public) for login, valid at now; else ERR_INVALID with why ("signed by another key",
  * "it was made for another account", "it expired", …); ERR_FAIL when OpenSSL fails. */
 int giturl_key_proof_check(EVP_PKEY *key, const char *proof, size_t n, const char *login,
-			   int64_t now, struct err *e);
+			   int64_t now, struct err *e) __attribute__((warn_unused_result));
 
 #endif

@@ -27,16 +27,16 @@
  * NULL) gets the URL's host name, for messages. 0; ERR_INVALID when the URL has no host;
  * ERR_NOTFOUND (message naming it) when a name does not resolve. */
 int hostaddr_git_addr(const struct config *cfg, char out[HOSTADDR_MAX], char *host, size_t hostlen,
-		      struct err *e);
+		      struct err *e) __attribute__((warn_unused_result));
 
 /* 0 when addr (IPv4 or IPv6 text) is an address of one of this host's interfaces, up or
  * not; ERR_NOTFOUND when it is none of them; ERR_INVALID when addr is not an address;
  * ERR_FAIL when the interfaces cannot be listed. */
-int hostaddr_is_local(const char *addr, struct err *e);
+int hostaddr_is_local(const char *addr, struct err *e) __attribute__((warn_unused_result));
 
 /* Both: 0 when the git endpoint is an address of this host. Otherwise ERR_NOTFOUND with
  * "the sandboxes' git endpoint <host> (<addr>) is not an address of this host", or the
  * failure above; the message is what /healthz and a refused create (503) say. */
-int hostaddr_check(const struct config *cfg, struct err *e);
+int hostaddr_check(const struct config *cfg, struct err *e) __attribute__((warn_unused_result));
 
 #endif

@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <time.h>
-#include <fcgiapp.h>
 #include <json-c/json.h>
 #include "sandboxd/account.h"
 #include "sandboxd/buf.h"
@@ -46,7 +45,7 @@ struct req_cleanup {
 };
 
 struct req {
-	FCGX_Request *fcgx;
+	struct FCGX_Request *fcgx;   /* only http.c (and githttp.c, for now) look inside */
 	struct pool *pool;
 	const struct config *cfg;
 	struct db *db;
@@ -91,7 +90,7 @@ const char *http_param(struct req *r, const char *name);
 /* The percent-decoded path parameter i of the matched route. */
 const char *http_path_param(struct req *r, int i);
 /* Reads the body up to limit bytes. ERR_TOOBIG past it, ERR_FAIL on a read error. */
-int http_read_body(struct req *r, size_t limit, struct err *e);
+int http_read_body(struct req *r, size_t limit, struct err *e) __attribute__((warn_unused_result));
 
 void http_header(struct req *r, const char *name, const char *value);
 /* Sets a JSON response; takes ownership of obj. */
@@ -113,13 +112,19 @@ void http_fail(struct req *r, int code, const struct err *e);
 /* 401 with the WWW-Authenticate challenge. */
 void http_unauthorized(struct req *r, const char *message);
 /* Registers an undo step; see on_abort. */
-int http_on_abort(struct req *r, void (*fn)(void *), void *arg);
+int http_on_abort(struct req *r, void (*fn)(void *), void *arg) __attribute__((warn_unused_result));
+/* For answers a handler streams itself: n bytes of the raw FastCGI output, and a flush
+ * (both ERR_FAIL when the client is gone); up to n bytes of the request body, 0 at its
+ * end, negative on a read error. */
+int http_write(struct req *r, const void *data, size_t n) __attribute__((warn_unused_result));
+int http_flush(struct req *r) __attribute__((warn_unused_result));
+long http_read(struct req *r, void *buf, size_t n) __attribute__((warn_unused_result));
 /* Writes status line, headers and body to the client. */
-int http_send(struct req *r);
+int http_send(struct req *r) __attribute__((warn_unused_result));
 /* 1 when the connection from nginx has been closed (nginx closes it when its client goes
  * away, fastcgi_ignore_client_abort being off), else 0. Never waits: a poll with no
  * timeout, for long handlers to call while they wait on something else. */
-int http_client_gone(struct req *r);
+int http_client_gone(struct req *r) __attribute__((warn_unused_result));
 /* The status a request gets when its client went away before the answer (nginx's own). */
 #define HTTP_CLIENT_CLOSED 499
 

@@ -100,18 +100,20 @@ struct jwt_unverified {
  * Cost: an uncompressed P-256 public key takes about 20 us; anything else goes through
  * OpenSSL's decoders (about 0.5 ms for a private key): cache private keys. */
 int jwt_key_load_pem(const char *pem, size_t n, enum jwt_key_kind kind, EVP_PKEY **out,
-		     struct err *e);
+		     struct err *e) __attribute__((warn_unused_result));
 /* A new random P-256 key pair into *out (the caller frees). ERR_FAIL if OpenSSL fails. */
-int jwt_key_generate(EVP_PKEY **out, struct err *e);
+int jwt_key_generate(EVP_PKEY **out, struct err *e) __attribute__((warn_unused_result));
 /* The PEM of key k: JWT_KEY_PRIVATE writes "-----BEGIN PRIVATE KEY-----" (PKCS#8,
  * unencrypted), JWT_KEY_PUBLIC writes "-----BEGIN PUBLIC KEY-----". *out is a new
  * NUL-terminated string the caller frees with free() (wipe a private one first, e.g. with
  * OPENSSL_cleanse). ERR_INVALID if k is not a P-256 key or has no private half. */
-int jwt_key_pem(EVP_PKEY *k, enum jwt_key_kind kind, char **out, struct err *e);
+int jwt_key_pem(EVP_PKEY *k, enum jwt_key_kind kind, char **out, struct err *e)
+	__attribute__((warn_unused_result));
 /* The key id of k's public key: its RFC 7638 JWK thumbprint, the base64url (no padding) of
  * the SHA-256 of {"crv":"P-256","kty":"EC","x":"…","y":"…"}: JWT_KID_LEN characters and a
  * NUL into out. ERR_INVALID if k is not a P-256 key. */
-int jwt_kid(EVP_PKEY *k, char out[JWT_KID_MAX + 1], struct err *e);
+int jwt_kid(EVP_PKEY *k, char out[JWT_KID_MAX + 1], struct err *e)
+	__attribute__((warn_unused_result));
 
 /* --- tokens -------------------------------------------------------------------------- */
 
@@ -119,7 +121,8 @@ int jwt_kid(EVP_PKEY *k, char out[JWT_KID_MAX + 1], struct err *e);
  * (shape, length, alg, typ, kid) and the payload must be a JSON object with a well-formed
  * "iss" and "repo". The signature is NOT checked: use the result only to look up the key
  * for jwt_verify. */
-int jwt_peek(const char *tok, size_t n, struct jwt_unverified *out, struct err *e);
+int jwt_peek(const char *tok, size_t n, struct jwt_unverified *out, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* Signs claims c with the private key k under kid (normally jwt_kid(k); 1..JWT_KID_MAX of
  * [A-Za-z0-9._:-]) into *out, a new NUL-terminated "header.payload.signature" the caller
@@ -129,7 +132,7 @@ int jwt_peek(const char *tok, size_t n, struct jwt_unverified *out, struct err *
  * would be longer than JWT_MAX_LEN is refused. "kind" is always written, "ref_policies"
  * only when there are some, "sub", "nbf" and "jti" only when set. */
 int jwt_sign(EVP_PKEY *k, const char *kid, const struct jwt_claims *c, char **out,
-	     struct err *e);
+	     struct err *e) __attribute__((warn_unused_result));
 
 /* Verifies tok[0..n) against key k (which must be P-256) at time now (Unix seconds), for
  * audience (the "aud" claim, a string or an array, must contain it), and fills *out on
@@ -147,7 +150,7 @@ int jwt_sign(EVP_PKEY *k, const char *kid, const struct jwt_claims *c, char **ou
  *  5. time, with JWT_SKEW of skew: exp > iat, exp - iat <= JWT_MAX_TTL, iat <= now + skew,
  *     nbf <= now + skew, exp > now - skew. */
 int jwt_verify(const char *tok, size_t n, EVP_PKEY *k, const char *audience, int64_t now,
-	       struct jwt_claims *out, struct err *e);
+	       struct jwt_claims *out, struct err *e) __attribute__((warn_unused_result));
 
 /* The ref policies of c as a JSON array of {"pattern": …, "ops": [...]} (as written in a
  * token), e.g. to hand them to the push hook. The caller frees it with json_object_put;
@@ -159,11 +162,11 @@ json_object *jwt_ref_policies_json(const struct jwt_claims *c);
 
 /* ES256 over msg[0..n) with the private P-256 key k: the JOSE signature R||S into sig. */
 int jwt_es256_sign(EVP_PKEY *k, const void *msg, size_t n, unsigned char sig[64],
-		   struct err *e);
+		   struct err *e) __attribute__((warn_unused_result));
 /* 0 when sig[0..siglen) is a JOSE ES256 signature (exactly 64 bytes, R||S) of msg[0..n) by
  * the P-256 key k; ERR_INVALID otherwise ("signature does not verify", …). No header or
  * claims are looked at: authentication uses jwt_verify. */
 int jwt_es256_verify(EVP_PKEY *k, const void *msg, size_t n, const unsigned char *sig,
-		     size_t siglen, struct err *e);
+		     size_t siglen, struct err *e) __attribute__((warn_unused_result));
 
 #endif

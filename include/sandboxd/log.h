@@ -7,7 +7,7 @@
 enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR };
 
 /* Accepts "debug", "info", "warn", "error"; returns -1 for anything else. */
-int log_parse_level(const char *s);
+int log_parse_level(const char *s) __attribute__((warn_unused_result));
 void log_set_level(enum log_level l);
 /* Sets (or, with NULL, clears) the request id printed in every line. */
 void log_set_request(const char *id);

@@ -6,6 +6,6 @@
 #define SANDBOXD_MASTER_H
 #include "sandboxd/config.h"
 
-int master_run(const struct config *cfg);
+int master_run(const struct config *cfg) __attribute__((warn_unused_result));
 
 #endif

@@ -23,11 +23,11 @@
 #define MCP_RESULT_MAX (24 << 20)
 
 /* 1 when v is a protocol version we speak. */
-int mcp_version_supported(const char *v);
+int mcp_version_supported(const char *v) __attribute__((warn_unused_result));
 /* The version to answer an initialize asking for v: v itself when supported, else ours. */
 const char *mcp_version_pick(const char *v);
 /* 1 when version v allows JSON-RPC batches (only 2025-03-26 did). */
-int mcp_version_batches(const char *v);
+int mcp_version_batches(const char *v) __attribute__((warn_unused_result));
 
 enum mcp_kind { MCP_REQUEST, MCP_NOTIFICATION, MCP_RESPONSE, MCP_INVALID };
 
@@ -90,8 +90,8 @@ json_object *mcp_tool_error(const char *text);
  * regard to ASCII case; 0 otherwise (an empty origin or list allows nothing). The transport
  * says servers must check Origin against DNS rebinding: a page of another site that gets
  * a browser to post to /mcp sends its own origin. */
-int mcp_origin_allowed(const char *origin, const char *allowed);
+int mcp_origin_allowed(const char *origin, const char *allowed) __attribute__((warn_unused_result));
 /* 1 when s[0..n) is valid UTF-8 without NUL bytes (what read_file returns as text). */
-int mcp_text_ok(const unsigned char *s, size_t n);
+int mcp_text_ok(const unsigned char *s, size_t n) __attribute__((warn_unused_result));
 
 #endif

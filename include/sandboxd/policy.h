@@ -54,7 +54,7 @@ enum policy_update {
 
 /* 1 if the NUL-terminated name matches the NUL-terminated pattern (the glob above), 0 if
  * not. Iterative; O(strlen(pattern) * strlen(name)) at worst, O(strlen(name)) typically. */
-int policy_glob_match(const char *pattern, const char *name);
+int policy_glob_match(const char *pattern, const char *name) __attribute__((warn_unused_result));
 
 /* Parses and validates a list such as the `ref_policies` claim:
  *   [{"pattern": "refs/tags/v*", "ops": ["no-push"]}, …]
@@ -67,13 +67,14 @@ int policy_glob_match(const char *pattern, const char *name);
  * Returns 0 with *out filled, or ERR_INVALID with e naming the first offending element;
  * *out is then the empty list. Nothing to free: *out holds copies of the patterns. */
 int policy_parse(json_object *arr, const char *field, struct policy_list *out,
-		 struct err *e);
+		 struct err *e) __attribute__((warn_unused_result));
 
 /* policy_parse on a JSON text (such as the hook's environment carries): NULL, "" and
  * "null" are the empty list; text over POLICY_JSON_MAX bytes is ERR_TOOBIG; text that is
  * not JSON is ERR_INVALID ("ref_policies is not valid JSON: <detail>"). Messages name the
  * array "ref_policies". */
-int policy_parse_json(const char *text, struct policy_list *out, struct err *e);
+int policy_parse_json(const char *text, struct policy_list *out, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* The ops of the first policy whose pattern matches the NUL-terminated refname, with
  * *pattern (if pattern is not NULL) pointing at that policy's pattern inside list; 0
@@ -93,10 +94,12 @@ unsigned policy_decide(const struct policy_list *list, const char *refname,
  * policy decided (the fail-closed case of policy_decide): the reason then says the ref name
  * is too long. no-push wins over no-force-push when both are set. */
 int policy_refused(unsigned ops, const char *pattern, const char *refname,
-		   enum policy_update update, char *reason, size_t reasonsz);
+		   enum policy_update update, char *reason, size_t reasonsz)
+	__attribute__((warn_unused_result));
 
 /* policy_decide then policy_refused: what the pre-receive hook calls for each ref. */
 int policy_check(const struct policy_list *list, const char *refname,
-		 enum policy_update update, char *reason, size_t reasonsz);
+		 enum policy_update update, char *reason, size_t reasonsz)
+	__attribute__((warn_unused_result));
 
 #endif

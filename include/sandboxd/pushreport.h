@@ -23,6 +23,7 @@ struct push_ref {
 /* Parses text[0..len) (cut into C strings in place; text[len] must be writable) and puts
  * the refs accepted but not updated in out[0..max). Returns how many. Lines that do not
  * have the shape above are ignored. */
-int push_report_failed(char *text, size_t len, struct push_ref *out, int max);
+int push_report_failed(char *text, size_t len, struct push_ref *out, int max)
+	__attribute__((warn_unused_result));
 
 #endif

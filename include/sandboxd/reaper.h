@@ -7,6 +7,6 @@
 #include "sandboxd/config.h"
 
 /* Runs until SIGTERM; returns the process's exit status. */
-int reaper_run(const struct config *cfg);
+int reaper_run(const struct config *cfg) __attribute__((warn_unused_result));
 
 #endif

@@ -41,12 +41,13 @@ struct route_match {
 
 /* Percent-decodes one path segment s[0..n) into out (outsz bytes). Returns 0, or -1 when it
  * is malformed, too long, or decodes to a '/' or NUL (which no name may hold). */
-int router_decode_segment(const char *s, size_t n, char *out, size_t outsz);
+int router_decode_segment(const char *s, size_t n, char *out, size_t outsz)
+	__attribute__((warn_unused_result));
 
 /* Finds the route for method and path (no query string). Returns 200 with m->route set,
  * 404 when no pattern matches the path, 405 when patterns match but not the method (with
  * m->allow filled). */
 int router_match(const struct route *table, size_t n, const char *method, const char *path,
-		 struct route_match *m);
+		 struct route_match *m) __attribute__((warn_unused_result));
 
 #endif

@@ -65,18 +65,20 @@ int sandbox_env(struct pool *p, const struct sandbox *s, const char *repo, size_
 		const char ***out, size_t *n, struct err *e) __attribute__((warn_unused_result));
 /* Loads sandbox id of repo. ERR_NOTFOUND when it does not exist on that repository. */
 int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sandbox *out,
-		 struct err *e);
+		 struct err *e) __attribute__((warn_unused_result));
 /* Marks a call: last_used_at now, idle deadline moved. */
-int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e);
+int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
+	__attribute__((warn_unused_result));
 /* Ends a sandbox: token revoked and state set (closed, stopped, failed) with reason, then
  * the container removed. A transaction in progress on db is committed (and a new one
  * begun) between the two, so that no one reads the missing container as a failure.
  * Idempotent. */
 int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const char *reason,
-		struct err *e);
+		struct err *e) __attribute__((warn_unused_result));
 /* The clone's state as the container reports it; updates the row when it changed. Waits up
  * to wait_ms for a pending clone. */
-int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct err *e);
+int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct err *e)
+	__attribute__((warn_unused_result));
 /* What a short internal command printed on stdout: at most sizeof(out) - 1 bytes, always
  * NUL-terminated. */
 struct sandbox_output {
@@ -87,7 +89,7 @@ struct sandbox_output {
  * state, the git config, killing a process group) and collects its stdout and exit code
  * (exit_code may be NULL). 0, or the Docker error. */
 int sandbox_run(const char *container, const char *const *argv, struct sandbox_output *o,
-		int *exit_code, struct err *e);
+		int *exit_code, struct err *e) __attribute__((warn_unused_result));
 /* {id, ref, commit, state, clone, created_at, last_used_at, idle_stop_at}. */
 json_object *sandbox_json(const struct sandbox *s);
 

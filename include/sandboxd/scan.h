@@ -47,7 +47,8 @@ struct scan_hit {
  * *hit describing the one that starts first (in the bytes as they are; for UTF-16, a secret
  * in the decoded text is reported only when the bytes hold none); 0 if none was found (also
  * for an empty blob), with *hit = {NULL, 0}. hit may be NULL when only the answer matters. */
-int scan_buffer(const unsigned char *data, size_t n, struct scan_hit *hit);
+int scan_buffer(const unsigned char *data, size_t n, struct scan_hit *hit)
+	__attribute__((warn_unused_result));
 
 /* The name of the i-th rule family (0-based), or NULL past the last: the strings that
  * scan_hit.rule points at. */

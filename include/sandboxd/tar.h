@@ -59,7 +59,7 @@ enum tar_type {
  * Returns 0, ERR_INVALID (bad name or mtime), ERR_TOOBIG (len > TAR_SIZE_MAX, or out's
  * max passed; out is then left as it was), ERR_NOMEM. */
 int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mtime,
-		   const void *data, size_t len, struct err *e);
+		   const void *data, size_t len, struct err *e) __attribute__((warn_unused_result));
 
 /* tar_write_file in three steps, for a caller that holds the file's bytes elsewhere and
  * sends the archive in pieces: tar_write_head appends everything before the bytes (the
@@ -68,8 +68,8 @@ int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mti
  * them and the end of the archive. Same arguments, checks and codes as tar_write_file; on
  * failure out is left as it was. */
 int tar_write_head(struct buf *out, const char *name, unsigned mode, int64_t mtime, size_t len,
-		   struct err *e);
-int tar_write_tail(struct buf *out, size_t len, struct err *e);
+		   struct err *e) __attribute__((warn_unused_result));
+int tar_write_tail(struct buf *out, size_t len, struct err *e) __attribute__((warn_unused_result));
 
 /* The bytes tar_write_file appends for a name and len, or 0 when len is too big. */
 size_t tar_write_size(const char *name, size_t len);
@@ -120,11 +120,13 @@ struct tar_reader {
 
 void tar_reader_init(struct tar_reader *r, size_t max_size);
 /* Consumes len bytes. 0, or one of the codes above; after a failure it fails again. */
-int tar_reader_feed(struct tar_reader *r, const void *data, size_t len, struct err *e);
+int tar_reader_feed(struct tar_reader *r, const void *data, size_t len, struct err *e)
+	__attribute__((warn_unused_result));
 /* After the last byte: 0 and the file in out (out->data is the caller's; NULL when a sink
  * took the bytes), or ERR_FAIL when the archive stopped early, held no file, or lacked its
  * end-of-archive block. */
-int tar_reader_finish(struct tar_reader *r, struct tar_file *out, struct err *e);
+int tar_reader_finish(struct tar_reader *r, struct tar_file *out, struct err *e)
+	__attribute__((warn_unused_result));
 void tar_reader_release(struct tar_reader *r);
 
 /* A reader on the heap (it is large), set up for max_size; NULL when memory runs out. */
@@ -134,12 +136,12 @@ struct tar_reader *tar_reader_new(size_t max_size);
  * is not NULL) says what the entry was for ERR_INVALID, and out->size is the file's size for
  * ERR_TOOBIG. */
 int tar_reader_close(struct tar_reader *r, int rc, struct tar_file *out, char *type,
-		     struct err *e);
+		     struct err *e) __attribute__((warn_unused_result));
 
 /* The reader over a whole archive in memory: init, one feed, finish, release. On failure
  * out->data is NULL (and, for ERR_INVALID, *type, when type is not NULL, says what the
  * entry was). */
 int tar_read_file(const void *data, size_t len, size_t max_size, struct tar_file *out,
-		  char *type, struct err *e);
+		  char *type, struct err *e) __attribute__((warn_unused_result));
 
 #endif

@@ -17,7 +17,7 @@ enum token_kind { TOKEN_INVALID = 0, TOKEN_PERSONAL, TOKEN_JOB, TOKEN_SANDBOX, T
 
 /* Mints a token of kind (personal, job or sandbox) into out[TOKEN_LEN + 1]. ERR_FAIL if the
  * RNG fails. */
-int token_mint(enum token_kind kind, char out[TOKEN_LEN + 1]);
+int token_mint(enum token_kind kind, char out[TOKEN_LEN + 1]) __attribute__((warn_unused_result));
 /* The kind of a well-formed token with a valid checksum; TOKEN_JWT for anything shaped like a
  * JWT (three base64url parts); TOKEN_INVALID otherwise. */
 enum token_kind token_classify(const char *s, size_t n);
@@ -33,6 +33,6 @@ enum auth_scheme { AUTH_NONE = 0, AUTH_BEARER, AUTH_BASIC };
  * copied NUL-terminated into out (outsz bytes). Returns 0 with *scheme set, or ERR_INVALID
  * for anything malformed or longer than outsz - 1. A NULL or empty header is AUTH_NONE. */
 int token_parse_authorization(const char *header, enum auth_scheme *scheme, char *out,
-			      size_t outsz);
+			      size_t outsz) __attribute__((warn_unused_result));
 
 #endif

@@ -5,6 +5,6 @@
 #define SANDBOXD_WORKER_H
 #include "sandboxd/config.h"
 
-int worker_run(const struct config *cfg, int listen_fd);
+int worker_run(const struct config *cfg, int listen_fd) __attribute__((warn_unused_result));
 
 #endif

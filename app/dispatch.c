@@ -1,0 +1,244 @@
+/* dispatch.c: one request, from its FastCGI parameters to its answer and audit row: the
+ * route, the caller and the route's demands on it, the body, the handler, and the one
+ * place where an error code becomes the error answer (answer()). */
+#include <string.h>
+#include <time.h>
+#include "sandboxd/api.h"
+#include "sandboxd/audit.h"
+#include "sandboxd/auth.h"
+#include "sandboxd/dispatch.h"
+#include "sandboxd/json.h"
+#include "sandboxd/log.h"
+#include "sandboxd/randid.h"
+#include "sandboxd/banned.h"
+
+/* nginx's $request_id (32 hex) when present, else 16 random bytes in hex. */
+static void request_id(struct req *r)
+{
+	const char *id = http_param(r, "REQUEST_ID");
+	size_t n = id ? strlen(id) : 0;
+	int ok = n >= 8 && n <= 64;
+
+	for (size_t i = 0; ok && i < n; i++)
+		ok = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f') ||
+		     (id[i] >= 'A' && id[i] <= 'F') || id[i] == '-';
+	if (ok) {
+		snprintf(r->request_id, sizeof(r->request_id), "%s", id);
+		return;
+	}
+	/* Without randomness the request still runs, under an id of zeros. */
+	if (randid(r->request_id, sizeof(r->request_id), "", 16))
+		snprintf(r->request_id, sizeof(r->request_id), "%032d", 0);
+}
+
+/* 401s: a credential that failed is a denial; none at all is only a challenge (git asks
+ * without credentials first, every time). */
+static const char *auth_action(const struct req *r)
+{
+	if (r->status != 401)
+		return "route.unknown";
+	return r->auth_failure ? "auth.denied" : "auth.required";
+}
+
+static void run_abort_hooks(struct req *r)
+{
+	for (struct req_cleanup *c = r->on_abort; c; c = c->next)
+		c->fn(c->arg);
+	r->on_abort = NULL;
+}
+
+/* The route's demands on the (resolved) caller: 0 when they are met, else the answer's
+ * code. */
+static int check_caller(const struct req *r, const struct route *route, struct err *e)
+{
+	const struct caller *c = &r->caller;
+
+	/* Sandbox routes first: job and sandbox tokens get the one text SPEC §4 gives them. */
+	if (c->authenticated && (route->flags & ROUTE_SANDBOX)) {
+		if (c->kind == TOKEN_JOB || c->kind == TOKEN_SANDBOX)
+			return err_set(e, ERR_DENIED, "job and sandbox tokens can't start sandboxes");
+		if (!c->scope_write)
+			return err_set(e, ERR_DENIED, "this needs a token with write scope");
+		return 0;
+	}
+	/* A sandbox token is for git only, on public routes too: on GET …/repos/{o}/{r} it
+	 * would otherwise read its creator's private repository over REST. */
+	if (c->authenticated && c->kind == TOKEN_SANDBOX && !(route->flags & ROUTE_OWN_TOKEN_CHECK))
+		return err_set(e, ERR_DENIED, "sandbox tokens can only be used for git");
+	if (route->flags & ROUTE_PUBLIC)
+		return 0;
+	if (!c->authenticated)
+		return err_set(e, ERR_AUTH, "authentication required");
+	if (route->flags & ROUTE_SITE_ADMIN) {
+		if (c->kind == TOKEN_JOB)
+			return err_set(e, ERR_DENIED, "job tokens can only be used on their repository");
+		if (!c->site_admin)
+			return err_set(e, ERR_DENIED, "this needs a site admin");
+		if (!c->scope_write)
+			return err_set(e, ERR_DENIED, "this needs a token with write scope");
+	}
+	return 0;
+}
+
+/* The one place an error becomes the answer: a handler returns its code, and unless it
+ * has already answered (a stream under way), the dispatcher writes what the code and its
+ * err say. */
+static void answer(struct req *r, int rc, const struct err *e)
+{
+	if (rc && !r->responded)
+		http_fail(r, rc, e);
+}
+
+void request_call(struct req *r, const struct route *route)
+{
+	struct err e = { .msg = "" };
+	int rc = check_caller(r, route, &e);
+
+	if (rc == 0)
+		rc = route->handler(r, &e);
+	answer(r, rc, &e);
+}
+
+/* The body a JSON route wants, parsed into r->json. */
+static int read_json(struct req *r, const struct route *route, struct err *e)
+{
+	size_t limit = route->flags & ROUTE_BIG_BODY ? r->cfg->file_limit / 3 * 4 + 65536
+						     : r->cfg->body_limit;
+	int rc = http_read_body(r, limit, e);
+
+	/* A file route's body is the file: too big is the file's error. */
+	if (rc == ERR_TOOBIG && (route->flags & ROUTE_BIG_BODY))
+		return err_box(e, 413, "file too large");
+	return rc ? rc : json_parse_object(r->body, r->body_len, &r->json, e);
+}
+
+/* Runs the matched route: credentials, body, handler. The transaction is open. */
+static void run(struct req *r, const struct route *route)
+{
+	struct err e = { .msg = "" };
+	int rc = auth_resolve(r, &e);
+
+	if (rc == ERR_DENIED)
+		rc = err_set(&e, ERR_AUTH, "bad credentials");
+	if (!rc)
+		rc = check_caller(r, route, &e);
+	if (!rc && (route->flags & ROUTE_JSON))
+		rc = read_json(r, route, &e);
+	if (!rc)
+		rc = route->handler(r, &e);
+	answer(r, rc, &e);
+}
+
+/* Writes the audit row and ends the transaction. A failed request rolls its work back and
+ * its row commits on its own; a request whose row cannot be written does not succeed. */
+void request_finish(struct req *r, const char *action)
+{
+	struct err e = { .msg = "" };
+	int rc;
+
+	/* A handler that wrote its rows itself (MCP: one per message) only commits. */
+	if (r->audited) {
+		if (db_commit(r->db, &e))
+			log_error("commit after the request's own audit rows: %s", e.msg);
+		return;
+	}
+	if (r->status >= 400) {
+		db_rollback(r->db);
+		run_abort_hooks(r);
+	}
+	rc = audit_request(r, action, &e);
+	if (rc == 0)
+		rc = db_commit(r->db, &e);
+	if (rc == 0)
+		return;
+	db_rollback(r->db);
+	if (r->status >= 400 || r->streamed) {
+		/* Nothing to undo: a failure, or a git answer already on its way. */
+		log_error("audit row lost: %s", e.msg);
+		return;
+	}
+	run_abort_hooks(r);
+	buf_clear(&r->headers);
+	http_fail(r, rc == ERR_DB ? ERR_DB : ERR_FAIL, &e);
+}
+
+void dispatch(struct req *r)
+{
+	struct err e = { .msg = "" };
+	const char *uri, *q, *action;
+	struct git_route git;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &r->started);
+	db_request_start(r->db);
+	request_id(r);
+	log_set_request(r->request_id);
+	r->method = http_param(r, "REQUEST_METHOD");
+	uri = http_param(r, "REQUEST_URI");
+	r->remote_addr = http_param(r, "REMOTE_ADDR");
+	if (!r->method || !uri || uri[0] != '/' || strlen(uri) > 8192) {
+		http_error(r, 400, "bad request line");
+		goto send;
+	}
+	q = strchr(uri, '?');
+	r->path = q ? pool_strndup(r->pool, uri, (size_t)(q - uri)) : uri;
+	r->query = q ? q + 1 : "";
+	r->audit_details = json_object_new_object();
+	if (!r->path || !r->audit_details) {
+		http_error(r, 500, "internal error");
+		goto send;
+	}
+
+	/* Git requests can last long: they never hold a transaction; like a GET, the only row
+	 * they write is their audit row (the hook writes its own per ref). */
+	if (githttp_match(r->path, r->query, &git)) {
+		if (db_ensure(r->db, &e)) {
+			r->git = 1;
+			http_fail(r, ERR_DB, &e);
+			goto send;
+		}
+		answer(r, api_git(r, &git, &e), &e);
+		request_finish(r, r->status == 401 ? auth_action(r) : api_git_action(&git));
+		goto send;
+	}
+	rc = router_match(api_routes, api_routes_count, r->method, r->path, &r->match);
+	if (strcmp(r->path, "/mcp") == 0)
+		r->via = "mcp";
+	/* A GET changes nothing but its audit row, which commits on its own: two round trips
+	 * (BEGIN, COMMIT) saved on the most frequent requests, with the same guarantees. */
+	if (strcmp(r->method, "GET") == 0 ? db_ensure(r->db, &e) : db_begin(r->db, &e)) {
+		http_fail(r, ERR_DB, &e);
+		goto send;
+	}
+	if (rc == 0) {
+		run(r, r->match.route);
+	} else {
+		if (rc == ERR_METHOD)
+			http_header(r, "Allow", r->match.allow);
+		answer(r, err_set(&e, rc, rc == ERR_NOTFOUND ? "not found" : "method not allowed"), &e);
+	}
+	action = r->status == 401 || !r->match.route ? auth_action(r) : r->match.route->action;
+	request_finish(r, action);
+send:
+	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);
+	/* A client gone before its answer: nothing more to do for it. */
+	if (!r->streamed && http_send(r))
+		log_info("the answer to %s %s did not reach nginx", r->method ? r->method : "-",
+			 r->path ? r->path : "-");
+}
+
+void request_clear_answer(struct req *r)
+{
+	json_object_put(r->json);
+	json_object_put(r->audit_details);
+	r->json = NULL;
+	r->audit_details = NULL;
+	r->audit_repo = NULL;
+	r->audit_sandbox = NULL;
+	r->on_abort = NULL;
+	r->status = 0;
+	r->responded = 0;
+	r->error = NULL;
+	memset(&r->match, 0, sizeof(r->match));
+	buf_clear(&r->headers);
+}
