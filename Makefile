@@ -149,10 +149,15 @@ fuzz:
 # shellcheck over every bash program of the tree: the ones that run inside sandboxes
 # (app/sh/), the deploy scripts, the tests and the bench.
 SHELL_SRC := $(wildcard app/sh/*.sh deploy/*.sh tests/integration/*.sh bench/*.sh)
-lint:
+# The code's shape, checked: every int-returning public function is warn_unused_result,
+# and no call or include cycle runs between modules.
+lint: $(LIB_OBJ)
 	@command -v shellcheck >/dev/null || { echo "shellcheck is missing (deploy/install-deps.sh)"; exit 1; }
 	shellcheck -s bash -S warning app/sh/*.sh
 	@echo "shellcheck app/sh: clean"
+	sh deploy/check-results.sh include/sandboxd/*.h
+	sh deploy/check-cycles.sh $(B)/obj include/sandboxd
+	@echo "results and layers: clean"
 
 # Everything, twice: the normal build, then ASan + UBSan builds of every binary.
 test: all lint unit valgrind $(B)/docker-smoke

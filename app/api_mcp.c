@@ -86,7 +86,7 @@ static int route_call(struct req *r, const struct mcp_tool *t, const struct mcp_
 	if (!path)
 		return err_set(e, ERR_NOMEM, "out of memory");
 	/* A name holding '/' or NUL matches no route: it names nothing. */
-	if (router_match(api_routes, api_routes_count, t->method, path, &r->match))
+	if (router_match(r->routes, r->nroutes, t->method, path, &r->match))
 		return err_set(e, ERR_NOTFOUND, "%s not found",
 			       c->sandbox_id ? "repository or sandbox" : "repository");
 	return 0;

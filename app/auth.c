@@ -14,13 +14,74 @@ static int copy(char *dst, size_t n, const char *src)
 	return str_copy(dst, n, src) ? 1 : 0;
 }
 
+/* The caller from the token's row: 0, ERR_DENIED with r->auth_failure saying why, or
+ * ERR_FAIL for a row that does not fit. */
+static int caller_from_row(struct req *r, PGresult *res, enum token_kind kind, struct err *e)
+{
+	struct caller *c = &r->caller;
+
+	account_from_row(res, 0, 7, &c->account);
+	if (copy(c->token_id, sizeof(c->token_id), db_val(res, 0, 0)) |
+	    copy(c->account_id, sizeof(c->account_id), c->account.id) |
+	    copy(c->login, sizeof(c->login), c->account.login) |
+	    copy(c->job_repo_id, sizeof(c->job_repo_id), db_val(res, 0, 3)))
+		return err_set(e, ERR_FAIL, "a token's row does not fit its fields");
+	c->kind = kind;
+	if (db_bool(res, 0, 4))
+		r->auth_failure = "token expired";
+	else if (db_bool(res, 0, 5))
+		r->auth_failure = "token revoked";
+	else if (c->account.disabled)
+		r->auth_failure = "account disabled";
+	else if (strcmp(db_val(res, 0, 1), token_kind_name(kind)))
+		r->auth_failure = "token kind does not match its prefix";
+	if (r->auth_failure)
+		return ERR_DENIED;
+	c->authenticated = 1;
+	c->scope_write = strcmp(db_val(res, 0, 2), "write") == 0;
+	c->agent = strcmp(c->account.kind, "agent") == 0;
+	c->site_admin = c->account.site_admin;
+	return 0;
+}
+
+/* A token of ours (not a JWT), looked up by its hash. */
+static int resolve_token(struct req *r, const char *cred, enum token_kind kind, struct err *e)
+{
+	char hash[TOKEN_HASH_LEN + 1];
+	int rc, code = 0;
+	PGresult *res;
+
+	token_hash(cred, strlen(cred), hash);
+	res = db_exec(r->db, e, &code,
+		      "SELECT t.id, t.kind, t.scope, t.repository_id,"
+		      "       t.expires_at IS NOT NULL AND t.expires_at <= now(),"
+		      "       t.revoked_at IS NOT NULL,"
+		      "       t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute',"
+		      "       " ACCOUNT_COLUMNS_A
+		      "  FROM tokens t JOIN accounts a ON a.id = t.account_id"
+		      " WHERE t.hash = $1",
+		      1, hash);
+	if (!res)
+		return code;
+	if (PQntuples(res) != 1) {
+		r->auth_failure = "unknown token";
+		rc = ERR_DENIED;
+	} else {
+		rc = caller_from_row(r, res, kind, e);
+	}
+	if (rc == 0 && db_bool(res, 0, 6))
+		rc = db_run(r->db, e, "UPDATE tokens SET last_used_at = now() WHERE id = $1", 1,
+			    r->caller.token_id);
+	PQclear(res);
+	return rc;
+}
+
 int auth_resolve(struct req *r, struct err *e)
 {
-	char cred[TOKEN_MAX + 1], hash[TOKEN_HASH_LEN + 1];
+	char cred[TOKEN_MAX + 1];
 	enum auth_scheme scheme;
 	enum token_kind kind;
-	PGresult *res = NULL;
-	int rc = 0, code = 0;
+	int rc;
 
 	memset(&r->caller, 0, sizeof(r->caller));
 	if (token_parse_authorization(http_param(r, "HTTP_AUTHORIZATION"), &scheme, cred,
@@ -34,69 +95,15 @@ int auth_resolve(struct req *r, struct err *e)
 	if (kind == TOKEN_INVALID) {
 		r->auth_failure = "not a token (bad format or checksum)";
 		rc = ERR_DENIED;
-		goto out;
-	}
-	if (kind == TOKEN_JWT) {
-		/* Git URL tokens are for git only. */
-		if (r->git)
-			rc = giturl_resolve(r, cred, strlen(cred), e);
-		else
-			r->auth_failure = "git URL tokens are for git only", rc = ERR_DENIED;
-		goto out;
-	}
-	token_hash(cred, strlen(cred), hash);
-	res = db_exec(r->db, e, &code,
-		      "SELECT t.id, t.kind, t.scope, t.repository_id,"
-		      "       t.expires_at IS NOT NULL AND t.expires_at <= now(),"
-		      "       t.revoked_at IS NOT NULL,"
-		      "       t.last_used_at IS NULL OR t.last_used_at < now() - interval '1 minute',"
-		      "       " ACCOUNT_COLUMNS_A
-		      "  FROM tokens t JOIN accounts a ON a.id = t.account_id"
-		      " WHERE t.hash = $1",
-		      1, hash);
-	if (!res) {
-		rc = code;
-		goto out;
-	}
-	if (PQntuples(res) != 1) {
-		r->auth_failure = "unknown token";
+	} else if (kind == TOKEN_JWT && !r->git) {
+		r->auth_failure = "git URL tokens are for git only";
 		rc = ERR_DENIED;
-		goto out;
+	} else if (kind == TOKEN_JWT) {
+		rc = giturl_resolve(r, cred, strlen(cred), e);
+	} else {
+		rc = resolve_token(r, cred, kind, e);
 	}
-	account_from_row(res, 0, 7, &r->caller.account);
-	if (copy(r->caller.token_id, sizeof(r->caller.token_id), db_val(res, 0, 0)) |
-	    copy(r->caller.account_id, sizeof(r->caller.account_id), r->caller.account.id) |
-	    copy(r->caller.login, sizeof(r->caller.login), r->caller.account.login)) {
-		rc = err_set(e, ERR_FAIL, "a token's row does not fit its fields");
-		goto out;
-	}
-	r->caller.kind = kind;
-	if (db_bool(res, 0, 4))
-		r->auth_failure = "token expired";
-	else if (db_bool(res, 0, 5))
-		r->auth_failure = "token revoked";
-	else if (r->caller.account.disabled)
-		r->auth_failure = "account disabled";
-	else if (strcmp(db_val(res, 0, 1), token_kind_name(kind)))
-		r->auth_failure = "token kind does not match its prefix";
-	if (r->auth_failure) {
-		rc = ERR_DENIED;
-		goto out;
-	}
-	r->caller.authenticated = 1;
-	r->caller.scope_write = strcmp(db_val(res, 0, 2), "write") == 0;
-	if (copy(r->caller.job_repo_id, sizeof(r->caller.job_repo_id), db_val(res, 0, 3))) {
-		rc = err_set(e, ERR_FAIL, "a token's repository id does not fit its field");
-		goto out;
-	}
-	r->caller.agent = strcmp(r->caller.account.kind, "agent") == 0;
-	r->caller.site_admin = r->caller.account.site_admin;
-	if (db_bool(res, 0, 6))
-		rc = db_run(r->db, e, "UPDATE tokens SET last_used_at = now() WHERE id = $1", 1,
-			    r->caller.token_id);
-out:
 	OPENSSL_cleanse(cred, sizeof(cred));
-	PQclear(res);
 	return rc;
 }
 

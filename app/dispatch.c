@@ -80,13 +80,20 @@ static int check_caller(const struct req *r, const struct route *route, struct e
 	return 0;
 }
 
-/* The one place an error becomes the answer: a handler returns its code, and unless it
- * has already answered (a stream under way), the dispatcher writes what the code and its
- * err say. */
+/* The one place an error becomes the answer: a handler returns its code, and the
+ * dispatcher writes what the code and its err say. */
 static void answer(struct req *r, int rc, const struct err *e)
 {
-	if (rc && !r->responded)
+	if (!rc)
+		return;
+	if (!r->responded) {
 		http_fail(r, rc, e);
+		return;
+	}
+	/* A stream under way (a client that left mid-exec): nothing more reaches the client,
+	 * but the audit row says how the request ended. */
+	r->status = e->status ? e->status : err_status(rc);
+	r->error = pool_strdup(r->pool, e->msg);
 }
 
 void request_call(struct req *r, const struct route *route)
@@ -162,13 +169,15 @@ void request_finish(struct req *r, const char *action)
 	http_fail(r, rc == ERR_DB ? ERR_DB : ERR_FAIL, &e);
 }
 
-void dispatch(struct req *r)
+void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 {
 	struct err e = { .msg = "" };
 	const char *uri, *q, *action;
 	struct git_route git;
 	int rc;
 
+	r->routes = routes;
+	r->nroutes = nroutes;
 	clock_gettime(CLOCK_MONOTONIC, &r->started);
 	db_request_start(r->db);
 	request_id(r);
@@ -201,7 +210,7 @@ void dispatch(struct req *r)
 		request_finish(r, r->status == 401 ? auth_action(r) : api_git_action(&git));
 		goto send;
 	}
-	rc = router_match(api_routes, api_routes_count, r->method, r->path, &r->match);
+	rc = router_match(r->routes, r->nroutes, r->method, r->path, &r->match);
 	if (strcmp(r->path, "/mcp") == 0)
 		r->via = "mcp";
 	/* A GET changes nothing but its audit row, which commits on its own: two round trips
@@ -229,16 +238,19 @@ send:
 
 void request_clear_answer(struct req *r)
 {
+	/* By construction, as for a new request: what the request is (its connection, arena,
+	 * line, body, caller and door) stays, every part of an answer starts at zero. */
+	struct req next = { .fcgx = r->fcgx, .pool = r->pool, .cfg = r->cfg, .db = r->db,
+			    .started = r->started, .method = r->method, .path = r->path,
+			    .query = r->query, .remote_addr = r->remote_addr,
+			    .routes = r->routes, .nroutes = r->nroutes, .body = r->body,
+			    .body_len = r->body_len, .caller = r->caller,
+			    .auth_failure = r->auth_failure, .headers = r->headers, .out = r->out,
+			    .git = r->git, .via = r->via };
+
+	memcpy(next.request_id, r->request_id, sizeof(next.request_id));
 	json_object_put(r->json);
 	json_object_put(r->audit_details);
-	r->json = NULL;
-	r->audit_details = NULL;
-	r->audit_repo = NULL;
-	r->audit_sandbox = NULL;
-	r->on_abort = NULL;
-	r->status = 0;
-	r->responded = 0;
-	r->error = NULL;
-	memset(&r->match, 0, sizeof(r->match));
-	buf_clear(&r->headers);
+	buf_clear(&next.headers);
+	*r = next;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <fcgiapp.h>
 #include <git2.h>
+#include "sandboxd/api.h"
 #include "sandboxd/dispatch.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/log.h"
@@ -132,7 +133,7 @@ int worker_run(const struct config *cfg, int listen_fd)
 		}
 		backoff = 0;
 		request_new(&r, &w);
-		dispatch(&r);
+		dispatch(&r, api_routes, api_routes_count);
 		FCGX_Finish_r(&w.fcgx);
 		request_end(&r, &w);
 	}

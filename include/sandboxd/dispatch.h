@@ -4,9 +4,11 @@
 #define SANDBOXD_DISPATCH_H
 #include "sandboxd/http.h"
 
-/* Serves the request the worker accepted into r (made anew for it): routes it, runs it in
- * its transaction with its audit row, and sends the answer unless the handler streamed it. */
-void dispatch(struct req *r);
+/* Serves the request the worker accepted into r (made anew for it): routes it by the table
+ * (kept in r, for MCP's calls), runs it in its transaction with its audit row, and sends the
+ * answer unless the handler streamed it. The table comes from above (worker.c), so that
+ * nothing here depends on the handlers that depend on it. */
+void dispatch(struct req *r, const struct route *routes, size_t nroutes);
 /* Checks route's demands on the (resolved) caller, then runs its handler with the request
  * as it is (path parameters in r->match, body in r->json); the response is in r. */
 void request_call(struct req *r, const struct route *route);

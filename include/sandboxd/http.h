@@ -56,6 +56,8 @@ struct req {
 	const char *query;
 	const char *remote_addr;
 	char request_id[72];
+	const struct route *routes;  /* the table the request is routed by, and its size */
+	size_t nroutes;
 	struct route_match match;
 
 	const char *body;
