@@ -200,6 +200,20 @@ static int collaborator_target(struct req *r, struct repo *repo, struct account 
 	return 0;
 }
 
+/* After rc, the change of a's role on repo: a demotion below write or a removal ends the
+ * sandboxes the role made, their tokens revoked for good, so that giving the role back
+ * revives no credential that stopped for lost access (SPEC §2, §4 Use). 204. */
+static int role_changed(struct req *r, int rc, const struct repo *repo,
+			const struct account *a, struct err *e)
+{
+	if (!rc)
+		rc = auth_sandboxes_lost(r->db, a->id, repo->id, r->audit_details, e);
+	if (rc)
+		return rc;
+	http_empty(r, 204);
+	return 0;
+}
+
 static const char *const roles[] = { "read", "write", "admin", NULL };
 
 int api_collaborator_set(struct req *r, struct err *e)
@@ -217,13 +231,7 @@ int api_collaborator_set(struct req *r, struct err *e)
 		    "INSERT INTO collaborators (repository_id, account_id, role) VALUES ($1, $2, $3)"
 		    " ON CONFLICT (repository_id, account_id) DO UPDATE SET role = excluded.role",
 		    3, repo.id, a.id, role);
-	/* A demotion below write ends the sandboxes the role made (SPEC §2, §4 Use). */
-	if (!rc)
-		rc = auth_sandboxes_lost(r->db, a.id, repo.id, r->audit_details, e);
-	if (rc)
-		return rc;
-	http_empty(r, 204);
-	return 0;
+	return role_changed(r, rc, &repo, &a, e);
 }
 
 int api_collaborator_remove(struct req *r, struct err *e)
@@ -237,12 +245,5 @@ int api_collaborator_remove(struct req *r, struct err *e)
 	rc = db_run(r->db, e,
 		    "DELETE FROM collaborators WHERE repository_id = $1 AND account_id = $2", 2,
 		    repo.id, a.id);
-	/* Their sandboxes here end, their tokens revoked for good: adding them back must not
-	 * revive a credential that stopped for lost access (SPEC §2). */
-	if (!rc)
-		rc = auth_sandboxes_lost(r->db, a.id, repo.id, r->audit_details, e);
-	if (rc)
-		return rc;
-	http_empty(r, 204);
-	return 0;
+	return role_changed(r, rc, &repo, &a, e);
 }

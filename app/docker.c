@@ -530,36 +530,36 @@ static int create_body(const struct docker_create *c, json_object **out)
 
 	if (!(o = *out = json_object_new_object()))
 		return ERR_NOMEM;
-	if ((rc = json_add_str(o, "Image", c->image)) ||
-	    (rc = json_add_str(o, "User", c->user ? c->user : DEFAULT_USER)) ||
-	    (rc = json_add_str(o, "WorkingDir", "/workspace")) ||
-	    (rc = add_strings(o, "Env", c->env)) ||
-	    (rc = add_strings(o, "Cmd", c->cmd)) ||
-	    (rc = json_add_bool(o, "AttachStdin", 0)) ||
-	    (rc = json_add_bool(o, "Tty", 0)) ||
-	    (rc = json_add_bool(o, "NetworkDisabled", 0)))
+	json_add_str(o, "Image", c->image);
+	json_add_str(o, "User", c->user ? c->user : DEFAULT_USER);
+	json_add_str(o, "WorkingDir", "/workspace");
+	json_add_bool(o, "AttachStdin", 0);
+	json_add_bool(o, "Tty", 0);
+	json_add_bool(o, "NetworkDisabled", 0);
+	if ((rc = add_strings(o, "Env", c->env)) || (rc = add_strings(o, "Cmd", c->cmd)))
 		return rc;
 	if (!(labels = labels_object(c->labels)))
 		return ERR_NOMEM;
 	json_object_object_add(o, "Labels", labels);
 	if ((rc = add_object(o, "HostConfig", &hc)) ||
-	    (rc = json_add_bool(hc, "Init", 1)) ||
-	    (rc = json_add_bool(hc, "Privileged", 0)) ||
 	    (rc = add_strings(hc, "CapDrop", drop_all)) ||
 	    (rc = add_strings(hc, "CapAdd", c->cap_add)) ||
 	    (rc = add_strings(hc, "SecurityOpt", nnp)) ||
-	    (rc = json_add_str(hc, "NetworkMode", c->network ? c->network : "bridge")) ||
 	    (rc = add_strings(hc, "ExtraHosts", c->extra_hosts)) ||
-	    (rc = add_object(hc, "LogConfig", &logc)) ||
-	    (rc = json_add_str(logc, "Type", "none")))
+	    (rc = add_object(hc, "LogConfig", &logc)))
 		return rc;
-	if (c->memory > 0 && ((rc = json_add_int(hc, "Memory", c->memory)) ||
-			      (rc = json_add_int(hc, "MemorySwap", c->memory))))
-		return rc;
-	if (c->nano_cpus > 0 && (rc = json_add_int(hc, "NanoCpus", c->nano_cpus)))
-		return rc;
-	if (c->pids_limit > 0 && (rc = json_add_int(hc, "PidsLimit", c->pids_limit)))
-		return rc;
+	json_add_bool(hc, "Init", 1);
+	json_add_bool(hc, "Privileged", 0);
+	json_add_str(hc, "NetworkMode", c->network ? c->network : "bridge");
+	json_add_str(logc, "Type", "none");
+	if (c->memory > 0) {
+		json_add_int(hc, "Memory", c->memory);
+		json_add_int(hc, "MemorySwap", c->memory);
+	}
+	if (c->nano_cpus > 0)
+		json_add_int(hc, "NanoCpus", c->nano_cpus);
+	if (c->pids_limit > 0)
+		json_add_int(hc, "PidsLimit", c->pids_limit);
 	/* /workspace on a volume or a bind: the archive API sees neither tmpfs nor a
 	 * read-only root. */
 	if (!(mounts = json_object_new_array()))
@@ -569,14 +569,10 @@ static int create_body(const struct docker_create *c, json_object **out)
 		json_object_put(mount);
 		return ERR_NOMEM;
 	}
-	if (!c->workspace || !*c->workspace)
-		rc = json_add_str(mount, "Type", "volume");
-	else if (c->workspace[0] == '/')
-		rc = json_add_str(mount, "Type", "bind") || json_add_str(mount, "Source", c->workspace);
-	else
-		rc = json_add_str(mount, "Type", "volume") || json_add_str(mount, "Source", c->workspace);
-	if (rc || json_add_str(mount, "Target", "/workspace"))
-		return ERR_NOMEM;
+	json_add_str(mount, "Type", c->workspace && c->workspace[0] == '/' ? "bind" : "volume");
+	if (c->workspace && *c->workspace)
+		json_add_str(mount, "Source", c->workspace);
+	json_add_str(mount, "Target", "/workspace");
 	if (c->volume_labels && (!c->workspace || c->workspace[0] != '/')) {
 		json_object *vo = json_object_new_object(), *vl = labels_object(c->volume_labels);
 		if (!vo || !vl) {
@@ -841,15 +837,18 @@ int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 	if ((rc = env_valid("env", o->env, 1, e)))
 		return rc;
 	if (!(body = json_object_new_object()) ||
-	    json_add_bool(body, "AttachStdin", o->attach_stdin != 0) || json_add_bool(body, "AttachStdout", 1) ||
-	    json_add_bool(body, "AttachStderr", 1) || json_add_bool(body, "Tty", 0) ||
-	    json_add_bool(body, "Privileged", 0) ||
-	    add_strings(body, "Cmd", o->cmd) || add_strings(body, "Env", o->env) ||
-	    json_add_str(body, "User", o->user ? o->user : DEFAULT_USER) ||
-	    (o->workdir && json_add_str(body, "WorkingDir", o->workdir))) {
+	    add_strings(body, "Cmd", o->cmd) || add_strings(body, "Env", o->env)) {
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
+	json_add_bool(body, "AttachStdin", o->attach_stdin != 0);
+	json_add_bool(body, "AttachStdout", 1);
+	json_add_bool(body, "AttachStderr", 1);
+	json_add_bool(body, "Tty", 0);
+	json_add_bool(body, "Privileged", 0);
+	json_add_str(body, "User", o->user ? o->user : DEFAULT_USER);
+	if (o->workdir)
+		json_add_str(body, "WorkingDir", o->workdir);
 	snprintf(path, sizeof(path), "/containers/%s/exec", container);
 	rc = post_for_id("exec", path, body, id_out, timeout_ms, e);
 out:

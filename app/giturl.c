@@ -288,13 +288,17 @@ int giturl_key_proof_make(EVP_PKEY *key, const char *login, int64_t now, char **
 		return rc;
 	h = json_object_new_object();
 	p = json_object_new_object();
-	if (!h || !p || json_add_str(h, "alg", "ES256") || json_add_str(h, "typ", "JWT") ||
-	    json_add_str(h, "kid", kid) || json_add_str(p, "aud", GITURL_PROOF_AUDIENCE) ||
-	    json_add_str(p, "sub", login) || json_add_int(p, "iat", now) ||
-	    json_add_int(p, "exp", now + GITURL_PROOF_TTL)) {
+	if (!h || !p) {
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
+	json_add_str(h, "alg", "ES256");
+	json_add_str(h, "typ", "JWT");
+	json_add_str(h, "kid", kid);
+	json_add_str(p, "aud", GITURL_PROOF_AUDIENCE);
+	json_add_str(p, "sub", login);
+	json_add_int(p, "iat", now);
+	json_add_int(p, "exp", now + GITURL_PROOF_TTL);
 	hs = json_object_to_json_string_ext(h, JSON_C_TO_STRING_PLAIN);
 	ps = json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN);
 	hn = base64url_encoded_size(strlen(hs));

@@ -7,6 +7,7 @@
 #include <emmintrin.h>
 #endif
 #include "sandboxd/json.h"
+#include "sandboxd/log.h"
 #include "sandboxd/banned.h"
 
 /* json-c accepts a few things JSON does not, even in strict mode: single-quoted strings
@@ -538,27 +539,27 @@ int json_field_enum(json_object *o, const char *name, int required, const char *
 }
 
 /* Adds v (NULL only for a JSON null) under key. */
-static int add(json_object *o, const char *key, json_object *v, int is_null)
+static void add(json_object *o, const char *key, json_object *v, int is_null)
 {
-	if (!v && !is_null)
-		return ERR_NOMEM;
-	json_object_object_add(o, key, v);
-	return 0;
+	if (!o || (!v && !is_null) || json_object_object_add(o, key, v)) {
+		log_error("out of memory adding '%s' to a JSON object", key);
+		abort();
+	}
 }
 
-int json_add_str(json_object *o, const char *key, const char *val)
+void json_add_str(json_object *o, const char *key, const char *val)
 {
-	return add(o, key, val ? json_object_new_string(val) : NULL, !val);
+	add(o, key, val ? json_object_new_string(val) : NULL, !val);
 }
 
-int json_add_bool(json_object *o, const char *key, int val)
+void json_add_bool(json_object *o, const char *key, int val)
 {
-	return add(o, key, json_object_new_boolean(val), 0);
+	add(o, key, json_object_new_boolean(val), 0);
 }
 
-int json_add_int(json_object *o, const char *key, int64_t val)
+void json_add_int(json_object *o, const char *key, int64_t val)
 {
-	return add(o, key, json_object_new_int64(val), 0);
+	add(o, key, json_object_new_int64(val), 0);
 }
 
 /* ---- writing ---- */

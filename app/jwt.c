@@ -378,52 +378,47 @@ out:
 	return rc;
 }
 
+/* The raw R||S signature as DER, which OpenSSL verifies: the length (*der then holds it,
+ * OPENSSL_free it), or ERR_NOMEM. */
+static int raw_to_der(const unsigned char *sig, unsigned char **der)
+{
+	ECDSA_SIG *s = ECDSA_SIG_new();
+	BIGNUM *r = BN_bin2bn(sig, 32, NULL), *sv = BN_bin2bn(sig + 32, 32, NULL);
+	int n;
+
+	if (!s || !r || !sv || ECDSA_SIG_set0(s, r, sv) != 1) {
+		ECDSA_SIG_free(s);
+		BN_free(r);
+		BN_free(sv);
+		return ERR_NOMEM;
+	}
+	n = i2d_ECDSA_SIG(s, der); /* s owns r and sv now */
+	ECDSA_SIG_free(s);
+	return n > 0 ? n : ERR_NOMEM;
+}
+
 /* jwt_es256_verify for a key already known to be P-256. */
 static int es256_verify(EVP_PKEY *k, const void *msg, size_t n, const unsigned char *sig,
 			size_t siglen, struct err *e)
 {
-	EVP_MD_CTX *ctx = NULL;
-	ECDSA_SIG *s = NULL;
-	BIGNUM *r = NULL, *sv = NULL;
+	EVP_MD_CTX *ctx;
 	unsigned char *der = NULL;
 	int derlen, rc = 0;
 
 	/* Only the raw form: a DER signature (70 to 72 bytes) or any other length is refused. */
 	if (siglen != SIG_LEN)
 		return err_set(e, ERR_INVALID, "signature must be 64 bytes (R||S), not %zu", siglen);
-	s = ECDSA_SIG_new();
-	r = BN_bin2bn(sig, 32, NULL);
-	sv = BN_bin2bn(sig + 32, 32, NULL);
-	if (!s || !r || !sv || ECDSA_SIG_set0(s, r, sv) != 1) {
-		rc = ERR_NOMEM;
-		goto out;
-	}
-	r = sv = NULL; /* s owns them now */
-	derlen = i2d_ECDSA_SIG(s, &der);
-	if (derlen <= 0) {
-		rc = ERR_NOMEM;
-		goto out;
-	}
-	ctx = EVP_MD_CTX_new();
-	if (!ctx) {
-		rc = ERR_NOMEM;
-		goto out;
-	}
-	if (EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, k) != 1) {
+	if ((derlen = raw_to_der(sig, &der)) < 0)
+		return err_set(e, derlen, "out of memory");
+	if (!(ctx = EVP_MD_CTX_new()))
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	else if (EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, k) != 1)
 		rc = err_set(e, ERR_FAIL, "cannot verify");
-		goto out;
-	}
-	if (EVP_DigestVerify(ctx, der, (size_t)derlen, msg, n) != 1) {
+	else if (EVP_DigestVerify(ctx, der, (size_t)derlen, msg, n) != 1)
 		rc = err_set(e, ERR_INVALID, "signature does not verify");
-		goto out;
-	}
-out:
 	ERR_clear_error();
 	EVP_MD_CTX_free(ctx);
 	OPENSSL_free(der);
-	ECDSA_SIG_free(s);
-	BN_free(r);
-	BN_free(sv);
 	return rc;
 }
 

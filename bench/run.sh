@@ -255,11 +255,15 @@ fi
 
 # --- 3. sandboxes -------------------------------------------------------------------------
 # Each operation through sandboxd (curl through nginx) beside the raw Docker Engine API
-# doing the same work (curl on the socket), alternating, median of BENCH_SANDBOX_RUNS.
+# doing the same work (curl on the socket), alternating, BENCH_SANDBOX_RUNS (15) runs,
+# median and p99. Both sides are timed the same way: by curl itself (%{time_total}), one
+# figure per HTTP request, summed where the raw side needs several (an exec is create,
+# start and inspect); nothing else of the shell is counted (no jq, no process start), and
+# BENCH_SETTLE (1) seconds pass between the two sides.
 if part sandboxes; then
 RSS_BEFORE=$(worker_rss)
-RUNS=${BENCH_SANDBOX_RUNS:-7}
-D="curl -sf --unix-socket /var/run/docker.sock"
+RUNS=${BENCH_SANDBOX_RUNS:-15}
+SETTLE=${BENCH_SETTLE:-1}
 API=http://d/v1.41
 IMAGE=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
 # A small repository: create-to-first-exec includes the clone.
@@ -269,8 +273,19 @@ git -C "$SRC" checkout -q --orphan small && git -C "$SRC" rm -rqf --ignore-unmat
 	git -C "$SRC" push -q "http://t:$SANDBOXD_TOKEN@${SANDBOXD_URL#http://}/admin/small.git" small:main
 SB="$SANDBOXD_URL/api/v3/repos/admin/small/diffinery/sandboxes"
 AUTH="Authorization: Bearer $SANDBOXD_TOKEN"
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-now() { date +%s%N; }
+BODY=$VAR/body
+# One request, timed by curl: prints its milliseconds; its answer is in $BODY. A status
+# that is not 2xx stops the bench (a figure for a failure would mean nothing).
+req() {
+	local out code t
+	out=$(curl -s -o "$BODY" -w '%{http_code} %{time_total}' "$@")
+	code=${out% *}
+	t=${out#* }
+	[[ "$code" == 2* ]] || { echo "bench: $* answered $code: $(head -c 300 "$BODY")" >&2; exit 1; }
+	awk -v t="$t" 'BEGIN { printf "%.2f", t * 1000 }'
+}
+sum() { awk 'BEGIN { s = 0; for (i = 1; i < ARGC; i++) s += ARGV[i]; printf "%.2f", s }' "$@"; }
+D=(--unix-socket /var/run/docker.sock)
 # The raw side creates containers with the same hardening sandboxd uses, on the same network
 # (the stack's own: a user-defined bridge costs ~80 ms more per create and start than the
 # default one, measured here), labelled as the bench's own (not the instance's: the reaper
@@ -284,20 +299,26 @@ RAW_CREATE=$(jq -cn --arg img "$IMAGE" --arg v "$VAR" --arg net "$NET" '{Image: 
 	Volumes: {"/workspace": {}}}')
 # What the network costs, once: the same raw create and start on Docker's default bridge.
 RAW_CREATE_DEFAULT=$(jq -c '.HostConfig.NetworkMode = "bridge"' <<<"$RAW_CREATE")
-raw_create() { # [BODY]: prints the id of a started container
-	local id
-	id=$($D -X POST -H 'Content-Type: application/json' -d "${1:-$RAW_CREATE}" "$API/containers/create" | jq -r .Id)
-	$D -X POST "$API/containers/$id/start" >/dev/null
-	echo "$id"
+RID="" CREATE_MS=""
+raw_create() { # [BODY]: RID, a started container's id, and CREATE_MS, create + start
+	local a b
+	a=$(req "${D[@]}" -X POST -H 'Content-Type: application/json' -d "${1:-$RAW_CREATE}" "$API/containers/create")
+	RID=$(jq -r .Id "$BODY")
+	b=$(req "${D[@]}" -X POST "$API/containers/$RID/start")
+	CREATE_MS=$(sum "$a" "$b")
 }
-raw_exec() { # ID CMD…
-	local id=$1 ex
+raw_exec() { # ID CMD…: prints the ms of create + start (output read to the end) + inspect
+	local id=$1 body a b c ex
 	shift
-	ex=$($D -X POST -H 'Content-Type: application/json' \
-		-d "$(printf '%s\n' "$@" | jq -R . | jq -sc '{Cmd: ., AttachStdout: true, AttachStderr: true}')" \
-		"$API/containers/$id/exec" | jq -r .Id)
-	$D -X POST -H 'Content-Type: application/json' -d '{"Detach":false,"Tty":false}' "$API/exec/$ex/start" >/dev/null
-	$D "$API/exec/$ex/json" >/dev/null
+	body=$(printf '%s\n' "$@" | jq -R . | jq -sc '{Cmd: ., AttachStdout: true, AttachStderr: true}')
+	a=$(req "${D[@]}" -X POST -H 'Content-Type: application/json' -d "$body" "$API/containers/$id/exec")
+	ex=$(jq -r .Id "$BODY")
+	b=$(req "${D[@]}" -X POST -H 'Content-Type: application/json' -d '{"Detach":false,"Tty":false}' "$API/exec/$ex/start")
+	c=$(req "${D[@]}" "$API/exec/$ex/json")
+	sum "$a" "$b" "$c"
+}
+ours_exec() { # SANDBOX JSON: prints the ms of the one request
+	req -H "$AUTH" -H 'Content-Type: application/json' -d "$2" "$SB/$1/exec"
 }
 mkdir -p "$VAR/files"
 head -c 1048576 /dev/urandom >"$VAR/files/f1"
@@ -306,45 +327,52 @@ for s in 1 10; do
 	tar -C "$VAR/files" -cf "$VAR/files/f$s.tar" "f$s"
 	jq -n --rawfile c <(base64 -w0 "$VAR/files/f$s") "{path: \"f$s\", content: \$c}" >"$VAR/files/f$s.json"
 done
-ours_exec() { # SANDBOX JSON
-	curl -sf -H "$AUTH" -H 'Content-Type: application/json' -d "$2" "$SB/$1/exec" >/dev/null
-}
 
 declare -A RAW OURS
 add() { RAW[$1]+="$2 "; OURS[$1]+="$3 "; }
+settle() { sleep "$SETTLE"; }
 for _ in $(seq "$RUNS"); do
 	# create (until 201 / until started) and the first exec result after it
-	t=$(now); rid=$(raw_create); c_raw=$(ms "$t"); raw_exec "$rid" true; f_raw=$(ms "$t")
-	t=$(now); sid=$(curl -sf -H "$AUTH" -d '{}' "$SB" | jq -r .id); c_ours=$(ms "$t")
-	ours_exec "$sid" '{"cmd":"true"}'; f_ours=$(ms "$t")
+	raw_create; c_raw=$CREATE_MS rid=$RID; e_raw=$(raw_exec "$rid" true); settle
+	c_ours=$(req -H "$AUTH" -d '{}' "$SB"); sid=$(jq -r .id "$BODY")
+	e_ours=$(ours_exec "$sid" '{"cmd":"true"}'); settle
 	add create "$c_raw" "$c_ours"
-	add "create to first exec" "$f_raw" "$f_ours"
-	t=$(now); did=$(raw_create "$RAW_CREATE_DEFAULT"); add "raw create, default bridge" "$(ms "$t")" 0
-	$D -X DELETE "$API/containers/$did?force=1&v=1" >/dev/null
-	t=$(now); raw_exec "$rid" true; a=$(ms "$t")
-	t=$(now); ours_exec "$sid" '{"cmd":"true"}'; b=$(ms "$t"); add "exec true" "$a" "$b"
-	t=$(now); raw_exec "$rid" head -c 1048576 /dev/zero; a=$(ms "$t")
-	t=$(now); ours_exec "$sid" '{"cmd":"head -c 1048576 /dev/zero"}'; b=$(ms "$t"); add "exec 1 MiB out" "$a" "$b"
+	add "create to first exec" "$(sum "$c_raw" "$e_raw")" "$(sum "$c_ours" "$e_ours")"
+	raw_create "$RAW_CREATE_DEFAULT"; add "raw create, default bridge" "$CREATE_MS" 0
+	curl -s "${D[@]}" -X DELETE "$API/containers/$RID?force=1&v=1" >/dev/null
+	a=$(raw_exec "$rid" true); settle; b=$(ours_exec "$sid" '{"cmd":"true"}'); settle
+	add "exec true" "$a" "$b"
+	a=$(raw_exec "$rid" head -c 1048576 /dev/zero); settle
+	b=$(ours_exec "$sid" '{"cmd":"head -c 1048576 /dev/zero"}'); settle
+	add "exec 1 MiB out" "$a" "$b"
 	for s in 1 10; do
-		t=$(now); $D -X PUT -H 'Content-Type: application/x-tar' --data-binary "@$VAR/files/f$s.tar" \
-			"$API/containers/$rid/archive?path=/tmp" >/dev/null; a=$(ms "$t")
-		t=$(now); curl -sf -H "$AUTH" -H 'Content-Type: application/json' --data-binary "@$VAR/files/f$s.json" \
-			"$SB/$sid/write" >/dev/null; b=$(ms "$t"); add "write $s MiB" "$a" "$b"
-		t=$(now); $D "$API/containers/$rid/archive?path=/tmp/f$s" >/dev/null; a=$(ms "$t")
-		t=$(now); curl -sf -H "$AUTH" -d "{\"path\":\"f$s\"}" "$SB/$sid/read" >/dev/null; b=$(ms "$t")
+		a=$(req "${D[@]}" -X PUT -H 'Content-Type: application/x-tar' --data-binary "@$VAR/files/f$s.tar" \
+			"$API/containers/$rid/archive?path=/tmp"); settle
+		b=$(req -H "$AUTH" -H 'Content-Type: application/json' --data-binary "@$VAR/files/f$s.json" \
+			"$SB/$sid/write"); settle
+		add "write $s MiB" "$a" "$b"
+		a=$(req "${D[@]}" "$API/containers/$rid/archive?path=/tmp/f$s"); settle
+		b=$(req -H "$AUTH" -d "{\"path\":\"f$s\"}" "$SB/$sid/read"); settle
 		add "read $s MiB" "$a" "$b"
 	done
-	t=$(now); $D -X DELETE "$API/containers/$rid?force=1&v=1" >/dev/null; a=$(ms "$t")
-	t=$(now); curl -sf -H "$AUTH" -X POST "$SB/$sid/close" >/dev/null; b=$(ms "$t"); add close "$a" "$b"
+	a=$(req "${D[@]}" -X DELETE "$API/containers/$rid?force=1&v=1"); settle
+	b=$(req -H "$AUTH" -X POST "$SB/$sid/close"); settle
+	add close "$a" "$b"
 done
+# The p99 of n figures: the nearest rank (with 15 runs, the largest).
+p99() { sort -n | awk '{a[NR] = $1} END {i = int(NR * 0.99 + 0.999); print a[i < 1 ? 1 : i]}'; }
 echo
-echo "sandboxes: sandboxd beside the raw Docker Engine API (median of $RUNS, ms)"
-printf '%-22s %12s %12s %8s\n' "what" "raw API" "sandboxd" "ratio"
+echo "sandboxes: sandboxd beside the raw Docker Engine API ($RUNS runs, ms, curl's own timer)"
+printf '%-22s %9s %9s %9s %9s %8s %8s\n' "what" "raw p50" "ours p50" "raw p99" "ours p99" "p50 x" "p99 x"
 for k in create "create to first exec" "exec true" "exec 1 MiB out" "write 1 MiB" "read 1 MiB" \
 	"write 10 MiB" "read 10 MiB" close; do
 	a=$(tr ' ' '\n' <<<"${RAW[$k]}" | grep . | median)
 	b=$(tr ' ' '\n' <<<"${OURS[$k]}" | grep . | median)
-	printf '%-22s %12s %12s %8s\n' "$k" "$a" "$b" "$(awk -v a="$b" -v b="$a" 'BEGIN {printf "%.2f", a / b}')"
+	c=$(tr ' ' '\n' <<<"${RAW[$k]}" | grep . | p99)
+	d=$(tr ' ' '\n' <<<"${OURS[$k]}" | grep . | p99)
+	printf '%-22s %9.1f %9.1f %9.1f %9.1f %8s %8s\n' "$k" "$a" "$b" "$c" "$d" \
+		"$(awk -v a="$b" -v b="$a" 'BEGIN {printf "%.2f", a / b}')" \
+		"$(awk -v a="$d" -v b="$c" 'BEGIN {printf "%.2f", a / b}')"
 done
 k="raw create, default bridge"
 echo "raw create and start on Docker's default bridge instead: $(tr ' ' '\n' <<<"${RAW[$k]}" | grep . | median) ms"

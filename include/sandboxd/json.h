@@ -13,29 +13,33 @@
 
 /* Parses a request body that must be one JSON object (an empty body counts as {}). The
  * caller frees *out with json_object_put. */
-int json_parse_object(const char *body, size_t len, json_object **out, struct err *e);
+int json_parse_object(const char *body, size_t len, json_object **out, struct err *e)
+	__attribute__((warn_unused_result));
 
 int json_field_string(json_object *o, const char *name, int required, size_t maxlen,
-		      const char **out, struct err *e);
-int json_field_bool(json_object *o, const char *name, int required, int *out, struct err *e);
+		      const char **out, struct err *e) __attribute__((warn_unused_result));
+int json_field_bool(json_object *o, const char *name, int required, int *out, struct err *e)
+	__attribute__((warn_unused_result));
 int json_field_int(json_object *o, const char *name, int required, int64_t min, int64_t max,
-		   int64_t *out, struct err *e);
+		   int64_t *out, struct err *e) __attribute__((warn_unused_result));
 /* A string that must be one of the NULL-terminated choices. */
 int json_field_enum(json_object *o, const char *name, int required, const char *const *choices,
-		    const char **out, struct err *e);
+		    const char **out, struct err *e) __attribute__((warn_unused_result));
 
-/* Small builders: 0, or ERR_NOMEM when the value could not be made (nothing is added
- * then). Callers that build a best-effort object may ignore the result. */
-int json_add_str(json_object *o, const char *key, const char *val);   /* NULL -> null */
-int json_add_bool(json_object *o, const char *key, int val);
-int json_add_int(json_object *o, const char *key, int64_t val);
+/* Small builders. Out of memory (a few bytes not to be had, or o itself never made) they
+ * log and abort, as git's xmalloc dies: a process that cannot allocate that much cannot
+ * answer anyway, and a worker's master starts another; an answer or a Docker request
+ * silently missing a field would be worse. */
+void json_add_str(json_object *o, const char *key, const char *val);   /* NULL -> null */
+void json_add_bool(json_object *o, const char *key, int val);
+void json_add_int(json_object *o, const char *key, int64_t val);
 
 /* Appends o as json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
  * JSON_C_TO_STRING_NOSLASHESCAPE) writes it, byte for byte, but with long strings copied
  * in runs instead of byte by byte (an exec's output, a file's base64). 0, ERR_TOOBIG past
  * out's max, ERR_NOMEM; out may then hold part of the text. */
-int json_write(struct buf *out, json_object *o);
+int json_write(struct buf *out, json_object *o) __attribute__((warn_unused_result));
 /* Appends s[0..n) as a quoted JSON string, escaped as json_write escapes it. */
-int json_write_string(struct buf *out, const char *s, size_t n);
+int json_write_string(struct buf *out, const char *s, size_t n) __attribute__((warn_unused_result));
 
 #endif
