@@ -460,3 +460,54 @@ int agent_file_remove(struct agent_conn *c, const char *path, int recursive, str
 		return rc;
 	return expect(c, AP_T_END, &m, e);
 }
+
+/* One FENTRY frame to fn, its fields brought into range. */
+static int take_entry(struct agent_conn *c, const struct ap_hdr *h, agent_entry_fn fn,
+		      void *arg, struct err *e)
+{
+	struct agent_entry ent;
+	struct ap_msg m;
+
+	if (agentproto_decode(h->type, c->buf, h->len, &m, e))
+		return prefix(e, ERR_FAIL, "agent sent a bad entry: ");
+	ent.path = m.str[AP_F_NAME];
+	ent.type = m.num[AP_F_FTYPE] >= 1 && m.num[AP_F_FTYPE] <= 4 ? (int)m.num[AP_F_FTYPE] : 4;
+	ent.size = m.num[AP_F_SIZE];
+	ent.mode = (unsigned)(m.num[AP_F_MODE] & 07777);
+	ent.mtime = (int64_t)m.num[AP_F_MTIME];
+	return fn(arg, &ent);
+}
+
+int agent_file_list(struct agent_conn *c, const char *path, int depth, agent_entry_fn fn,
+		    void *arg, int *truncated, struct err *e)
+{
+	unsigned char b[AP_HDR + AP_PATH_MAX + 64];
+	struct ap_enc w;
+	struct ap_msg m;
+	unsigned count = 0;
+	int rc;
+
+	*truncated = 0;
+	agentproto_enc_init(&w, b, sizeof(b), AP_T_FLIST, c->stream);
+	agentproto_put_str(&w, AP_F_PATH, path);
+	agentproto_put_num(&w, AP_F_DEPTH, (uint64_t)depth);
+	if ((rc = send_msg(c, &w, e)))
+		return rc;
+	for (;;) {
+		struct agentwire_wait wt = { agentwire_now_ms() + c->io_ms, NULL, NULL };
+		struct ap_hdr h;
+
+		if ((rc = recv_frame(c, &wt, &h, e)))
+			return rc;
+		if (h.type == AP_T_END) {
+			if (agentproto_decode(h.type, c->buf, h.len, &m, e))
+				return prefix(e, ERR_FAIL, "agent sent a bad end: ");
+			*truncated = m.num[AP_F_TRUNC] != 0;
+			return 0;
+		}
+		if (h.type != AP_T_FENTRY || ++count > 10000)
+			return err_set(e, ERR_FAIL, "agent sent other than entries");
+		if ((rc = take_entry(c, &h, fn, arg, e)))
+			return rc;
+	}
+}

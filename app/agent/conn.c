@@ -1,5 +1,6 @@
 /* conn.c: one connection: the key, the mutual challenge-response, one request. */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,27 @@ static void serve_request(struct conn *c, struct ap_msg *m)
 	}
 }
 
+/* Ends the connection so that the worker reads our last frame: closing with its unread
+ * bytes in our buffer (a refused write's data) would send a reset that can destroy the
+ * error frame before it is read. So: no more from us, then read until its EOF (bounded). */
+static void linger_close(int fd)
+{
+	struct agentwire_wait w = { agentwire_now_ms() + 2000, NULL, NULL };
+	unsigned char b[4096];
+
+	if (fd < 0)
+		return;
+	shutdown(fd, SHUT_WR);
+	for (int i = 0; i < 2048; i++) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		long long left = w.deadline_ms - agentwire_now_ms();
+
+		if (left <= 0 || poll(&p, 1, (int)left) <= 0 || recv(fd, b, sizeof(b), 0) <= 0)
+			break;
+	}
+	close(fd);
+}
+
 void conn_serve(int fd, const struct agent_cfg *cfg)
 {
 	struct conn c = { .fd = fd, .stream = 1, .cfg = cfg };
@@ -151,6 +173,7 @@ void conn_serve(int fd, const struct agent_cfg *cfg)
 	}
 	serve_request(&c, m);
 out:
+	linger_close(c.fd);
 	free(m);
 	free(c.buf);
 }

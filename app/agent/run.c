@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include "agent.h"
 #include "sandboxd/agentwire.h"
@@ -75,6 +76,16 @@ static void exec_argv(const struct ap_msg *m)
 	}
 }
 
+/* Closes every descriptor from 3 up but keep: the command inherits only its three. */
+static void close_others(int keep)
+{
+	if (keep > 3)
+		syscall(SYS_close_range, 3, keep - 1, 0);
+	if (syscall(SYS_close_range, keep + 1, ~0U, 0))
+		for (int fd = keep + 1; fd < 1024; fd++)    /* a kernel before 5.9 */
+			close(fd);
+}
+
 /* In the child: never returns. Failures go to errfd as {stage, errno}. */
 static void child(const struct ap_msg *m, const int out[2], const int err[2], int errfd)
 {
@@ -89,6 +100,7 @@ static void child(const struct ap_msg *m, const int out[2], const int err[2], in
 	fd = open("/dev/null", O_RDONLY);
 	if (fd < 0 || dup2(fd, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
 		goto fail;
+	close_others(errfd);
 	for (unsigned i = 0; i < m->has[AP_F_RLIMIT]; i++) {
 		struct rlimit r = { m->rlim[i].cur, m->rlim[i].max };
 

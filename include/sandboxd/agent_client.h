@@ -100,6 +100,19 @@ int agent_file_read(struct agent_conn *c, const char *path, uint64_t limit,
 int agent_file_write(struct agent_conn *c, const char *path, unsigned mode,
 		     const unsigned char *data, size_t len, struct err *e)
 	__attribute__((warn_unused_result));
+/* One listed entry: its absolute path, type (1 file, 2 dir, 3 symlink, 4 other), size,
+ * mode, mtime. Non-zero stops the listing with that code. */
+struct agent_entry {
+	const char *path;
+	int type;
+	uint64_t size;
+	unsigned mode;
+	int64_t mtime;
+};
+typedef int (*agent_entry_fn)(void *arg, const struct agent_entry *ent);
+/* Lists path (a directory) to depth 1..8, at most 10,000 entries (*truncated past them). */
+int agent_file_list(struct agent_conn *c, const char *path, int depth, agent_entry_fn fn,
+		    void *arg, int *truncated, struct err *e) __attribute__((warn_unused_result));
 /* Removes path (a directory only with recursive). */
 int agent_file_remove(struct agent_conn *c, const char *path, int recursive, struct err *e)
 	__attribute__((warn_unused_result));

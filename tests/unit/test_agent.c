@@ -185,6 +185,17 @@ static void test_auth(void **state)
 	snprintf(want, sizeof(want), "agent refused the connection: agent has no key: '%s': "
 		 "No such file or directory", path);
 	assert_string_equal(e.msg, want);
+
+	/* A key file that is a symbolic link is not followed (O_NOFOLLOW). */
+	snprintf(path, sizeof(path), "%s/keylink", dir);
+	assert_int_equal(symlink(key_path, path), 0);
+	assert_int_equal(agent_start(&nokey, path), 0);
+	assert_int_equal(agent_connect(&c, "127.0.0.1", nokey.port, key, sizeof(key), 5000, &e),
+			 ERR_DENIED);
+	agent_stop(&nokey);
+	snprintf(want, sizeof(want), "agent refused the connection: agent has no key: '%s': "
+		 "Symbolic link loop", path);    /* musl's words for ELOOP */
+	assert_string_equal(e.msg, want);
 }
 
 static void test_exec_streams(void **state)
@@ -208,6 +219,11 @@ static void test_exec_streams(void **state)
 	/* Exactly the given environment, nothing of the agent's. */
 	assert_int_equal(run("env | sort | grep -v '^_=\\|^PWD=\\|^SHLVL='", 10000, &o, &x, &e), 0);
 	assert_string_equal(o.b[1].data, "HOME=/tmp\nPATH=/usr/local/bin:/usr/bin:/bin\n");
+	out_release(&o);
+
+	/* Only its three descriptors (ls adds the one it reads the folder with). */
+	assert_int_equal(run("ls /proc/self/fd", 10000, &o, &x, &e), 0);
+	assert_string_equal(o.b[1].data, "0\n1\n2\n3\n");
 	out_release(&o);
 
 	/* A working directory that is not there is an error of its own, before any output. */
@@ -383,6 +399,17 @@ static int fbytes(void *arg, const char *p, size_t n, struct err *e)
 	return buf_append(arg, p, n);
 }
 
+/* Each entry as one line (readdir's order: the test compares them as a set). */
+static int list_entry(void *arg, const struct agent_entry *ent)
+{
+	struct buf *b = arg;
+
+	if (ent->type == 1)
+		return buf_printf(b, "%s %d %llu %o\n", ent->path, ent->type,
+				  (unsigned long long)ent->size, ent->mode);
+	return buf_printf(b, "%s %d\n", ent->path, ent->type);
+}
+
 static void test_files(void **state)
 {
 	size_t len = 1 << 20;
@@ -407,6 +434,14 @@ static void test_files(void **state)
 	assert_memory_equal(got.data, data, len);
 	buf_release(&got);
 
+	/* A directory in the way: refused with its words, though the data was on its way. */
+	snprintf(link, sizeof(link), "%s/files/sub", dir);
+	conn(&c);
+	assert_int_equal(agent_file_write(&c, link, 0640, data, len, &e), ERR_EXISTS);
+	agent_close(&c);
+	snprintf(want, sizeof(want), "agent: is a directory: %s", link);
+	assert_string_equal(e.msg, want);
+
 	/* A final symbolic link is not followed. */
 	snprintf(link, sizeof(link), "%s/files/link", dir);
 	assert_int_equal(symlink(path, link), 0);
@@ -417,6 +452,53 @@ static void test_files(void **state)
 	assert_string_equal(e.msg, want);
 	buf_release(&got);
 
+	free(data);
+}
+
+/* A plain TCP connection to the agent, without the client's handshake. */
+static int tcp_raw_connect(int port, int *fd)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	*fd = socket(AF_INET, SOCK_STREAM, 0);
+	return *fd < 0 ? -1 : connect(*fd, (struct sockaddr *)&a, sizeof(a));
+}
+
+/* test_files' folder listed (the folder, the file, the link as a link), a file over the
+ * limit, a remove. */
+static void test_list(void **state)
+{
+	char path[160], want[400];
+	struct agent_conn c;
+	struct err e = { "" };
+
+	struct buf names, got;
+	struct files_sink sink = { fstart, fbytes, &got };
+	int trunc = 1;
+
+	snprintf(path, sizeof(path), "%s/files/sub/blob", dir);
+
+	buf_init(&names, 4096);
+	snprintf(want, sizeof(want), "%s/files", dir);
+	conn(&c);
+	assert_int_equal(agent_file_list(&c, want, 2, list_entry, &names, &trunc, &e), 0);
+	agent_close(&c);
+	assert_false(trunc);
+	snprintf(want, sizeof(want), "%s/files/link 3\n", dir);
+	assert_non_null(strstr(names.data, want));
+	snprintf(want, sizeof(want), "%s/files/sub 2\n", dir);
+	assert_non_null(strstr(names.data, want));
+	snprintf(want, sizeof(want), "%s/files/sub/blob 1 1048576 640\n", dir);
+	assert_non_null(strstr(names.data, want));
+	assert_int_equal(names.len, strlen(want) + 2 * strlen(dir) + 27);
+	buf_release(&names);
+	conn(&c);
+	assert_int_equal(agent_file_list(&c, path, 2, list_entry, &names, &trunc, &e),
+			 ERR_NOTDIR);
+	agent_close(&c);
+
+	buf_init(&got, 2 << 20);
 	/* Over the limit; then gone after a remove. */
 	conn(&c);
 	assert_int_equal(agent_file_read(&c, path, 1000, &sink, &e), ERR_TOOBIG);
@@ -430,17 +512,6 @@ static void test_files(void **state)
 	snprintf(want, sizeof(want), "agent: no such file: %s", path);
 	assert_string_equal(e.msg, want);
 	buf_release(&got);
-	free(data);
-}
-
-/* A plain TCP connection to the agent, without the client's handshake. */
-static int tcp_raw_connect(int port, int *fd)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-
-	*fd = socket(AF_INET, SOCK_STREAM, 0);
-	return *fd < 0 ? -1 : connect(*fd, (struct sockaddr *)&a, sizeof(a));
 }
 
 /* A peer that sends bytes[0..n) to whoever connects, once; its port. */
@@ -514,6 +585,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_exec_limit),
 		cmocka_unit_test(test_detached),
 		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_oversized),
 	};
 	const char *slash = strrchr(argv[0], '/');
