@@ -40,8 +40,9 @@ static unsigned char key[32];
 static struct agent main_agent;
 static const char *const env[] = { "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", NULL };
 
-/* Starts the agent with key_file; its port from the line it prints. */
-static int agent_start(struct agent *a, const char *key_file)
+/* Starts the agent with key_file (and at most max_conns handlers, NULL: the default); its
+ * port from the line it prints. */
+static int agent_start_max(struct agent *a, const char *key_file, const char *max_conns)
 {
 	char execs[128], line[128] = "";
 	int out[2];
@@ -54,7 +55,8 @@ static int agent_start(struct agent *a, const char *key_file)
 		dup2(out[1], 1);
 		close(out[0]);
 		execl(agent_bin, agent_bin, "--listen", "127.0.0.1:0", "--key", key_file, "--dir",
-		      execs, "--detach-cap", "65536", (char *)NULL);
+		      execs, "--detach-cap", "65536", max_conns ? "--max-conns" : (char *)NULL,
+		      max_conns, (char *)NULL);
 		_exit(127);
 	}
 	close(out[1]);
@@ -65,6 +67,11 @@ static int agent_start(struct agent *a, const char *key_file)
 	if (sscanf(line, "sandboxd-agent: listening on 127.0.0.1:%d", &a->port) != 1)
 		return -1;
 	return 0;
+}
+
+static int agent_start(struct agent *a, const char *key_file)
+{
+	return agent_start_max(a, key_file, NULL);
 }
 
 static void agent_stop(struct agent *a)
@@ -455,6 +462,32 @@ static void test_files(void **state)
 	free(data);
 }
 
+/* Past --max-conns a connection is refused with words, and one is taken again once a
+ * slot is free. */
+static void test_busy(void **state)
+{
+	struct agent one = { 0, 0 };
+	struct agent_conn held, c;
+	struct err e = { "" };
+	int rc = -1;
+
+	assert_int_equal(agent_start_max(&one, key_path, "1"), 0);
+	assert_int_equal(agent_connect(&held, "127.0.0.1", one.port, key, sizeof(key), 5000, &e),
+			 0);
+	assert_int_equal(agent_connect(&c, "127.0.0.1", one.port, key, sizeof(key), 5000, &e),
+			 ERR_LIMIT);
+	assert_string_equal(e.msg, "agent: agent busy: too many connections");
+	agent_close(&held);
+	/* The handler lingers until our end closes, then the agent reaps it. */
+	for (int i = 0; i < 50 && rc; i++) {
+		usleep(50000);
+		if (!(rc = agent_connect(&c, "127.0.0.1", one.port, key, sizeof(key), 5000, &e)))
+			agent_close(&c);
+	}
+	agent_stop(&one);
+	assert_int_equal(rc, 0);
+}
+
 /* A plain TCP connection to the agent, without the client's handshake. */
 static int tcp_raw_connect(int port, int *fd)
 {
@@ -587,6 +620,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_oversized),
+		cmocka_unit_test(test_busy),
 	};
 	const char *slash = strrchr(argv[0], '/');
 
