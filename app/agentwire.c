@@ -28,7 +28,7 @@ static int wait_readable(int fd, const struct agentwire_wait *w, struct err *e)
 		if (w && w->deadline_ms) {
 			left = w->deadline_ms - agentwire_now_ms();
 			if (left <= 0)
-				return err_set(e, ERR_FAIL, "no answer from the agent in time");
+				return err_set(e, ERR_FAIL, "no answer in time");
 			if (left > 1000)
 				left = 1000;
 		}

@@ -607,6 +607,15 @@ static void test_oversized(void **state)
 			 ERR_INVALID);
 	assert_string_equal(e.msg, "agent: unknown frame type 200");
 	waitpid(pid, NULL, 0);
+
+	/* A hung agent (it accepts and says nothing): the connect's own time limit. */
+	port = fake_agent(hdr, 0, &pid);
+	w.deadline_ms = agentwire_now_ms();
+	assert_int_equal(agent_connect(&c, "127.0.0.1", port, key, sizeof(key), 300, &e),
+			 ERR_FAIL);
+	assert_string_equal(e.msg, "agent: no answer in time");
+	assert_true(agentwire_now_ms() - w.deadline_ms < 1500);
+	waitpid(pid, NULL, 0);
 	free(buf);
 }
 
