@@ -277,8 +277,8 @@ static void test_exec_limit(void **state)
 	took = agentwire_now_ms() - t0;
 	assert_true(x.timed_out);
 	assert_int_equal(x.signal, SIGKILL);
-	assert_true(took >= 5800 && took < 8000);
-	assert_true(x.duration_ms >= 5800 && x.duration_ms < 8000);
+	assert_true(took >= 5800 && took < 10000);    /* 6 s, with room for a loaded machine */
+	assert_true(x.duration_ms >= 5800 && x.duration_ms < 10000);
 	out_release(&o);
 
 	/* One that left the session with setsid is ended with its exec. */
