@@ -37,7 +37,9 @@ FUZZ_MAIN := tests/fuzz/replay.c
 endif
 
 LIB_SRC := $(filter-out app/bin/%,$(wildcard app/*.c))
+AGENT_LIB := app/agentproto.c app/agentwire.c app/sha256.c app/err.c
 LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/migrations.o $(B)/obj/scripts.o
+AGENT   := $(B)/sandboxd-agent
 BINS    := $(B)/sandboxd $(B)/sandboxctl $(B)/sandboxd-hook $(B)/hooks/pre-receive \
            $(B)/hooks/post-receive
 UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
@@ -46,7 +48,20 @@ FUZZ_BINS := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 REPLAY  = for t in $(FUZZ_TARGETS); do \
 	  $(B)/fuzz/fuzz_$$t tests/fuzz/corpus/$$t || failed=$$((failed + 1)); done
 
-all: $(BINS)
+all: $(BINS) $(AGENT)
+
+# sandboxd-agent runs inside sandboxes of any image: static, with musl, from app/agent/
+# and the few library files that use nothing but libc (one codec on both ends). Never the
+# service library, libpq or curl. Plain musl in the SANITIZE layout too (no ASan there).
+AGENT_CC   ?= musl-gcc
+AGENT_SRC  := $(wildcard app/agent/*.c) $(AGENT_LIB)
+$(B)/sandboxd-agent: $(AGENT_SRC) $(wildcard app/agent/*.h) $(wildcard include/sandboxd/*.h)
+	@command -v $(AGENT_CC) >/dev/null || { echo "$(AGENT_CC) is missing (deploy/install-deps.sh: musl-tools)"; exit 1; }
+	$(AGENT_CC) -static -O2 -g -std=gnu11 $(WARN) -Iinclude -fstack-protector-strong \
+	  -o $@ $(AGENT_SRC)
+
+# The unit test that runs the real agent on loopback.
+$(B)/unit/test_agent: $(AGENT)
 
 $(B)/obj/%.o: app/%.c $(wildcard include/sandboxd/*.h) | $(B)/obj
 	$(CC) $(CFLAGS) -c -o $@ $<

@@ -10,7 +10,7 @@ PACKAGES=(
     libcmocka-dev zlib1g-dev clang libclang-rt-14-dev
     postgresql nginx-light docker.io
     curl jq git wrk ca-certificates iproute2 iptables procps psmisc openssl fcgiwrap debootstrap
-    valgrind shellcheck
+    valgrind shellcheck musl-tools
 )
 
 # dpkg-query prints nothing (and complains on stderr) for packages it has never heard of;

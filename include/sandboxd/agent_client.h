@@ -1,0 +1,120 @@
+/* agent_client.h: the worker's side of sandboxd-agent (agentproto.h): connect to the agent
+ * of one sandbox at its address on the sandbox network (as Docker's inspect reports it:
+ * never a path or a name the container controls), prove the per-sandbox key and check the
+ * agent's proof, then one request per connection. Nothing the agent sends is trusted:
+ * every frame is bounded (AP_MSG_MAX) and decoded by agentproto, stream ids and sizes are
+ * checked, error texts are cleaned to printable ASCII, error codes kept within ERR_*.
+ * Output goes to the caller raw: capping, masking and U+FFFD stay the caller's (capture.h).
+ *
+ * Errors: 0, or an ERR_* code with e naming the problem: ERR_DENIED for a key refused
+ * either way ("agent refused the connection: ..." / "agent failed to authenticate"),
+ * ERR_FAIL for a connection that failed, closed or broke the protocol, ERR_CANCELLED when
+ * the caller's cancel asked to stop, and whatever code the agent answered a request with
+ * (ERR_NOTFOUND, ERR_NOTDIR, ERR_EXISTS for a directory, ERR_INVALID, ERR_DENIED,
+ * ERR_TOOBIG, ERR_LIMIT), its words in e prefixed "agent: ". */
+#ifndef SANDBOXD_AGENT_CLIENT_H
+#define SANDBOXD_AGENT_CLIENT_H
+#include <stddef.h>
+#include <stdint.h>
+#include "sandboxd/agentproto.h"
+#include "sandboxd/dstream.h"
+#include "sandboxd/err.h"
+#include "sandboxd/files.h"
+
+#define AGENT_CLIENT_ID_MAX 64
+
+/* One authenticated connection; agent_close releases it (safe on one never opened). */
+struct agent_conn {
+	int fd;                        /* -1 when closed */
+	uint32_t stream;
+	int io_ms;                     /* the longest wait for any one frame outside an exec */
+	unsigned char *buf;            /* AP_HDR + AP_MSG_MAX bytes */
+};
+
+/* Connects to host (a numeric IPv4 address) at port within timeout_ms, and authenticates
+ * both ways with key[0..key_len). c is closed on failure. */
+int agent_connect(struct agent_conn *c, const char *host, int port, const unsigned char *key,
+		  size_t key_len, int timeout_ms, struct err *e) __attribute__((warn_unused_result));
+void agent_close(struct agent_conn *c);
+
+/* An exec: cmd (bash -c) or argv (NULL-terminated), exactly env (NAME=value,
+ * NULL-terminated; nothing else is inherited), cwd (absolute) or NULL, the limit. */
+struct agent_exec_req {
+	const char *cmd;
+	const char *const *argv;
+	const char *cwd;
+	const char *const *env;
+	int64_t timeout_ms;
+	const struct ap_rlimit *rlimits;
+	size_t n_rlimits;
+};
+
+struct agent_exec_hooks {
+	int (*started)(void *arg);     /* non-zero: ERR_CANCELLED, the tree is ended */
+	void *started_arg;
+	dstream_fn sink;               /* DSTREAM_STDOUT / DSTREAM_STDERR bytes as they come */
+	void *sink_arg;
+	int (*cancel)(void *arg);      /* polled at least once a second */
+	void *cancel_arg;
+};
+
+/* How an exec ended: exit_code is 128 + signal when a signal ended it. */
+struct agent_exit {
+	int exit_code, signal, timed_out, killed;
+	long long duration_ms;
+};
+
+/* Runs r attached; returns once the agent reports its end (its tree ended past the limit).
+ * A cancel closes the connection, which makes the agent end the tree. */
+int agent_exec(struct agent_conn *c, const struct agent_exec_req *r,
+	       const struct agent_exec_hooks *h, struct agent_exit *out, struct err *e)
+	__attribute__((warn_unused_result));
+
+/* Starts r detached; id gets the agent's exec id. */
+int agent_detach_start(struct agent_conn *c, const struct agent_exec_req *r,
+		       char id[AGENT_CLIENT_ID_MAX], struct err *e)
+	__attribute__((warn_unused_result));
+
+struct agent_dstatus {
+	int running, lost;             /* lost: its supervisor died without a result */
+	struct agent_exit x;
+	uint64_t from[2];              /* where the bytes handed to the sink start */
+	uint64_t next[2];              /* where to ask next */
+};
+/* Output since want[0] (stdout) and want[1] (stderr), at most max bytes of each, to sink;
+ * ERR_INVALID for an offset past the output, ERR_NOTFOUND for no such exec. */
+int agent_detach_read(struct agent_conn *c, const char *id, const uint64_t want[2],
+		      uint64_t max, dstream_fn sink, void *arg, struct agent_dstatus *out,
+		      struct err *e) __attribute__((warn_unused_result));
+/* sig: SIGTERM, SIGKILL, SIGINT or SIGHUP; any but KILL is followed by KILL 5 s later. */
+int agent_detach_kill(struct agent_conn *c, const char *id, int sig, struct err *e)
+	__attribute__((warn_unused_result));
+
+/* Reads the file at path (absolute; a final symbolic link is refused) of at most limit
+ * bytes into sink. */
+int agent_file_read(struct agent_conn *c, const char *path, uint64_t limit,
+		    const struct files_sink *sink, struct err *e)
+	__attribute__((warn_unused_result));
+/* Writes data[0..len) at path with mode, creating its parents; the file appears whole
+ * (written beside it, renamed into place). */
+int agent_file_write(struct agent_conn *c, const char *path, unsigned mode,
+		     const unsigned char *data, size_t len, struct err *e)
+	__attribute__((warn_unused_result));
+/* One listed entry: its absolute path, type (1 file, 2 dir, 3 symlink, 4 other), size,
+ * mode, mtime. Non-zero stops the listing with that code. */
+struct agent_entry {
+	const char *path;
+	int type;
+	uint64_t size;
+	unsigned mode;
+	int64_t mtime;
+};
+typedef int (*agent_entry_fn)(void *arg, const struct agent_entry *ent);
+/* Lists path (a directory) to depth 1..8, at most 10,000 entries (*truncated past them). */
+int agent_file_list(struct agent_conn *c, const char *path, int depth, agent_entry_fn fn,
+		    void *arg, int *truncated, struct err *e) __attribute__((warn_unused_result));
+/* Removes path (a directory only with recursive). */
+int agent_file_remove(struct agent_conn *c, const char *path, int recursive, struct err *e)
+	__attribute__((warn_unused_result));
+
+#endif
