@@ -100,7 +100,7 @@ out:
 static void serve_request(struct conn *c, struct ap_msg *m)
 {
 	struct agentwire_wait w = { agentwire_now_ms() + AGENT_IO_MS, NULL, NULL };
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	struct ap_hdr h;
 	int rc;
 
@@ -157,7 +157,7 @@ void conn_serve(int fd, const struct agent_cfg *cfg)
 {
 	struct conn c = { .fd = fd, .stream = 1, .cfg = cfg };
 	struct ap_msg *m = malloc(sizeof(*m));
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	int one = 1, rc;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

@@ -182,7 +182,7 @@ void detached_start(struct conn *c, const struct ap_msg *m)
 	struct segs g = { .fd = { -1, -1 }, .seg = c->cfg->detach_cap / 4 };
 	struct run_sink s = { seg_output, &g, -1 };
 	struct status st = { .state = ST_RUNNING, .sup = getpid() };
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	struct ap_enc w;
 	int fds[2], sigfd, rc;
 	pid_t pid;

@@ -29,7 +29,7 @@ void exec_attached(struct conn *c, const struct ap_msg *m)
 	unsigned char b[AP_HDR + 256];
 	struct run_sink s = { to_conn, c, c->fd };
 	struct run_result r;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	struct ap_enc w;
 	int fds[2], sigfd = run_sigfd(), rc;
 	pid_t pid;

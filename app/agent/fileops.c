@@ -164,7 +164,7 @@ static int open_temp(const char *path, char tmp[AP_PATH_MAX + 64])
 void fileops_write(struct conn *c, const struct ap_msg *m)
 {
 	char path[AP_PATH_MAX], tmp[AP_PATH_MAX + 64];
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	struct stat st;
 	int fd = -1, rc, err;
 

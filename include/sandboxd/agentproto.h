@@ -151,12 +151,13 @@ void agentproto_mac(const unsigned char *key, size_t key_len, int worker,
 		    const unsigned char an[AP_NONCE_LEN], const unsigned char wn[AP_NONCE_LEN],
 		    unsigned char out[AP_MAC_LEN]);
 /* Compares two MACs in time independent of where they differ: 1 when equal. */
-int agentproto_mac_equal(const unsigned char a[AP_MAC_LEN], const unsigned char b[AP_MAC_LEN]);
+int agentproto_mac_equal(const unsigned char a[AP_MAC_LEN], const unsigned char b[AP_MAC_LEN])
+	__attribute__((warn_unused_result));
 
 /* The error frame's code, brought into the ERR_* range (anything else: ERR_FAIL), and its
  * message with every byte outside printable ASCII replaced by '?', into out (NUL-terminated,
  * cut to n - 1 bytes). */
-int agentproto_err_code(int64_t code);
+int agentproto_err_code(int64_t code) __attribute__((warn_unused_result));
 void agentproto_clean_text(char *out, size_t n, const char *in);
 
 #endif

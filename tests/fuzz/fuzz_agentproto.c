@@ -18,7 +18,7 @@ static void check_header(const unsigned char *p, size_t n)
 {
 	unsigned char again[AP_HDR];
 	struct ap_hdr h;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	if (n < AP_HDR)
 		return;
@@ -89,7 +89,7 @@ static void check_decoded(const struct ap_msg *m, const unsigned char *p, size_t
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ap_msg *m, *m2;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	unsigned char *p, *out;
 	struct ap_enc w;
 	size_t n, len;

@@ -117,7 +117,7 @@ static int setup(void **state)
 
 static void conn(struct agent_conn *c)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	int rc = agent_connect(c, "127.0.0.1", main_agent.port, key, sizeof(key), 5000, &e);
 
 	if (rc)
@@ -170,7 +170,7 @@ static void test_auth(void **state)
 	unsigned char wrong[32];
 	struct agent_conn c;
 	struct agent nokey = { 0, 0 };
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	char path[160], want[300];
 
 	memcpy(wrong, key, sizeof(wrong));
@@ -208,7 +208,7 @@ static void test_auth(void **state)
 static void test_exec_streams(void **state)
 {
 	struct agent_exit x;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	struct out o;
 
 	assert_int_equal(run("echo hi; echo err >&2", 10000, &o, &x, &e), 0);
@@ -268,7 +268,7 @@ static void test_exec_limit(void **state)
 {
 	long long t0 = agentwire_now_ms(), took;
 	struct agent_exit x;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	struct out o;
 	pid_t stray;
 
@@ -319,7 +319,7 @@ static int dread(const char *id, uint64_t out_off, uint64_t err_off, struct out 
 /* Waits (at most 15 s) until the exec is no longer running. */
 static void dwait(const char *id, struct agent_dstatus *st)
 {
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	struct out o;
 
 	for (int i = 0; i < 150; i++) {
@@ -336,7 +336,7 @@ static void dstart(const char *cmd, char id[AGENT_CLIENT_ID_MAX])
 {
 	struct agent_exec_req r = { .cmd = cmd, .env = env, .timeout_ms = 20000 };
 	struct agent_conn c;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	conn(&c);
 	if (agent_detach_start(&c, &r, id, &e))
@@ -349,7 +349,7 @@ static void test_detached(void **state)
 	char id[AGENT_CLIENT_ID_MAX];
 	struct agent_dstatus st;
 	struct agent_conn c;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	struct out o;
 
 	dstart("echo one; sleep 0.5; echo two; echo e >&2; exit 4", id);
@@ -424,7 +424,7 @@ static void test_files(void **state)
 	struct buf got;
 	struct files_sink sink = { fstart, fbytes, &got };
 	struct agent_conn c;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	char path[160], link[160], want[400];
 
 	assert_non_null(data);
@@ -468,7 +468,7 @@ static void test_busy(void **state)
 {
 	struct agent one = { 0, 0 };
 	struct agent_conn held, c;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	int rc = -1;
 
 	assert_int_equal(agent_start_max(&one, key_path, "1"), 0);
@@ -504,7 +504,7 @@ static void test_list(void **state)
 {
 	char path[160], want[400];
 	struct agent_conn c;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	struct buf names, got;
 	struct files_sink sink = { fstart, fbytes, &got };
@@ -574,7 +574,7 @@ static void test_oversized(void **state)
 	struct agent_conn c;
 	struct ap_hdr h;
 	struct ap_msg m;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	pid_t pid;
 	int port;
 

@@ -107,7 +107,7 @@ static void test_header(void **state)
 	unsigned char p[AP_HDR];
 	const unsigned char want[AP_HDR] = { 7, 0, 0, 0, 0x01, 0x02, 0x03, 0x04, 0, 1, 0, 0 };
 	struct ap_hdr h;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 
 	agentproto_hdr_put(p, AP_T_STDOUT, 0x01020304, 65536);
 	assert_memory_equal(p, want, AP_HDR);
@@ -140,7 +140,7 @@ static void test_exec_roundtrip(void **state)
 	struct ap_enc w;
 	struct ap_msg *m = malloc(sizeof(*m));
 	struct ap_hdr h;
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	size_t n;
 
 	assert_non_null(m);
@@ -177,12 +177,12 @@ static void test_exec_roundtrip(void **state)
 static int dec(uint8_t type, const char *p, size_t n, char *msg)
 {
 	struct ap_msg *m = malloc(sizeof(*m));
-	struct err e = { "" };
+	struct err e = { .msg = "" };
 	int rc;
 
 	assert_non_null(m);
 	rc = agentproto_decode(type, (const unsigned char *)p, n, m, &e);
-	snprintf(msg, 200, "%s", e.msg);
+	snprintf(msg, 200, "%.199s", e.msg);
 	free(m);
 	return rc;
 }
