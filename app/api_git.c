@@ -79,13 +79,17 @@ static void audit_failed_refs(struct req *r, const struct git_pusher *who,
 	free(text);
 }
 
-int api_git(struct req *r, const struct git_route *g, struct err *e)
+int api_git(struct req *r, struct err *e)
 {
 	struct git_pusher who = { .report_fd = -1 };
+	struct git_route route, *g = &route;
 	struct repo repo;
 	int rc;
 
 	r->git = 1;
+	if (!githttp_match(r->path, r->query, g))
+		return err_set(e, ERR_NOTFOUND, "not found");
+	r->audit_action = api_git_action(g);
 	if (g->service == GIT_NONE)
 		return err_set(e, ERR_NOTFOUND, "not found");
 	if (strcmp(r->method, g->method)) {

@@ -173,7 +173,6 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 {
 	struct err e = { .msg = "" };
 	const char *uri, *q, *action;
-	struct git_route git;
 	int rc;
 
 	r->routes = routes;
@@ -198,19 +197,18 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 		goto send;
 	}
 
+	rc = router_match(r->routes, r->nroutes, r->method, r->path, &r->match);
 	/* Git requests can last long: they never hold a transaction; like a GET, the only row
 	 * they write is their audit row (the hook writes its own per ref). */
-	if (githttp_match(r->path, r->query, &git)) {
-		if (db_ensure(r->db, &e)) {
-			r->git = 1;
-			http_fail(r, ERR_DB, &e);
-			goto send;
-		}
-		answer(r, api_git(r, &git, &e), &e);
-		request_finish(r, r->status == 401 ? auth_action(r) : api_git_action(&git));
+	if (rc == 0 && (r->match.route->flags & ROUTE_GIT)) {
+		r->git = 1;
+		if ((rc = db_ensure(r->db, &e)) == 0)
+			rc = r->match.route->handler(r, &e);
+		answer(r, rc, &e);
+		request_finish(r, r->status == 401 ? auth_action(r)
+				  : r->audit_action ? r->audit_action : "route.unknown");
 		goto send;
 	}
-	rc = router_match(r->routes, r->nroutes, r->method, r->path, &r->match);
 	if (strcmp(r->path, "/mcp") == 0)
 		r->via = "mcp";
 	/* A GET changes nothing but its audit row, which commits on its own: two round trips

@@ -75,6 +75,12 @@ static int match_path(const char *pattern, const char *path, struct route_match 
 	return 1;
 }
 
+/* Whether route t takes path; fills m when it is not NULL. */
+static int takes(const struct route *t, const char *path, struct route_match *m)
+{
+	return t->match ? t->match(path, m) : match_path(t->pattern, path, m);
+}
+
 int router_match(const struct route *table, size_t n, const char *method, const char *path,
 		 struct route_match *m)
 {
@@ -83,9 +89,10 @@ int router_match(const struct route *table, size_t n, const char *method, const 
 
 	memset(m, 0, sizeof(*m));
 	for (size_t i = 0; i < n; i++) {
-		if (!match_path(table[i].pattern, path, NULL))
+		if (!takes(&table[i], path, NULL))
 			continue;
-		if (strcmp(table[i].method, method) == 0 && match_path(table[i].pattern, path, m)) {
+		if ((strcmp(table[i].method, "*") == 0 || strcmp(table[i].method, method) == 0) &&
+		    takes(&table[i], path, m)) {
 			m->route = &table[i];
 			return 0;
 		}

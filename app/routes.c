@@ -1,44 +1,63 @@
 /* routes.c: the REST route table. Order matters only between patterns that could match the
  * same path; none here do. Every route under …/diffinery/sandboxes carries ROUTE_SANDBOX
  * (test_router checks it), so that no call on a sandbox skips its scope check. */
+#include <string.h>
 #include "sandboxd/api.h"
 #include "sandboxd/banned.h"
 
 #define REPO "/api/v3/repos/{owner}/{repo}"
 #define SB API_SANDBOXES
 
+/* /{owner}/{name}.git/…, as git's smart HTTP names a repository (githttp_match). */
+static int git_path(const char *path, struct route_match *m)
+{
+	struct git_route g;
+
+	if (!githttp_match(path, "", &g))
+		return 0;
+	if (m) {
+		memcpy(m->params[0], g.owner, sizeof(m->params[0]));
+		memcpy(m->params[1], g.name, sizeof(m->params[1]));
+		m->nparams = 2;
+	}
+	return 1;
+}
+
 const struct route api_routes[] = {
-	{ "GET", "/healthz", api_health, "health.get", ROUTE_PUBLIC },
-	{ "GET", "/api/v3/user", api_user_get, "user.get", 0 },
-	{ "POST", "/mcp", api_mcp, "mcp", 0 },
-	{ "POST", "/api/v3/user/repos", api_user_repos_create, "repo.create", ROUTE_JSON },
-	{ "POST", "/api/v3/user/tokens", api_user_tokens_create, "token.create", ROUTE_JSON },
-	{ "DELETE", "/api/v3/user/tokens/{id}", api_user_tokens_revoke, "token.revoke", 0 },
-	{ "GET", REPO, api_repo_get, "repo.get", ROUTE_PUBLIC },
-	{ "PATCH", REPO, api_repo_update, "repo.update", ROUTE_JSON },
+	{ "GET", "/healthz", api_health, "health.get", ROUTE_PUBLIC, NULL },
+	{ "GET", "/api/v3/user", api_user_get, "user.get", 0, NULL },
+	{ "POST", "/mcp", api_mcp, "mcp", 0, NULL },
+	{ "POST", "/api/v3/user/repos", api_user_repos_create, "repo.create", ROUTE_JSON, NULL },
+	{ "POST", "/api/v3/user/tokens", api_user_tokens_create, "token.create", ROUTE_JSON, NULL },
+	{ "DELETE", "/api/v3/user/tokens/{id}", api_user_tokens_revoke, "token.revoke", 0, NULL },
+	{ "GET", REPO, api_repo_get, "repo.get", ROUTE_PUBLIC, NULL },
+	{ "PATCH", REPO, api_repo_update, "repo.update", ROUTE_JSON, NULL },
 	{ "PUT", REPO "/collaborators/{login}", api_collaborator_set, "collaborator.set",
-	  ROUTE_JSON },
+	  ROUTE_JSON, NULL },
 	{ "DELETE", REPO "/collaborators/{login}", api_collaborator_remove, "collaborator.remove",
-	  0 },
-	{ "POST", REPO "/git-urls", api_git_urls_create, "git_url.create", ROUTE_JSON },
-	{ "POST", "/api/v3/user/keys", api_user_keys_create, "key.create", ROUTE_JSON },
-	{ "POST", REPO SB, api_sandbox_create, "sandbox.create", ROUTE_JSON | ROUTE_SANDBOX },
-	{ "GET", REPO SB, api_sandbox_list, "sandbox.list", ROUTE_SANDBOX },
-	{ "GET", REPO SB "/{id}", api_sandbox_get, "sandbox.get", ROUTE_SANDBOX },
-	{ "POST", REPO SB "/{id}/close", api_sandbox_close, "sandbox.close", ROUTE_SANDBOX },
-	{ "POST", REPO SB "/{id}/exec", api_sandbox_exec, "sandbox.exec", ROUTE_JSON | ROUTE_SANDBOX },
+	  0, NULL },
+	{ "POST", REPO "/git-urls", api_git_urls_create, "git_url.create", ROUTE_JSON, NULL },
+	{ "POST", "/api/v3/user/keys", api_user_keys_create, "key.create", ROUTE_JSON, NULL },
+	{ "POST", REPO SB, api_sandbox_create, "sandbox.create", ROUTE_JSON | ROUTE_SANDBOX, NULL },
+	{ "GET", REPO SB, api_sandbox_list, "sandbox.list", ROUTE_SANDBOX, NULL },
+	{ "GET", REPO SB "/{id}", api_sandbox_get, "sandbox.get", ROUTE_SANDBOX, NULL },
+	{ "POST", REPO SB "/{id}/close", api_sandbox_close, "sandbox.close", ROUTE_SANDBOX, NULL },
+	{ "POST", REPO SB "/{id}/exec", api_sandbox_exec, "sandbox.exec", ROUTE_JSON | ROUTE_SANDBOX, NULL },
 	{ "GET", REPO SB "/{id}/execs/{execId}", api_sandbox_exec_get, "sandbox.exec_get",
-	  ROUTE_SANDBOX },
-	{ "POST", REPO SB "/{id}/read", api_sandbox_read, "sandbox.read", ROUTE_JSON | ROUTE_SANDBOX },
+	  ROUTE_SANDBOX, NULL },
+	{ "POST", REPO SB "/{id}/read", api_sandbox_read, "sandbox.read", ROUTE_JSON | ROUTE_SANDBOX, NULL },
 	{ "POST", REPO SB "/{id}/write", api_sandbox_write, "sandbox.write",
-	  ROUTE_JSON | ROUTE_BIG_BODY | ROUTE_SANDBOX },
-	{ "POST", REPO "/job-tokens", api_job_tokens_create, "job_token.create", ROUTE_JSON },
+	  ROUTE_JSON | ROUTE_BIG_BODY | ROUTE_SANDBOX, NULL },
+	{ "POST", REPO "/job-tokens", api_job_tokens_create, "job_token.create", ROUTE_JSON, NULL },
 	{ "POST", "/api/v3/admin/accounts", api_admin_accounts_create, "account.create",
-	  ROUTE_JSON | ROUTE_SITE_ADMIN },
+	  ROUTE_JSON | ROUTE_SITE_ADMIN, NULL },
 	{ "PATCH", "/api/v3/admin/accounts/{login}", api_admin_accounts_update, "account.update",
-	  ROUTE_JSON | ROUTE_SITE_ADMIN },
+	  ROUTE_JSON | ROUTE_SITE_ADMIN, NULL },
 	{ "POST", "/api/v3/admin/accounts/{login}/tokens", api_admin_tokens_create,
-	  "admin_token.create", ROUTE_JSON | ROUTE_SITE_ADMIN },
+	  "admin_token.create", ROUTE_JSON | ROUTE_SITE_ADMIN, NULL },
+	/* Git smart HTTP: GET …/info/refs?service=, POST …/git-upload-pack and
+	 * …/git-receive-pack; the handler tells the services apart and answers the rest. */
+	{ "*", "/{owner}/{repo}.git/…", api_git, "git.request", ROUTE_GIT, git_path },
 };
 
 const size_t api_routes_count = sizeof(api_routes) / sizeof(api_routes[0]);

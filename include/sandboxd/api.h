@@ -53,8 +53,7 @@ int api_sandbox_ready(struct req *r, struct sandbox *s, struct err *e)
 int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live,
 		       struct err *e) __attribute__((warn_unused_result));
 /* Git smart HTTP: authorises, then streams through git http-backend. */
-int api_git(struct req *r, const struct git_route *g, struct err *e)
-	__attribute__((warn_unused_result));
+int api_git(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* The audit verb of a git request. */
 const char *api_git_action(const struct git_route *g);
 

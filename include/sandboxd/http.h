@@ -59,6 +59,8 @@ struct req {
 	const struct route *routes;  /* the table the request is routed by, and its size */
 	size_t nroutes;
 	struct route_match match;
+	const char *audit_action;    /* the handler's audit verb, where the route's depends on
+					the request (git: fetch or push) */
 
 	const char *body;
 	size_t body_len;

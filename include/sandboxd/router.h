@@ -22,14 +22,22 @@ enum route_flags {
 	 * sandbox tokens get "job and sandbox tokens can't start sandboxes"; the handler still
 	 * checks the write role on the repository (api_sandbox_access). */
 	ROUTE_SANDBOX = 32,
+	/* Git smart HTTP: no transaction is held (a clone or push can last long), the caller
+	 * is the handler's to resolve (Basic challenges), its audit verb the handler's. */
+	ROUTE_GIT = 64,
 };
 
+struct route_match;
 struct route {
-	const char *method;
+	const char *method;   /* "*": any (the handler answers 405 itself) */
 	const char *pattern;
 	int (*handler)(struct req *r, struct err *e);
 	const char *action;   /* audit verb, e.g. "repo.create" */
 	int flags;
+	/* For paths a pattern cannot say (git's /{owner}/{name}.git/…): decides instead of the
+	 * pattern (which then only documents the route), filling m's parameters when m is not
+	 * NULL; 1 when path is the route's. */
+	int (*match)(const char *path, struct route_match *m);
 };
 
 struct route_match {

@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(strlen(m.allow) < sizeof(m.allow));
 	if (status == 0) {
 		FUZZ_CHECK(m.route >= api_routes && m.route < api_routes + api_routes_count);
-		FUZZ_CHECK(strcmp(m.route->method, method) == 0);
+		FUZZ_CHECK(strcmp(m.route->method, "*") == 0 || strcmp(m.route->method, method) == 0);
 		FUZZ_CHECK(m.nparams >= 0 && m.nparams <= ROUTER_MAX_PARAMS);
 		for (int i = 0; i < m.nparams; i++) {
 			size_t n = strnlen(m.params[i], ROUTER_PARAM_MAX);

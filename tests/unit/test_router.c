@@ -18,12 +18,12 @@ static int h_tag(struct req *r, struct err *e) { return 5; }
 static int h_six(struct req *r, struct err *e) { return 6; }
 
 static const struct route table[] = {
-	{ "GET", "/items", h_list, "item.list", ROUTE_PUBLIC },
-	{ "POST", "/items", h_create, "item.create", ROUTE_JSON },
-	{ "GET", "/items/{id}", h_get, "item.get", 0 },
-	{ "PATCH", "/items/{id}", h_update, "item.update", ROUTE_JSON },
-	{ "DELETE", "/items/{id}/tags/{tag}", h_tag, "tag.delete", 0 },
-	{ "GET", "/s/{a}/{b}/{c}/x/{d}/{e}/{f}", h_six, "six", 0 },
+	{ "GET", "/items", h_list, "item.list", ROUTE_PUBLIC, NULL },
+	{ "POST", "/items", h_create, "item.create", ROUTE_JSON, NULL },
+	{ "GET", "/items/{id}", h_get, "item.get", 0, NULL },
+	{ "PATCH", "/items/{id}", h_update, "item.update", ROUTE_JSON, NULL },
+	{ "DELETE", "/items/{id}/tags/{tag}", h_tag, "tag.delete", 0, NULL },
+	{ "GET", "/s/{a}/{b}/{c}/x/{d}/{e}/{f}", h_six, "six", 0, NULL },
 };
 #define N (sizeof(table) / sizeof(table[0]))
 
@@ -225,7 +225,7 @@ static void test_allow_holds_whole_methods(void **state)
 	char copy[sizeof(m.allow)], *item, *save = NULL;
 
 	for (size_t i = 0; i < sizeof(many) / sizeof(many[0]); i++)
-		many[i] = (struct route){ methods[i], "/x", h_get, "x", 0 };
+		many[i] = (struct route){ methods[i], "/x", h_get, "x", 0, NULL };
 	assert_int_equal(router_match(many, sizeof(many) / sizeof(many[0]), "LOCK", "/x", &m),
 			 ERR_METHOD);
 	assert_true(strlen(m.allow) < sizeof(m.allow));
