@@ -557,9 +557,44 @@ static json_object *labels_object(const char *const *l)
 	return labels;
 }
 
+/* /workspace on a volume or a bind: the archive API sees neither tmpfs nor a read-only
+ * root. The volume gets c->volume_labels when the engine makes it. */
+static int add_workspace(json_object *hc, const struct docker_create *c)
+{
+	json_object *mounts, *mount;
+	int rc;
+
+	if (!(mounts = json_object_new_array()))
+		return ERR_NOMEM;
+	json_object_object_add(hc, "Mounts", mounts);
+	if (!(mount = json_object_new_object()) || json_object_array_add(mounts, mount)) {
+		json_object_put(mount);
+		return ERR_NOMEM;
+	}
+	if (!c->workspace || !*c->workspace)
+		rc = json_add_str(mount, "Type", "volume");
+	else if (c->workspace[0] == '/')
+		rc = json_add_str(mount, "Type", "bind") || json_add_str(mount, "Source", c->workspace);
+	else
+		rc = json_add_str(mount, "Type", "volume") || json_add_str(mount, "Source", c->workspace);
+	if (rc || json_add_str(mount, "Target", "/workspace"))
+		return ERR_NOMEM;
+	if (c->volume_labels && (!c->workspace || c->workspace[0] != '/')) {
+		json_object *vo = json_object_new_object(), *vl = labels_object(c->volume_labels);
+		if (!vo || !vl) {
+			json_object_put(vo);
+			json_object_put(vl);
+			return ERR_NOMEM;
+		}
+		json_object_object_add(vo, "Labels", vl);
+		json_object_object_add(mount, "VolumeOptions", vo);
+	}
+	return 0;
+}
+
 static int create_body(const struct docker_create *c, json_object **out)
 {
-	json_object *o, *hc, *labels, *mounts, *mount, *logc;
+	json_object *o, *hc, *labels, *logc;
 	static const char *const drop_all[] = {"ALL", NULL};
 	static const char *const nnp[] = {"no-new-privileges", NULL};
 	int rc;
@@ -596,34 +631,7 @@ static int create_body(const struct docker_create *c, json_object **out)
 		return rc;
 	if (c->pids_limit > 0 && (rc = json_add_int(hc, "PidsLimit", c->pids_limit)))
 		return rc;
-	/* /workspace on a volume or a bind: the archive API sees neither tmpfs nor a
-	 * read-only root. */
-	if (!(mounts = json_object_new_array()))
-		return ERR_NOMEM;
-	json_object_object_add(hc, "Mounts", mounts);
-	if (!(mount = json_object_new_object()) || json_object_array_add(mounts, mount)) {
-		json_object_put(mount);
-		return ERR_NOMEM;
-	}
-	if (!c->workspace || !*c->workspace)
-		rc = json_add_str(mount, "Type", "volume");
-	else if (c->workspace[0] == '/')
-		rc = json_add_str(mount, "Type", "bind") || json_add_str(mount, "Source", c->workspace);
-	else
-		rc = json_add_str(mount, "Type", "volume") || json_add_str(mount, "Source", c->workspace);
-	if (rc || json_add_str(mount, "Target", "/workspace"))
-		return ERR_NOMEM;
-	if (c->volume_labels && (!c->workspace || c->workspace[0] != '/')) {
-		json_object *vo = json_object_new_object(), *vl = labels_object(c->volume_labels);
-		if (!vo || !vl) {
-			json_object_put(vo);
-			json_object_put(vl);
-			return ERR_NOMEM;
-		}
-		json_object_object_add(vo, "Labels", vl);
-		json_object_object_add(mount, "VolumeOptions", vo);
-	}
-	return 0;
+	return add_workspace(hc, c);
 }
 
 /* POSTs body to path and reads the "Id" of what Docker made (a container or an exec) into

@@ -228,6 +228,31 @@ static int cmd_account(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* token revoke ID: revoking a revoked token again is not an error (its time stays). */
+static int token_revoke(int argc, char **argv)
+{
+	int64_t n;
+	PGresult *res;
+	struct err e;
+	int code = 0, rc;
+
+	if (argc != 3 || num_parse(argv[2], 1, INT64_MAX, &n))
+		return usage("token revoke takes one numeric token id");
+	if ((rc = connect_db(&e)))
+		return fail(rc, &e);
+	res = db_exec(&db, &e, &code,
+		      "UPDATE tokens SET revoked_at = coalesce(revoked_at, now())"
+		      " WHERE id = $1 RETURNING id", 1, argv[2]);
+	if (!res)
+		return fail(code, &e);
+	rc = PQntuples(res);
+	PQclear(res);
+	if (!rc)
+		return fail(err_set(&e, ERR_NOTFOUND, "token %s not found", argv[2]), &e);
+	printf("revoked %s\n", argv[2]);
+	return EXIT_OK;
+}
+
 static int cmd_token(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -247,26 +272,8 @@ static int cmd_token(int argc, char **argv)
 		return help("token");
 	if (argc < 3)
 		return usage("token needs a subcommand and an argument");
-	if (strcmp(argv[1], "revoke") == 0) {
-		int64_t n;
-		PGresult *res;
-		int code = 0;
-		if (argc != 3 || num_parse(argv[2], 1, INT64_MAX, &n))
-			return usage("token revoke takes one numeric token id");
-		if ((rc = connect_db(&e)))
-			return fail(rc, &e);
-		res = db_exec(&db, &e, &code,
-			      "UPDATE tokens SET revoked_at = coalesce(revoked_at, now())"
-			      " WHERE id = $1 RETURNING id", 1, argv[2]);
-		if (!res)
-			return fail(code, &e);
-		rc = PQntuples(res);
-		PQclear(res);
-		if (!rc)
-			return fail(err_set(&e, ERR_NOTFOUND, "token %s not found", argv[2]), &e);
-		printf("revoked %s\n", argv[2]);
-		return EXIT_OK;
-	}
+	if (strcmp(argv[1], "revoke") == 0)
+		return token_revoke(argc, argv);
 	if (strcmp(argv[1], "create"))
 		return usage("token subcommands: create, revoke");
 	optind = 3;
