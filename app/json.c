@@ -145,20 +145,39 @@ give_up:
 
 static json_object *fast_value(struct fast *f, int *ok);
 
+/* Just past an opening '{' or '[': 1, and the closing byte consumed, when it is empty. */
+static int fast_empty(struct fast *f, char close)
+{
+	fast_ws(f);
+	if (f->p < f->end && *f->p == close) {
+		f->p++;
+		return 1;
+	}
+	return 0;
+}
+
+/* After a member or an item, the byte that follows is consumed: 1 for a ',' (another
+ * follows), 0 for the closing byte, -1 (nothing consumed) for anything else. */
+static int fast_next(struct fast *f, char close)
+{
+	fast_ws(f);
+	if (f->p < f->end && (*f->p == ',' || *f->p == close))
+		return *f->p++ == ',';
+	return -1;
+}
+
 static json_object *fast_object(struct fast *f, int *ok)
 {
 	json_object *o = json_object_new_object(), *v;
 	const char *k;
 	char *key, *owned;
 	size_t klen;
+	int more;
 
 	if (!o)
 		goto fail;
-	fast_ws(f);
-	if (f->p < f->end && *f->p == '}') {
-		f->p++;
+	if (fast_empty(f, '}'))
 		return o;
-	}
 	for (;;) {
 		fast_ws(f);
 		if (f->p >= f->end || *f->p != '"')
@@ -183,16 +202,10 @@ static json_object *fast_object(struct fast *f, int *ok)
 			goto fail;
 		}
 		free(key);
-		fast_ws(f);
-		if (f->p < f->end && *f->p == ',') {
-			f->p++;
-			continue;
-		}
-		if (f->p < f->end && *f->p == '}') {
-			f->p++;
+		if ((more = fast_next(f, '}')) == 0)
 			return o;
-		}
-		goto fail;
+		if (more < 0)
+			goto fail;
 	}
 fail:
 	*ok = 0;
@@ -203,14 +216,12 @@ fail:
 static json_object *fast_array(struct fast *f, int *ok)
 {
 	json_object *a = json_object_new_array(), *v;
+	int more;
 
 	if (!a)
 		goto fail;
-	fast_ws(f);
-	if (f->p < f->end && *f->p == ']') {
-		f->p++;
+	if (fast_empty(f, ']'))
 		return a;
-	}
 	for (;;) {
 		fast_ws(f);
 		v = fast_value(f, ok);
@@ -218,16 +229,10 @@ static json_object *fast_array(struct fast *f, int *ok)
 			json_object_put(v);
 			goto fail;
 		}
-		fast_ws(f);
-		if (f->p < f->end && *f->p == ',') {
-			f->p++;
-			continue;
-		}
-		if (f->p < f->end && *f->p == ']') {
-			f->p++;
+		if ((more = fast_next(f, ']')) == 0)
 			return a;
-		}
-		goto fail;
+		if (more < 0)
+			goto fail;
 	}
 fail:
 	*ok = 0;
