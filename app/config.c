@@ -1,5 +1,6 @@
 /* config.c: SANDBOXD_* settings with defaults; every bad value names its variable. */
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "sandboxd/config.h"
@@ -7,38 +8,11 @@
 #include "sandboxd/num.h"
 #include "sandboxd/banned.h"
 
-static int set_str(char *dst, size_t n, config_getenv_fn get, const char *name,
-		   const char *def, struct err *e)
-{
-	const char *v = get(name);
-
-	if (!v || !*v)
-		v = def;
-	if (strlen(v) >= n)
-		return err_set(e, ERR_INVALID, "%s is longer than %zu characters", name, n - 1);
-	snprintf(dst, n, "%s", v);
-	return 0;
-}
-
-static int set_num(int64_t *dst, config_getenv_fn get, const char *name, int64_t def,
-		   int64_t min, int64_t max, struct err *e)
-{
-	const char *v = get(name);
-
-	if (!v || !*v) {
-		*dst = def;
-		return 0;
-	}
-	if (num_parse(v, min, max, dst))
-		return err_set(e, ERR_INVALID, "%s must be an integer between %lld and %lld",
-			       name, (long long)min, (long long)max);
-	return 0;
-}
-
 /* An IPv4 or IPv6 address literal, or empty. */
-static int check_git_addr(const char *v, struct err *e)
+static int check_git_addr(struct config *c, struct err *e)
 {
 	unsigned char a[16];
+	const char *v = c->sandbox_git_addr;
 
 	if (!*v || inet_pton(AF_INET, v, a) == 1 || inet_pton(AF_INET6, v, a) == 1)
 		return 0;
@@ -46,9 +20,9 @@ static int check_git_addr(const char *v, struct err *e)
 }
 
 /* Each entry is an origin as browsers send it: http:// or https://, a host, no path. */
-static int check_origins(const char *v, struct err *e)
+static int check_origins(struct config *c, struct err *e)
 {
-	const char *p = v;
+	const char *p = c->mcp_origins;
 
 	while (*p) {
 		size_t len = strcspn(p, ","), skip = 0;
@@ -75,34 +49,24 @@ static int check_origins(const char *v, struct err *e)
 	return 0;
 }
 
-int config_load(struct config *c, config_getenv_fn get, struct err *e)
+static void trim_slashes(char *s)
 {
-	int64_t n;
-	char level[16];
-	int rc;
+	size_t n = strlen(s);
 
-	memset(c, 0, sizeof(*c));
-	if ((rc = set_str(c->database_url, sizeof(c->database_url), get,
-			  "SANDBOXD_DATABASE_URL", "", e)))
-		return rc;
+	while (n > 0 && s[n - 1] == '/')
+		s[--n] = 0;
+}
+
+static int check_database_url(struct config *c, struct err *e)
+{
 	if (!c->database_url[0])
 		return err_set(e, ERR_INVALID, "SANDBOXD_DATABASE_URL is required");
-	if ((rc = set_str(c->socket_path, sizeof(c->socket_path), get, "SANDBOXD_SOCKET",
-			  "/run/sandboxd/fcgi.sock", e)) ||
-	    (rc = set_str(c->socket_group, sizeof(c->socket_group), get,
-			  "SANDBOXD_SOCKET_GROUP", "", e)) ||
-	    (rc = set_str(c->repos_dir, sizeof(c->repos_dir), get, "SANDBOXD_REPOS_DIR",
-			  "/var/lib/sandboxd/repos", e)) ||
-	    (rc = set_str(c->public_url, sizeof(c->public_url), get, "SANDBOXD_PUBLIC_URL",
-			  "http://127.0.0.1", e)) ||
-	    (rc = set_str(c->docker_host, sizeof(c->docker_host), get, "SANDBOXD_DOCKER_HOST",
-			  "unix:///var/run/docker.sock", e)) ||
-	    (rc = set_str(c->pid_file, sizeof(c->pid_file), get, "SANDBOXD_PID_FILE", "", e)) ||
-	    (rc = set_str(c->git_bin, sizeof(c->git_bin), get, "SANDBOXD_GIT", "/usr/bin/git", e)) ||
-	    (rc = set_str(c->hooks_dir, sizeof(c->hooks_dir), get, "SANDBOXD_HOOKS_DIR",
-			  "/usr/lib/sandboxd/hooks", e)) ||
-	    (rc = set_str(level, sizeof(level), get, "SANDBOXD_LOG_LEVEL", "info", e)))
-		return rc;
+	return 0;
+}
+
+/* The server's own settings, once all of them are read (their errors keep this order). */
+static int check_server(struct config *c, struct err *e)
+{
 	if (c->socket_path[0] != '/')
 		return err_set(e, ERR_INVALID, "SANDBOXD_SOCKET must be an absolute path");
 	if (strlen(c->socket_path) >= 108)
@@ -111,56 +75,48 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 		return err_set(e, ERR_INVALID, "SANDBOXD_REPOS_DIR must be an absolute path");
 	if (strncmp(c->public_url, "http://", 7) && strncmp(c->public_url, "https://", 8))
 		return err_set(e, ERR_INVALID, "SANDBOXD_PUBLIC_URL must start with http:// or https://");
-	size_t ul = strlen(c->public_url);
-	while (ul > 0 && c->public_url[ul - 1] == '/')
-		c->public_url[--ul] = 0;
+	trim_slashes(c->public_url);
 	if (!strchr(c->public_url, ':') || strlen(strchr(c->public_url, ':')) <= 3)
 		return err_set(e, ERR_INVALID, "SANDBOXD_PUBLIC_URL must name a host");
 	if (strncmp(c->docker_host, "unix://", 7) && strncmp(c->docker_host, "tcp://", 6) &&
 	    strncmp(c->docker_host, "https://", 8))
 		return err_set(e, ERR_INVALID,
 			       "SANDBOXD_DOCKER_HOST must start with unix://, tcp:// or https://");
-	if ((c->log_level = log_parse_level(level)) < 0)
+	if (c->log_level < 0)
 		return err_set(e, ERR_INVALID,
 			       "SANDBOXD_LOG_LEVEL must be debug, info, warn or error");
-	if ((rc = set_num(&n, get, "SANDBOXD_WORKERS", 16, 1, 1024, e)))
-		return rc;
-	c->workers = (int)n;
-	if ((rc = set_num(&n, get, "SANDBOXD_GIT_WORKERS", 4, 1, 1024, e)))
-		return rc;
-	c->git_workers = (int)n;
-	/* By default beside the main socket: fcgi.sock -> fcgi-git.sock. */
-	char git_default[sizeof(c->git_socket_path)];
+	return 0;
+}
+
+/* By default beside the main socket: fcgi.sock -> fcgi-git.sock. */
+static void git_socket_default(const struct config *c, char *out, size_t n)
+{
 	size_t sl = strlen(c->socket_path);
+
 	if (sl > 5 && strcmp(c->socket_path + sl - 5, ".sock") == 0)
-		snprintf(git_default, sizeof(git_default), "%.*s-git.sock", (int)(sl - 5),
-			 c->socket_path);
+		snprintf(out, n, "%.*s-git.sock", (int)(sl - 5), c->socket_path);
 	else
-		snprintf(git_default, sizeof(git_default), "%.250s-git", c->socket_path);
-	if ((rc = set_str(c->git_socket_path, sizeof(c->git_socket_path), get,
-			  "SANDBOXD_GIT_SOCKET", git_default, e)))
-		return rc;
+		snprintf(out, n, "%.250s-git", c->socket_path);
+}
+
+static int check_git_socket(struct config *c, struct err *e)
+{
+	char def[sizeof(c->git_socket_path)];
+
 	if (c->git_socket_path[0] != '/')
 		return err_set(e, ERR_INVALID, "SANDBOXD_GIT_SOCKET must be an absolute path");
+	git_socket_default(c, def, sizeof(def));
 	if (strlen(c->git_socket_path) >= 108)
 		return err_set(e, ERR_INVALID, "SANDBOXD_GIT_SOCKET is longer than 107 characters%s",
-			       strcmp(c->git_socket_path, git_default) ? ""
+			       strcmp(c->git_socket_path, def) ? ""
 			       : " (by default it is SANDBOXD_SOCKET with -git)");
 	if (strcmp(c->git_socket_path, c->socket_path) == 0)
 		return err_set(e, ERR_INVALID, "SANDBOXD_GIT_SOCKET must differ from SANDBOXD_SOCKET");
-	if ((rc = set_str(c->docker_ca, sizeof(c->docker_ca), get, "SANDBOXD_DOCKER_CA", "", e)) ||
-	    (rc = set_str(c->docker_cert, sizeof(c->docker_cert), get, "SANDBOXD_DOCKER_CERT", "", e)) ||
-	    (rc = set_str(c->docker_key, sizeof(c->docker_key), get, "SANDBOXD_DOCKER_KEY", "", e)) ||
-	    (rc = set_str(c->instance, sizeof(c->instance), get, "SANDBOXD_INSTANCE", "sandboxd", e)) ||
-	    (rc = set_str(c->runner_image, sizeof(c->runner_image), get, "SANDBOXD_RUNNER_IMAGE",
-			  "sandboxd-runner:bookworm", e)) ||
-	    (rc = set_str(c->sandbox_git_url, sizeof(c->sandbox_git_url), get,
-			  "SANDBOXD_SANDBOX_GIT_URL", "http://sandboxd.internal", e)) ||
-	    (rc = set_str(c->sandbox_network, sizeof(c->sandbox_network), get,
-			  "SANDBOXD_SANDBOX_NETWORK", "bridge", e)) ||
-	    (rc = set_str(c->signing_key_file, sizeof(c->signing_key_file), get,
-			  "SANDBOXD_SIGNING_KEY_FILE", "", e)))
-		return rc;
+	return 0;
+}
+
+static int check_sandbox(struct config *c, struct err *e)
+{
 	if (c->signing_key_file[0] && c->signing_key_file[0] != '/')
 		return err_set(e, ERR_INVALID, "SANDBOXD_SIGNING_KEY_FILE must be an absolute path");
 	/* Docker's own rule for network names; "host" and "none" would undo the isolation. */
@@ -171,58 +127,141 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 		return err_set(e, ERR_INVALID,
 			       "SANDBOXD_SANDBOX_NETWORK must name a Docker network (letters, digits, "
 			       "'_', '.', '-'; not host or none)");
-	ul = strlen(c->sandbox_git_url);
-	while (ul > 0 && c->sandbox_git_url[ul - 1] == '/')
-		c->sandbox_git_url[--ul] = 0;
+	trim_slashes(c->sandbox_git_url);
 	if (strncmp(c->sandbox_git_url, "http://", 7) && strncmp(c->sandbox_git_url, "https://", 8))
 		return err_set(e, ERR_INVALID, "SANDBOXD_SANDBOX_GIT_URL must start with http:// or https://");
-	if ((rc = set_str(c->sandbox_git_addr, sizeof(c->sandbox_git_addr), get,
-			  "SANDBOXD_SANDBOX_GIT_ADDR", "", e)) ||
-	    (rc = check_git_addr(c->sandbox_git_addr, e)))
-		return rc;
-	/* The public URL's origin: scheme and authority, without the path. */
-	char origin[sizeof(c->public_url)];
+	return 0;
+}
+
+/* The public URL's origin: scheme and authority, without the path. */
+static void public_origin(const struct config *c, char *out, size_t n)
+{
 	const char *auth = strstr(c->public_url, "://") + 3;
-	snprintf(origin, sizeof(origin), "%.*s", (int)(auth - c->public_url + strcspn(auth, "/")),
-		 c->public_url);
-	if ((rc = set_str(c->mcp_origins, sizeof(c->mcp_origins), get, "SANDBOXD_MCP_ORIGINS",
-			  origin, e)) ||
-	    (rc = check_origins(c->mcp_origins, e)))
-		return rc;
-	if ((rc = set_num(&n, get, "SANDBOXD_IMAGE_PULL", 0, 0, 1, e)))
-		return rc;
-	c->image_pull = (int)n;
-	if ((rc = set_num(&n, get, "SANDBOXD_IDLE_TIMEOUT", 1800, 5, 86400, e)))
-		return rc;
-	c->idle_timeout = (int)n;
-	if ((rc = set_num(&n, get, "SANDBOXD_REAPER_INTERVAL", 10, 1, 3600, e)))
-		return rc;
-	c->reaper_interval = (int)n;
-	if ((rc = set_num(&n, get, "SANDBOXD_START_TIMEOUT", 180, 5, 3600, e)))
-		return rc;
-	c->start_timeout = (int)n;
-	if ((rc = set_num(&n, get, "SANDBOXD_MAX_SANDBOXES", 20, 1, 10000, e)))
-		return rc;
-	c->max_sandboxes = (int)n;
-	if ((rc = set_num(&n, get, "SANDBOXD_SANDBOX_MEMORY_MB", 2048, 64, 1 << 20, e)))
-		return rc;
-	c->sandbox_memory = n << 20;
-	if ((rc = set_num(&n, get, "SANDBOXD_SANDBOX_CPUS", 2, 1, 256, e)))
-		return rc;
-	c->sandbox_cpus = (int)n;
-	if ((rc = set_num(&n, get, "SANDBOXD_SANDBOX_PIDS", 512, 16, 1 << 20, e)))
-		return rc;
-	c->sandbox_pids = (int)n;
-	if ((rc = set_num(&n, get, "SANDBOXD_FILE_LIMIT", 32 << 20, 1, 1 << 30, e)))
-		return rc;
-	c->file_limit = (size_t)n;
+
+	snprintf(out, n, "%.*s", (int)(auth - c->public_url + strcspn(auth, "/")), c->public_url);
+}
+
+static int check_git_paths(struct config *c, struct err *e)
+{
 	if (c->git_bin[0] != '/' || c->hooks_dir[0] != '/')
 		return err_set(e, ERR_INVALID, "SANDBOXD_GIT and SANDBOXD_HOOKS_DIR must be absolute paths");
-	if ((rc = set_num(&n, get, "SANDBOXD_GIT_TIMEOUT", 3600, 10, 86400, e)))
-		return rc;
-	c->git_timeout = (int)n;
-	if ((rc = set_num(&n, get, "SANDBOXD_BODY_LIMIT", 1048576, 1024, 64 << 20, e)))
-		return rc;
-	c->body_limit = (size_t)n;
+	return 0;
+}
+
+/* What a setting is read into: a string field, the log level by its name, or a number
+ * stored as int, as size_t, or as bytes from a count of MiB. */
+enum kind { STR, LEVEL, INT, SIZE, MIB };
+
+struct setting {
+	const char *name;
+	enum kind kind;
+	size_t off, size;          /* the field in struct config */
+	const char *def;           /* STR, LEVEL */
+	/* STR: a default made from the settings read before it, instead of def */
+	void (*def_from)(const struct config *c, char *out, size_t n);
+	int64_t def_n, min, max;   /* numbers */
+	/* Run once this setting is read, over everything read so far. */
+	int (*check)(struct config *c, struct err *e);
+};
+
+#define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
+#define S(env, f, d, ...) { env, STR, FIELD(f), .def = d, __VA_ARGS__ }
+#define N(env, k, f, d, lo, hi, ...) \
+	{ env, k, FIELD(f), .def_n = d, .min = lo, .max = hi, __VA_ARGS__ }
+
+/* In the order they are read and checked: the first bad value is the one reported. */
+static const struct setting settings[] = {
+	S("SANDBOXD_DATABASE_URL", database_url, "", .check = check_database_url),
+	S("SANDBOXD_SOCKET", socket_path, "/run/sandboxd/fcgi.sock"),
+	S("SANDBOXD_SOCKET_GROUP", socket_group, ""),
+	S("SANDBOXD_REPOS_DIR", repos_dir, "/var/lib/sandboxd/repos"),
+	S("SANDBOXD_PUBLIC_URL", public_url, "http://127.0.0.1"),
+	S("SANDBOXD_DOCKER_HOST", docker_host, "unix:///var/run/docker.sock"),
+	S("SANDBOXD_PID_FILE", pid_file, ""),
+	S("SANDBOXD_GIT", git_bin, "/usr/bin/git"),
+	S("SANDBOXD_HOOKS_DIR", hooks_dir, "/usr/lib/sandboxd/hooks"),
+	{ "SANDBOXD_LOG_LEVEL", LEVEL, FIELD(log_level), .def = "info", .check = check_server },
+	N("SANDBOXD_WORKERS", INT, workers, 16, 1, 1024),
+	N("SANDBOXD_GIT_WORKERS", INT, git_workers, 4, 1, 1024),
+	S("SANDBOXD_GIT_SOCKET", git_socket_path, NULL, .def_from = git_socket_default,
+	  .check = check_git_socket),
+	S("SANDBOXD_DOCKER_CA", docker_ca, ""),
+	S("SANDBOXD_DOCKER_CERT", docker_cert, ""),
+	S("SANDBOXD_DOCKER_KEY", docker_key, ""),
+	S("SANDBOXD_INSTANCE", instance, "sandboxd"),
+	S("SANDBOXD_RUNNER_IMAGE", runner_image, "sandboxd-runner:bookworm"),
+	S("SANDBOXD_SANDBOX_GIT_URL", sandbox_git_url, "http://sandboxd.internal"),
+	S("SANDBOXD_SANDBOX_NETWORK", sandbox_network, "bridge"),
+	S("SANDBOXD_SIGNING_KEY_FILE", signing_key_file, "", .check = check_sandbox),
+	S("SANDBOXD_SANDBOX_GIT_ADDR", sandbox_git_addr, "", .check = check_git_addr),
+	S("SANDBOXD_MCP_ORIGINS", mcp_origins, NULL, .def_from = public_origin,
+	  .check = check_origins),
+	N("SANDBOXD_IMAGE_PULL", INT, image_pull, 0, 0, 1),
+	N("SANDBOXD_IDLE_TIMEOUT", INT, idle_timeout, 1800, 5, 86400),
+	N("SANDBOXD_REAPER_INTERVAL", INT, reaper_interval, 10, 1, 3600),
+	N("SANDBOXD_START_TIMEOUT", INT, start_timeout, 180, 5, 3600),
+	N("SANDBOXD_MAX_SANDBOXES", INT, max_sandboxes, 20, 1, 10000),
+	N("SANDBOXD_SANDBOX_MEMORY_MB", MIB, sandbox_memory, 2048, 64, 1 << 20),
+	N("SANDBOXD_SANDBOX_CPUS", INT, sandbox_cpus, 2, 1, 256),
+	N("SANDBOXD_SANDBOX_PIDS", INT, sandbox_pids, 512, 16, 1 << 20),
+	N("SANDBOXD_FILE_LIMIT", SIZE, file_limit, 32 << 20, 1, 1 << 30,
+	  .check = check_git_paths),
+	N("SANDBOXD_GIT_TIMEOUT", INT, git_timeout, 3600, 10, 86400),
+	N("SANDBOXD_BODY_LIMIT", SIZE, body_limit, 1048576, 1024, 64 << 20),
+};
+
+/* A string setting, or the log level's name (its own buffer: the field is an int). An
+ * unknown level is stored as -1 and refused by check_server, after the settings before it. */
+static int read_str(struct config *c, const struct setting *s, const char *v, struct err *e)
+{
+	char *field = (char *)c + s->off, level[16], def[1024];
+	size_t n = s->kind == LEVEL ? sizeof(level) : s->size;
+
+	if (!v || !*v) {
+		v = s->def;
+		if (s->def_from) {
+			s->def_from(c, def, sizeof(def) < n ? sizeof(def) : n);
+			v = def;
+		}
+	}
+	if (strlen(v) >= n)
+		return err_set(e, ERR_INVALID, "%s is longer than %zu characters", s->name, n - 1);
+	if (s->kind == LEVEL)
+		*(int *)field = log_parse_level(v);
+	else
+		snprintf(field, n, "%s", v);
+	return 0;
+}
+
+static int read_num(struct config *c, const struct setting *s, const char *v, struct err *e)
+{
+	char *field = (char *)c + s->off;
+	int64_t n = s->def_n;
+
+	if (v && *v && num_parse(v, s->min, s->max, &n))
+		return err_set(e, ERR_INVALID, "%s must be an integer between %lld and %lld",
+			       s->name, (long long)s->min, (long long)s->max);
+	if (s->kind == INT)
+		*(int *)field = (int)n;
+	else if (s->kind == SIZE)
+		*(size_t *)field = (size_t)n;
+	else
+		*(int64_t *)field = n << 20;
+	return 0;
+}
+
+int config_load(struct config *c, config_getenv_fn get, struct err *e)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		const struct setting *s = &settings[i];
+		const char *v = get(s->name);
+		int rc = s->kind == STR || s->kind == LEVEL ? read_str(c, s, v, e)
+							     : read_num(c, s, v, e);
+		if (!rc && s->check)
+			rc = s->check(c, e);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }

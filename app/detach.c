@@ -6,7 +6,6 @@
 #include "sandboxd/num.h"
 #include "sandboxd/banned.h"
 
-#define CHUNK ((int64_t)8 << 20)   /* app/sh/detach.sh: split -b */
 #define CHUNKS_MAX 100000
 #define FIELDS_MAX 4
 
@@ -64,10 +63,10 @@ static void parse_line(char *line, struct detach_state *st, int64_t t[3])
 	/* The container's files are the user's to change: numbers stay in bounds. */
 	if (i >= 0) {
 		if (num_parse(f[1], 0, CHUNKS_MAX, &a) || num_parse(f[2], a, CHUNKS_MAX, &b) ||
-		    num_parse(f[3], 0, CHUNK, &c))
+		    num_parse(f[3], 0, DETACH_CHUNK, &c))
 			return;
-		st->first[i] = (uint64_t)(a * CHUNK);
-		st->total[i] = (uint64_t)(b * CHUNK + c);
+		st->first[i] = (uint64_t)(a * DETACH_CHUNK);
+		st->total[i] = (uint64_t)(b * DETACH_CHUNK + c);
 	} else if (k == 3 && strcmp(f[0], "start") == 0) {
 		if (num_parse(f[1], 0, INT64_MAX / 2, &a) || num_parse(f[2], 0, INT64_MAX / 2, &b))
 			return;

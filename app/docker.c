@@ -249,35 +249,21 @@ static int docker_error(struct call *c)
 	return code;
 }
 
-/* Performs c against t. 0 for a 2xx answer (or 304, which callers check), else a code. */
-static int perform_at(struct call *c, const struct target *t)
+/* The URL of c on t, and the TLS client settings when t has them. */
+static int set_target(struct call *c, const struct target *t, struct buf *url)
 {
-	struct curl_slist *headers = NULL, *h;
-	struct buf url;
 	int tls = t->cert != NULL, rc;
-	CURLcode cc;
-	char curlerr[CURL_ERROR_SIZE] = "";
-
-	c->deadline = clock_ms() + c->timeout_ms;
-	buf_init(&c->errbody, ERRBODY_MAX);
-	buf_init(&c->stathdr, STATHDR_MAX);
-	buf_init(&url, 4096);
-	if (!handle && !(handle = curl_easy_init()))
-		return err_set(c->e, ERR_FAIL, "docker %s: curl_easy_init failed", c->op);
-	curl_easy_reset(handle);
 
 	if (strncmp(t->host, "unix://", 7) == 0) {
 		curl_easy_setopt(handle, CURLOPT_UNIX_SOCKET_PATH, t->host + 7);
-		rc = buf_printf(&url, "http://localhost%s%s", DOCKER_API, c->path);
+		rc = buf_printf(url, "http://localhost%s%s", DOCKER_API, c->path);
 	} else {
 		const char *hostport = t->host + (strncmp(t->host, "tcp://", 6) == 0 ? 6 : 8);
-		rc = buf_printf(&url, "%s://%s%s%s", tls ? "https" : "http", hostport, DOCKER_API,
+		rc = buf_printf(url, "%s://%s%s%s", tls ? "https" : "http", hostport, DOCKER_API,
 				c->path);
 	}
-	if (rc) {
-		rc = err_set(c->e, ERR_INVALID, "docker %s: request path too long", c->op);
-		goto out;
-	}
+	if (rc)
+		return err_set(c->e, ERR_INVALID, "docker %s: request path too long", c->op);
 	if (tls) {
 		curl_easy_setopt(handle, CURLOPT_CAINFO, t->ca);
 		curl_easy_setopt(handle, CURLOPT_SSLCERT, t->cert);
@@ -285,7 +271,13 @@ static int perform_at(struct call *c, const struct target *t)
 		curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);
 		curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
 	}
-	curl_easy_setopt(handle, CURLOPT_URL, url.data);
+	curl_easy_setopt(handle, CURLOPT_URL, url->data);
+	return 0;
+}
+
+/* What every call sets: time limits, callbacks, buffers. */
+static void set_transfer(struct call *c, char *curlerr)
+{
 	curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, curlerr);
 	curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -302,7 +294,11 @@ static int perform_at(struct call *c, const struct target *t)
 	/* Always set: curl keeps the receive buffer of the last size asked for, and a big one
 	 * (for an archive) should not stay with the worker. */
 	curl_easy_setopt(handle, CURLOPT_BUFFERSIZE, c->bufsize ? c->bufsize : (long)CURL_MAX_WRITE_SIZE);
+}
 
+/* The method and the body: in parts (an upload read by on_read), in one piece, or none. */
+static void set_body(struct call *c)
+{
 	if (c->parts) {
 		curl_off_t total = 0;
 
@@ -324,47 +320,79 @@ static int perform_at(struct call *c, const struct target *t)
 					 (curl_off_t)(c->body ? c->body_len : 0));
 		}
 	}
+}
+
+/* The request headers into *headers (the caller frees them, also on failure). */
+static int set_headers(struct call *c, struct curl_slist **headers)
+{
+	struct curl_slist *h;
+
 	/* No "Expect: 100-continue" round trip before large archive bodies. */
-	if (!(h = curl_slist_append(headers, "Expect:"))) {
-		rc = err_set(c->e, ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	headers = h;
+	if (!(h = curl_slist_append(*headers, "Expect:")))
+		return err_set(c->e, ERR_NOMEM, "out of memory");
+	*headers = h;
 	if (c->ctype) {
 		char ct[128];
 		snprintf(ct, sizeof(ct), "Content-Type: %s", c->ctype);
-		if (!(h = curl_slist_append(headers, ct))) {
-			rc = err_set(c->e, ERR_NOMEM, "out of memory");
-			goto out;
-		}
-		headers = h;
+		if (!(h = curl_slist_append(*headers, ct)))
+			return err_set(c->e, ERR_NOMEM, "out of memory");
+		*headers = h;
 	}
-	curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(handle, CURLOPT_HTTPHEADER, *headers);
+	return 0;
+}
+
+/* Why a transfer failed: the sink's error, a cancel, the deadline, or curl's reason. */
+static int transfer_error(struct call *c, CURLcode cc, const char *curlerr)
+{
+	if (c->sink_rc)
+		return c->sink_rc;
+	if (c->cancelled)
+		return err_set(c->e, ERR_FAIL, "docker %s: cancelled", c->op);
+	if (c->timed_out || cc == CURLE_OPERATION_TIMEDOUT) {
+		c->timed_out = 1;
+		return err_set(c->e, ERR_FAIL, "docker %s: no answer within %ld ms", c->op,
+			       c->timeout_ms);
+	}
+	/* No engine at the other end (down, restarting, or gone mid-answer): the caller may
+	 * try again later, unlike an engine that answers. */
+	int gone = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
+		   cc == CURLE_SSL_CONNECT_ERROR || cc == CURLE_SEND_ERROR ||
+		   cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING || cc == CURLE_PARTIAL_FILE;
+	return err_set(c->e, gone ? ERR_DOCKER : ERR_FAIL, "docker %s: %s", c->op,
+		       curlerr[0] ? curlerr : curl_easy_strerror(cc));
+}
+
+/* Performs c against t. 0 for a 2xx answer (or 304, which callers check), else a code. */
+static int perform_at(struct call *c, const struct target *t)
+{
+	struct curl_slist *headers = NULL;
+	struct buf url;
+	int rc;
+	CURLcode cc;
+	char curlerr[CURL_ERROR_SIZE] = "";
+
+	c->deadline = clock_ms() + c->timeout_ms;
+	buf_init(&c->errbody, ERRBODY_MAX);
+	buf_init(&c->stathdr, STATHDR_MAX);
+	buf_init(&url, 4096);
+	if (!handle && !(handle = curl_easy_init())) {
+		rc = err_set(c->e, ERR_FAIL, "docker %s: curl_easy_init failed", c->op);
+		goto out;
+	}
+	curl_easy_reset(handle);
+	if ((rc = set_target(c, t, &url)))
+		goto out;
+	set_transfer(c, curlerr);
+	set_body(c);
+	if ((rc = set_headers(c, &headers)))
+		goto out;
 
 	cc = curl_easy_perform(handle);
 	curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &c->status);
-	if (cc != CURLE_OK) {
-		if (c->sink_rc) {
-			rc = c->sink_rc;
-		} else if (c->cancelled) {
-			rc = err_set(c->e, ERR_FAIL, "docker %s: cancelled", c->op);
-		} else if (c->timed_out || cc == CURLE_OPERATION_TIMEDOUT) {
-			c->timed_out = 1;
-			rc = err_set(c->e, ERR_FAIL, "docker %s: no answer within %ld ms", c->op,
-				     c->timeout_ms);
-		} else {
-			/* No engine at the other end (down, restarting, or gone mid-answer):
-			 * the caller may try again later, unlike an engine that answers. */
-			int gone = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
-				   cc == CURLE_SSL_CONNECT_ERROR || cc == CURLE_SEND_ERROR ||
-				   cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING ||
-				   cc == CURLE_PARTIAL_FILE;
-			rc = err_set(c->e, gone ? ERR_DOCKER : ERR_FAIL, "docker %s: %s", c->op,
-				     curlerr[0] ? curlerr : curl_easy_strerror(cc));
-		}
-		goto out;
-	}
-	if ((c->status >= 200 && c->status <= 299) || c->status == 304)
+	if (cc != CURLE_OK)
+		rc = transfer_error(c, cc, curlerr);
+	else if ((c->status >= 200 && c->status <= 299) || c->status == 304)
 		rc = 0;
 	else
 		rc = docker_error(c);
@@ -430,6 +458,14 @@ static void call_init(struct call *c, const char *op, const char *method, const 
 	c->path = path;
 	c->timeout_ms = timeout_ms;
 	c->e = e;
+}
+
+/* A JSON request body (a NUL-terminated string that outlives the call). */
+static void call_body(struct call *c, const char *json)
+{
+	c->ctype = "application/json";
+	c->body = json;
+	c->body_len = strlen(json);
 }
 
 int docker_ping(const char *host, struct err *e)
@@ -521,9 +557,39 @@ static json_object *labels_object(const char *const *l)
 	return labels;
 }
 
+/* /workspace on a volume or a bind: the archive API sees neither tmpfs nor a read-only
+ * root. The volume gets c->volume_labels when the engine makes it. */
+static int add_workspace(json_object *hc, const struct docker_create *c)
+{
+	json_object *mounts, *mount;
+
+	if (!(mounts = json_object_new_array()))
+		return ERR_NOMEM;
+	json_object_object_add(hc, "Mounts", mounts);
+	if (!(mount = json_object_new_object()) || json_object_array_add(mounts, mount)) {
+		json_object_put(mount);
+		return ERR_NOMEM;
+	}
+	json_add_str(mount, "Type", c->workspace && c->workspace[0] == '/' ? "bind" : "volume");
+	if (c->workspace && *c->workspace)
+		json_add_str(mount, "Source", c->workspace);
+	json_add_str(mount, "Target", "/workspace");
+	if (c->volume_labels && (!c->workspace || c->workspace[0] != '/')) {
+		json_object *vo = json_object_new_object(), *vl = labels_object(c->volume_labels);
+		if (!vo || !vl) {
+			json_object_put(vo);
+			json_object_put(vl);
+			return ERR_NOMEM;
+		}
+		json_object_object_add(vo, "Labels", vl);
+		json_object_object_add(mount, "VolumeOptions", vo);
+	}
+	return 0;
+}
+
 static int create_body(const struct docker_create *c, json_object **out)
 {
-	json_object *o, *hc, *labels, *mounts, *mount, *logc;
+	json_object *o, *hc, *labels, *logc;
 	static const char *const drop_all[] = {"ALL", NULL};
 	static const char *const nnp[] = {"no-new-privileges", NULL};
 	int rc;
@@ -560,30 +626,7 @@ static int create_body(const struct docker_create *c, json_object **out)
 		json_add_int(hc, "NanoCpus", c->nano_cpus);
 	if (c->pids_limit > 0)
 		json_add_int(hc, "PidsLimit", c->pids_limit);
-	/* /workspace on a volume or a bind: the archive API sees neither tmpfs nor a
-	 * read-only root. */
-	if (!(mounts = json_object_new_array()))
-		return ERR_NOMEM;
-	json_object_object_add(hc, "Mounts", mounts);
-	if (!(mount = json_object_new_object()) || json_object_array_add(mounts, mount)) {
-		json_object_put(mount);
-		return ERR_NOMEM;
-	}
-	json_add_str(mount, "Type", c->workspace && c->workspace[0] == '/' ? "bind" : "volume");
-	if (c->workspace && *c->workspace)
-		json_add_str(mount, "Source", c->workspace);
-	json_add_str(mount, "Target", "/workspace");
-	if (c->volume_labels && (!c->workspace || c->workspace[0] != '/')) {
-		json_object *vo = json_object_new_object(), *vl = labels_object(c->volume_labels);
-		if (!vo || !vl) {
-			json_object_put(vo);
-			json_object_put(vl);
-			return ERR_NOMEM;
-		}
-		json_object_object_add(vo, "Labels", vl);
-		json_object_object_add(mount, "VolumeOptions", vo);
-	}
-	return 0;
+	return add_workspace(hc, c);
 }
 
 /* POSTs body to path and reads the "Id" of what Docker made (a container or an exec) into
@@ -598,9 +641,7 @@ static int post_for_id(const char *kind, const char *path, json_object *body, ch
 
 	snprintf(what, sizeof(what), "create %s", kind);
 	call_init(&c, what, "POST", path, timeout_ms, e);
-	c.ctype = "application/json";
-	c.body = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
-	c.body_len = strlen(c.body);
+	call_body(&c, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
 	if ((rc = call_json(&c, json_type_object, &resp)))
 		goto out;
 	if (!json_object_object_get_ex(resp, "Id", &id) || !json_object_is_type(id, json_type_string) ||
@@ -652,26 +693,62 @@ out:
 	return rc;
 }
 
-/* A call on one container with no body and no answer to read: its id checked, then
- * METHOD /containers/{id}<rest>. */
-static int container_call(const char *what, const char *method, const char *id,
-			  const char *rest, long timeout_ms, struct err *e)
+/* The objects calls are about: the name their ids have in messages, and where they are. */
+enum object { CONTAINER, VOLUME, EXEC };
+static const struct {
+	const char *kind, *collection;
+} objects[] = {
+	[CONTAINER] = { "container", "/containers/" },
+	[VOLUME] = { "volume", "/volumes/" },
+	[EXEC] = { "exec", "/exec/" },
+};
+#define OBJECT_PATH_MAX (DOCKER_ID_MAX + 64)
+
+/* The id checked, then /<collection>/<id><rest> into path[OBJECT_PATH_MAX]. */
+static int object_path(char *path, enum object o, const char *id, const char *rest,
+		       struct err *e)
 {
-	char path[DOCKER_ID_MAX + 64];
+	int rc;
+
+	if ((rc = id_valid(objects[o].kind, id, e)))
+		return rc;
+	snprintf(path, OBJECT_PATH_MAX, "%s%s%s", objects[o].collection, id, rest);
+	return 0;
+}
+
+/* A call on one object with no body and no answer to read: METHOD /<collection>/<id><rest>. */
+static int object_call(enum object o, const char *what, const char *method, const char *id,
+		       const char *rest, long timeout_ms, struct err *e)
+{
+	char path[OBJECT_PATH_MAX];
 	struct call c;
 	int rc;
 
-	if ((rc = id_valid("container", id, e)))
+	if ((rc = object_path(path, o, id, rest, e)))
 		return rc;
-	snprintf(path, sizeof(path), "/containers/%s%s", id, rest);
 	call_init(&c, what, method, path, timeout_ms, e);
 	return perform(&c);
+}
+
+/* GET /<collection>/<id><rest>, whose answer is a JSON object: *out is the caller's. */
+static int object_get(enum object o, const char *what, const char *id, const char *rest,
+		      long timeout_ms, json_object **out, struct err *e)
+{
+	char path[OBJECT_PATH_MAX];
+	struct call c;
+	int rc;
+
+	*out = NULL;
+	if ((rc = object_path(path, o, id, rest, e)))
+		return rc;
+	call_init(&c, what, "GET", path, timeout_ms, e);
+	return call_json(&c, json_type_object, out);
 }
 
 int docker_container_start(const char *id, long timeout_ms, struct err *e)
 {
 	/* 304: already started. */
-	return container_call("start container", "POST", id, "/start", timeout_ms, e);
+	return object_call(CONTAINER, "start container", "POST", id, "/start", timeout_ms, e);
 }
 
 static int get_int(json_object *o, const char *key, int64_t *out)
@@ -697,18 +774,12 @@ static int get_bool(json_object *o, const char *key, int *out)
 int docker_container_inspect(const char *id, struct docker_container_state *out,
 			     long timeout_ms, struct err *e)
 {
-	char path[DOCKER_ID_MAX + 64];
 	json_object *resp = NULL, *st, *status;
-	struct call c;
 	int64_t code = 0, pid = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = id_valid("container", id, e)))
-		return rc;
-	snprintf(path, sizeof(path), "/containers/%s/json", id);
-	call_init(&c, "inspect container", "GET", path, timeout_ms, e);
-	if ((rc = call_json(&c, json_type_object, &resp)))
+	if ((rc = object_get(CONTAINER, "inspect container", id, "/json", timeout_ms, &resp, e)))
 		return rc;
 	if (!json_object_object_get_ex(resp, "State", &st) ||
 	    !json_object_object_get_ex(st, "Status", &status) ||
@@ -727,7 +798,7 @@ out:
 
 int docker_container_remove(const char *id, long timeout_ms, struct err *e)
 {
-	return container_call("remove container", "DELETE", id, "?force=1&v=1", timeout_ms, e);
+	return object_call(CONTAINER, "remove container", "DELETE", id, "?force=1&v=1", timeout_ms, e);
 }
 
 /* What a list call is: its path, where the items are in the answer (an array, or the array
@@ -809,15 +880,7 @@ int docker_volume_list(const char *label, const char *value_label, docker_list_f
 
 int docker_volume_remove(const char *name, long timeout_ms, struct err *e)
 {
-	char path[DOCKER_ID_MAX + 64];
-	struct call c;
-	int rc;
-
-	if ((rc = id_valid("volume", name, e)))
-		return rc;
-	snprintf(path, sizeof(path), "/volumes/%s", name);
-	call_init(&c, "remove volume", "DELETE", path, timeout_ms, e);
-	return perform(&c);
+	return object_call(VOLUME, "remove volume", "DELETE", name, "", timeout_ms, e);
 }
 
 /* ---- exec ---- */
@@ -825,12 +888,12 @@ int docker_volume_remove(const char *name, long timeout_ms, struct err *e)
 int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 		       char *id_out, long timeout_ms, struct err *e)
 {
-	char path[DOCKER_ID_MAX + 64];
+	char path[OBJECT_PATH_MAX];
 	json_object *body = NULL;
 	int rc;
 
 	id_out[0] = 0;
-	if ((rc = id_valid("container", container, e)))
+	if ((rc = object_path(path, CONTAINER, container, "/exec", e)))
 		return rc;
 	if (!o->cmd || !o->cmd[0])
 		return err_set(e, ERR_INVALID, "docker create exec: a command is required");
@@ -849,7 +912,6 @@ int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 	json_add_str(body, "User", o->user ? o->user : DEFAULT_USER);
 	if (o->workdir)
 		json_add_str(body, "WorkingDir", o->workdir);
-	snprintf(path, sizeof(path), "/containers/%s/exec", container);
 	rc = post_for_id("exec", path, body, id_out, timeout_ms, e);
 out:
 	json_object_put(body);
@@ -889,25 +951,22 @@ int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeo
 		      struct err *e)
 {
 	static const char body[] = "{\"Detach\":false,\"Tty\":false}";
-	char path[DOCKER_ID_MAX + 64];
+	char path[OBJECT_PATH_MAX];
 	struct exec_sink s;
 	struct call c;
 	int rc;
 
 	io->timed_out = io->cancelled = 0;
 	memset(io->bytes, 0, sizeof(io->bytes));
-	if ((rc = id_valid("exec", exec_id, e)))
+	if ((rc = object_path(path, EXEC, exec_id, "/start", e)))
 		return rc;
 	if (!io->sink)
 		return err_set(e, ERR_INVALID, "docker start exec: an output sink is required");
 	memset(&s, 0, sizeof(s));
 	s.io = io;
 	dstream_init(&s.ds, io->max_frame, exec_out, &s);
-	snprintf(path, sizeof(path), "/exec/%s/start", exec_id);
 	call_init(&c, "start exec", "POST", path, timeout_ms, e);
-	c.ctype = "application/json";
-	c.body = body;
-	c.body_len = sizeof(body) - 1;
+	call_body(&c, body);
 	c.sink = sink_exec;
 	c.sink_arg = &s;
 	c.cancel = io->cancel;
@@ -927,35 +986,26 @@ int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeo
 int docker_exec_start_detached(const char *exec_id, long timeout_ms, struct err *e)
 {
 	static const char body[] = "{\"Detach\":true,\"Tty\":false}";
-	char path[DOCKER_ID_MAX + 64];
+	char path[OBJECT_PATH_MAX];
 	struct call c;
 	int rc;
 
-	if ((rc = id_valid("exec", exec_id, e)))
+	if ((rc = object_path(path, EXEC, exec_id, "/start", e)))
 		return rc;
-	snprintf(path, sizeof(path), "/exec/%s/start", exec_id);
 	call_init(&c, "start detached exec", "POST", path, timeout_ms, e);
-	c.ctype = "application/json";
-	c.body = body;
-	c.body_len = sizeof(body) - 1;
+	call_body(&c, body);
 	return perform(&c);
 }
 
 int docker_exec_inspect(const char *exec_id, struct docker_exec_state *out, long timeout_ms,
 			struct err *e)
 {
-	char path[DOCKER_ID_MAX + 64];
 	json_object *resp = NULL, *v;
-	struct call c;
 	int64_t code = -1, pid = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = id_valid("exec", exec_id, e)))
-		return rc;
-	snprintf(path, sizeof(path), "/exec/%s/json", exec_id);
-	call_init(&c, "inspect exec", "GET", path, timeout_ms, e);
-	if ((rc = call_json(&c, json_type_object, &resp)))
+	if ((rc = object_get(EXEC, "inspect exec", exec_id, "/json", timeout_ms, &resp, e)))
 		return rc;
 	if (get_bool(resp, "Running", &out->running)) {
 		rc = err_set(e, ERR_FAIL, "docker inspect exec: no Running in the answer");

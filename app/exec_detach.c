@@ -14,7 +14,6 @@
 #include "sandboxd/scripts.h"
 #include "sandboxd/banned.h"
 
-#define CHUNK ((uint64_t)8 << 20)  /* split -b: the bytes of one output file */
 #define READ_MAX ((size_t)1 << 20) /* output per stream per read */
 /* Bytes fetched before the offset asked for, so that a secret that began before it is
  * masked from every offset (capture_masked_through). */
@@ -150,8 +149,8 @@ static int fetch(const struct sandbox *s, const char *id, struct out_stream o[2]
 		return 0;
 	for (int i = 0; i < 2; i++) {
 		uint64_t start = o[i].from - o[i].ctx;
-		snprintf(args[3 * i], 24, "%llu", (unsigned long long)(start / CHUNK));
-		snprintf(args[3 * i + 1], 24, "%llu", (unsigned long long)(start % CHUNK));
+		snprintf(args[3 * i], 24, "%llu", (unsigned long long)(start / (uint64_t)DETACH_CHUNK));
+		snprintf(args[3 * i + 1], 24, "%llu", (unsigned long long)(start % (uint64_t)DETACH_CHUNK));
 		snprintf(args[3 * i + 2], 24, "%zu", o[i].count);
 	}
 	const char *argv[] = { "bash", "-c", sh_detach_read, "sandboxd-read", id, args[0],

@@ -4,6 +4,7 @@
 #include <time.h>
 #include "sandboxd/docker.h"
 #include "sandboxd/files.h"
+#include "sandboxd/num.h"
 #include "sandboxd/randid.h"
 #include "sandboxd/scripts.h"
 #include "sandboxd/tar.h"
@@ -27,18 +28,19 @@ struct reading {
 
 static int take_size(struct reading *rd)
 {
-	uint64_t v = 0;
+	char digits[SIZE_LINE_MAX + 1];
+	int64_t v;
 
 	if (rd->nline == 0 || rd->nline > 20)
 		return err_set(rd->e, ERR_FAIL, "reading a file: no size came first");
-	for (size_t i = 0; i < rd->nline; i++) {
-		if (rd->line[i] < '0' || rd->line[i] > '9')
-			return err_set(rd->e, ERR_FAIL, "reading a file: a bad size came first");
-		v = v * 10 + (uint64_t)(rd->line[i] - '0');
-	}
-	rd->size = v;
+	memcpy(digits, rd->line, rd->nline);
+	digits[rd->nline] = 0;
+	/* The line comes from the container, whose user may fake it: a bound, not a wrap. */
+	if (num_parse(digits, 0, INT64_MAX, &v))
+		return err_set(rd->e, ERR_FAIL, "reading a file: a bad size came first");
+	rd->size = (uint64_t)v;
 	rd->started = 1;
-	return rd->sink->start(rd->sink->arg, v, rd->e);
+	return rd->sink->start(rd->sink->arg, rd->size, rd->e);
 }
 
 /* A dstream_fn for the read's exec: stderr is dropped (the script writes none). */

@@ -40,7 +40,11 @@ static int lenient(const char *body, size_t len, json_object *o)
  * of ASCII with the simple escapes, small integers, literals, shallow nesting) and builds
  * the same objects; anything else (a double, a \u escape, a byte >= 0x80, a duplicate key,
  * deep nesting, any error) makes it give up, and json-c parses the body as before, with
- * its own messages. So it accepts a subset of what json-c accepts, and agrees on it. */
+ * its own messages. So it accepts a subset of what json-c accepts, and agrees on it: the
+ * differential fuzzer (tests/fuzz/fuzz_json.c) holds it to both halves of that sentence.
+ * What json-c takes in strict mode though JSON does not, besides what lenient() refuses,
+ * still passes through json-c as it always has: a raw control character in a string, and
+ * some leading zeros ("00", "-01"; "01" it refuses). */
 
 #define FAST_MAX_DEPTH 16
 
@@ -142,20 +146,39 @@ give_up:
 
 static json_object *fast_value(struct fast *f, int *ok);
 
+/* Just past an opening '{' or '[': 1, and the closing byte consumed, when it is empty. */
+static int fast_empty(struct fast *f, char close)
+{
+	fast_ws(f);
+	if (f->p < f->end && *f->p == close) {
+		f->p++;
+		return 1;
+	}
+	return 0;
+}
+
+/* After a member or an item, the byte that follows is consumed: 1 for a ',' (another
+ * follows), 0 for the closing byte, -1 (nothing consumed) for anything else. */
+static int fast_next(struct fast *f, char close)
+{
+	fast_ws(f);
+	if (f->p < f->end && (*f->p == ',' || *f->p == close))
+		return *f->p++ == ',';
+	return -1;
+}
+
 static json_object *fast_object(struct fast *f, int *ok)
 {
 	json_object *o = json_object_new_object(), *v;
 	const char *k;
 	char *key, *owned;
 	size_t klen;
+	int more;
 
 	if (!o)
 		goto fail;
-	fast_ws(f);
-	if (f->p < f->end && *f->p == '}') {
-		f->p++;
+	if (fast_empty(f, '}'))
 		return o;
-	}
 	for (;;) {
 		fast_ws(f);
 		if (f->p >= f->end || *f->p != '"')
@@ -180,16 +203,10 @@ static json_object *fast_object(struct fast *f, int *ok)
 			goto fail;
 		}
 		free(key);
-		fast_ws(f);
-		if (f->p < f->end && *f->p == ',') {
-			f->p++;
-			continue;
-		}
-		if (f->p < f->end && *f->p == '}') {
-			f->p++;
+		if ((more = fast_next(f, '}')) == 0)
 			return o;
-		}
-		goto fail;
+		if (more < 0)
+			goto fail;
 	}
 fail:
 	*ok = 0;
@@ -200,14 +217,12 @@ fail:
 static json_object *fast_array(struct fast *f, int *ok)
 {
 	json_object *a = json_object_new_array(), *v;
+	int more;
 
 	if (!a)
 		goto fail;
-	fast_ws(f);
-	if (f->p < f->end && *f->p == ']') {
-		f->p++;
+	if (fast_empty(f, ']'))
 		return a;
-	}
 	for (;;) {
 		fast_ws(f);
 		v = fast_value(f, ok);
@@ -215,16 +230,10 @@ static json_object *fast_array(struct fast *f, int *ok)
 			json_object_put(v);
 			goto fail;
 		}
-		fast_ws(f);
-		if (f->p < f->end && *f->p == ',') {
-			f->p++;
-			continue;
-		}
-		if (f->p < f->end && *f->p == ']') {
-			f->p++;
+		if ((more = fast_next(f, ']')) == 0)
 			return a;
-		}
-		goto fail;
+		if (more < 0)
+			goto fail;
 	}
 fail:
 	*ok = 0;
@@ -240,6 +249,32 @@ static int literal(struct fast *f, const char *word)
 		return 0;
 	f->p += n;
 	return 1;
+}
+
+/* An integer: -?(0|[1-9][0-9]{0,17}), and not followed by what would make it a double. */
+static json_object *fast_number(struct fast *f, int *ok)
+{
+	const unsigned char *q = f->p;
+	int neg = *q == '-';
+	int64_t n = 0;
+	size_t digits = 0;
+	json_object *v;
+
+	q += neg;
+	/* 18 digits always fit an int64_t; a 19th digit sends the body to json-c. */
+	while (q < f->end && *q >= '0' && *q <= '9' && digits < 18) {
+		n = n * 10 + (*q++ - '0');
+		digits++;
+	}
+	if (digits == 0 || (digits > 1 && q[-(long)digits] == '0') ||
+	    (q < f->end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9')))) {
+		*ok = 0;
+		return NULL;
+	}
+	f->p = q;
+	if (!(v = json_object_new_int64(neg ? -n : n)))
+		*ok = 0;
+	return v;
 }
 
 /* A value; *ok is 1 on entry and 0 when the fast path gives up (the result is then NULL
@@ -291,34 +326,15 @@ static json_object *fast_value(struct fast *f, int *ok)
 		if (literal(f, "null"))
 			return NULL;
 		break;
-	default: {
-		/* -?(0|[1-9][0-9]{0,17}), and not followed by what would make it a double. */
-		const unsigned char *q = f->p;
-		int neg = *q == '-';
-		int64_t n = 0;
-		size_t digits = 0;
-
-		q += neg;
-		/* 18 digits always fit an int64_t; a 19th digit sends the body to json-c. */
-		while (q < f->end && *q >= '0' && *q <= '9' && digits < 18) {
-			n = n * 10 + (*q++ - '0');
-			digits++;
-		}
-		if (digits == 0 || (digits > 1 && q[-(long)digits] == '0') ||
-		    (q < f->end && (*q == '.' || *q == 'e' || *q == 'E' || (*q >= '0' && *q <= '9'))))
-			break;
-		f->p = q;
-		if ((v = json_object_new_int64(neg ? -n : n)))
-			return v;
-		break;
-	}
+	default:
+		return fast_number(f, ok);
 	}
 	*ok = 0;
 	return NULL;
 }
 
-/* The whole body as one object, or NULL to let json-c do it. */
-static json_object *fast_parse(const char *body, size_t len)
+/* The whole body as one object, or NULL to let json-c do it (json.h). */
+json_object *json_parse_fast(const char *body, size_t len)
 {
 	struct fast f = { (const unsigned char *)body, (const unsigned char *)body + len, 0 };
 	json_object *o;
@@ -378,11 +394,71 @@ static int key_with_nul(const char *b, size_t n, struct err *e)
 	return 0;
 }
 
+/* A body whose first byte past the whitespace, body[i], is not '{': say whether it was
+ * JSON at all. json-c cannot tell that a bare number at the end of input is complete, so
+ * that case parses as a string. Always ERR_INVALID. */
+static int not_an_object(const char *body, size_t len, size_t i, struct err *e)
+{
+	char *copy = strndup(body, len);
+	enum json_tokener_error verr = json_tokener_error_parse_unexpected;
+	json_object *v = copy && !memchr(body, 0, len) ? json_tokener_parse_verbose(copy, &verr)
+						       : NULL;
+	int is_json = verr == json_tokener_success; /* "null" parses to NULL */
+
+	json_object_put(v);
+	free(copy);
+	if (is_json && !lenient(body, len, NULL))
+		return err_set(e, ERR_INVALID, "body must be a JSON object");
+	return err_set(e, ERR_INVALID, "body is not valid JSON: %s",
+		       body[i] == '[' || body[i] == '"' ? "unexpected end of data"
+							 : "unexpected character");
+}
+
+/* json-c over a body the fast path gave up on: strict, bounded in depth, only whitespace
+ * after the value, none of what lenient() finds, and an object. */
+static int parse_json_c(const char *body, size_t len, json_object **out, struct err *e)
+{
+	struct json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+	enum json_tokener_error jerr;
+	json_object *o = NULL;
+	int rc = ERR_INVALID;
+
+	if (!tok)
+		return ERR_NOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, body, (int)len);
+	jerr = json_tokener_get_error(tok);
+	if (!o && jerr == json_tokener_continue)
+		jerr = json_tokener_error_parse_eof;
+	if (jerr != json_tokener_success) {
+		err_set(e, rc, "body is not valid JSON: %s", json_tokener_error_desc(jerr));
+		goto out;
+	}
+	/* Only whitespace may follow the value. */
+	for (size_t i = json_tokener_get_parse_end(tok); i < len; i++)
+		if (!body[i] || !strchr(" \t\r\n", body[i])) {
+			err_set(e, rc, "body is not valid JSON: trailing characters");
+			goto out;
+		}
+	if (lenient(body, len, o)) {
+		err_set(e, rc, "body is not valid JSON: single quotes, NaN and Infinity are not JSON");
+		goto out;
+	}
+	if (!json_object_is_type(o, json_type_object)) {
+		err_set(e, rc, "body must be a JSON object");
+		goto out;
+	}
+	*out = o;
+	o = NULL;
+	rc = 0;
+out:
+	json_object_put(o);
+	json_tokener_free(tok);
+	return rc;
+}
+
 int json_parse_object(const char *body, size_t len, json_object **out, struct err *e)
 {
-	struct json_tokener *tok;
-	json_object *o;
-	enum json_tokener_error jerr;
 	size_t i;
 
 	*out = NULL;
@@ -392,63 +468,17 @@ int json_parse_object(const char *body, size_t len, json_object **out, struct er
 		*out = json_object_new_object();
 		return *out ? 0 : ERR_NOMEM;
 	}
-	/* Anything but an object: say whether it was JSON at all. json-c cannot tell that a
-	 * bare number at the end of input is complete, so that case parses as a string. */
-	if (body[i] != '{' && body[i] != 0) {
-		char *copy = strndup(body, len);
-		enum json_tokener_error verr = json_tokener_error_parse_unexpected;
-		json_object *v = copy && !memchr(body, 0, len) ? json_tokener_parse_verbose(copy, &verr)
-							       : NULL;
-		int is_json = verr == json_tokener_success; /* "null" parses to NULL */
-		json_object_put(v);
-		free(copy);
-		if (is_json && !lenient(body, len, NULL))
-			return err_set(e, ERR_INVALID, "body must be a JSON object");
-		return err_set(e, ERR_INVALID, "body is not valid JSON: %s",
-			       body[i] == '[' || body[i] == '"' ? "unexpected end of data"
-								 : "unexpected character");
-	}
+	if (body[i] != '{' && body[i] != 0)
+		return not_an_object(body, len, i, e);
 	if (len > (size_t)INT32_MAX)
 		return err_set(e, ERR_TOOBIG, "request body is too large");
 	if (memmem(body, len, "\\u0000", 6) && key_with_nul(body, len, e))
 		return ERR_INVALID;
-	if ((*out = fast_parse(body, len)))
+	if ((*out = json_parse_fast(body, len)))
 		return 0;
 	if (memchr(body, 0, len))
 		return err_set(e, ERR_INVALID, "body is not valid JSON: it contains a NUL byte");
-	tok = json_tokener_new_ex(JSON_MAX_DEPTH);
-	if (!tok)
-		return ERR_NOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	o = json_tokener_parse_ex(tok, body, (int)len);
-	jerr = json_tokener_get_error(tok);
-	if (!o && jerr == json_tokener_continue)
-		jerr = json_tokener_error_parse_eof;
-	if (jerr != json_tokener_success) {
-		err_set(e, ERR_INVALID, "body is not valid JSON: %s", json_tokener_error_desc(jerr));
-		json_object_put(o);
-		json_tokener_free(tok);
-		return ERR_INVALID;
-	}
-	/* Only whitespace may follow the value. */
-	for (i = json_tokener_get_parse_end(tok); i < len; i++)
-		if (!body[i] || !strchr(" \t\r\n", body[i])) {
-			json_object_put(o);
-			json_tokener_free(tok);
-			return err_set(e, ERR_INVALID, "body is not valid JSON: trailing characters");
-		}
-	json_tokener_free(tok);
-	if (lenient(body, len, o)) {
-		json_object_put(o);
-		return err_set(e, ERR_INVALID,
-			       "body is not valid JSON: single quotes, NaN and Infinity are not JSON");
-	}
-	if (!json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return err_set(e, ERR_INVALID, "body must be a JSON object");
-	}
-	*out = o;
-	return 0;
+	return parse_json_c(body, len, out, e);
 }
 
 /* 0 and *v when present and not null, 1 when absent and optional, ERR_INVALID otherwise. */

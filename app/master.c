@@ -148,112 +148,163 @@ static int alive(struct slot *slots, int n, struct retiree *old)
 	return count;
 }
 
-int master_run(const struct config *cfg)
-{
-	sigset_t set, oldmask;
-	struct slot *slots;
-	struct retiree *old = NULL;
+/* What the master keeps between turns of its loop. */
+struct master {
+	const struct config *cfg;
+	sigset_t set, oldmask;      /* the signals it waits for; the mask workers get back */
+	int fds[2];                 /* the API and the git sockets */
 	/* Slots: the API workers, the git workers, and last the reaper's, supervised alike.
 	 * git has workers of its own: a sandbox's clone, or a push run by an exec, comes back
 	 * through nginx while the exec holds an API worker; with one pool, as many such execs
 	 * as workers would wait on each other until their time limits. */
-	int fds[2] = { -1, -1 }, n = cfg->workers + cfg->git_workers + 1, draining = 0;
-	long last_term = 0;
+	struct slot *slots;
+	int n;
+	struct retiree *old;        /* replaced workers still finishing their request */
+	int draining;
+	long last_term;
+};
 
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, &oldmask);
+/* The sockets, the slots and the pid file; 0, or -1 (logged). */
+static int master_open(struct master *m)
+{
+	const struct config *cfg = m->cfg;
 
-	if (FCGX_Init() || (fds[0] = open_socket(cfg, cfg->socket_path)) < 0 ||
-	    (fds[1] = open_socket(cfg, cfg->git_socket_path)) < 0)
-		return 1;
-	if (!(slots = calloc((size_t)n, sizeof(*slots))))
-		return 1;
+	if (FCGX_Init() || (m->fds[0] = open_socket(cfg, cfg->socket_path)) < 0 ||
+	    (m->fds[1] = open_socket(cfg, cfg->git_socket_path)) < 0)
+		return -1;
+	if (!(m->slots = calloc((size_t)m->n, sizeof(*m->slots))))
+		return -1;
 	if (cfg->pid_file[0]) {
 		FILE *f = fopen(cfg->pid_file, "w");
 		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f)) {
 			log_error("cannot write %s", cfg->pid_file);
-			return 1;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/* Fills the empty slots whose time has come; returns how long until the next one's. */
+static long fill_slots(struct master *m, long now)
+{
+	long wait_ms = 1000;
+
+	for (int i = 0; i < m->n; i++) {
+		struct slot *s = &m->slots[i];
+
+		if (s->pid == 0 && s->restart_at_ms <= now) {
+			s->pid = spawn(m->cfg, m->fds, &m->oldmask,
+				       i == m->n - 1 ? REAPER
+				       : i < m->cfg->workers ? API_WORKER : GIT_WORKER);
+			s->started_ms = now;
+			if (s->pid < 0) {
+				s->pid = 0;
+				s->restart_at_ms = now + 1000;
+			}
+		}
+		if (s->pid == 0 && s->restart_at_ms - now < wait_ms)
+			wait_ms = s->restart_at_ms - now;
+	}
+	return wait_ms;
+}
+
+/* SIGHUP: every worker is asked to finish and its slot filled anew at once. */
+static void replace_all(struct master *m)
+{
+	log_info("replacing workers");
+	for (int i = 0; i < m->n; i++) {
+		struct slot *s = &m->slots[i];
+
+		if (s->pid <= 0)
+			continue;
+		struct retiree *t = malloc(sizeof(*t));
+		if (!t)
+			continue;
+		t->pid = s->pid;
+		t->next = m->old;
+		m->old = t;
+		kill(t->pid, SIGTERM);
+		s->pid = 0;
+		s->restart_at_ms = 0;
+		s->backoff_ms = 0;
+	}
+}
+
+/* Waits up to wait_ms for a signal and acts on it. */
+static void wait_signal(struct master *m, long wait_ms)
+{
+	struct timespec timeout;
+	siginfo_t info;
+	int sig, status;
+	pid_t pid;
+
+	if (wait_ms < 1)
+		wait_ms = 1;
+	timeout.tv_sec = wait_ms / 1000;
+	timeout.tv_nsec = (wait_ms % 1000) * 1000000;
+	sig = sigtimedwait(&m->set, &info, &timeout);
+	if (sig == SIGCHLD || sig < 0) {
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			reap(m->slots, m->n, &m->old, pid, status, m->draining);
+	} else if (sig == SIGTERM || sig == SIGINT) {
+		if (!m->draining)
+			log_info("draining: waiting for requests in flight");
+		m->draining = 1;
+		signal_all(m->slots, m->n, m->old, SIGTERM);
+		m->last_term = (long)clock_ms();
+	} else if (sig == SIGHUP && !m->draining) {
+		replace_all(m);
+	}
+}
+
+int master_run(const struct config *cfg)
+{
+	struct master m = { .cfg = cfg, .fds = { -1, -1 },
+			    .n = cfg->workers + cfg->git_workers + 1 };
+	int rc = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&m.set);
+	sigaddset(&m.set, SIGCHLD);
+	sigaddset(&m.set, SIGTERM);
+	sigaddset(&m.set, SIGINT);
+	sigaddset(&m.set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &m.set, &m.oldmask);
+	if (master_open(&m))
+		goto out;
 	log_info("listening on %s with %d workers, on %s with %d git workers, and a reaper",
 		 cfg->socket_path, cfg->workers, cfg->git_socket_path, cfg->git_workers);
 
 	for (;;) {
 		long now = (long)clock_ms(), wait_ms = 1000;
-		struct timespec timeout;
-		siginfo_t info;
-		int sig, status;
-		pid_t pid;
 
-		if (!draining) {
-			for (int i = 0; i < n; i++) {
-				if (slots[i].pid == 0 && slots[i].restart_at_ms <= now) {
-					slots[i].pid = spawn(cfg, fds, &oldmask,
-							     i == n - 1 ? REAPER
-							     : i < cfg->workers ? API_WORKER : GIT_WORKER);
-					slots[i].started_ms = now;
-					if (slots[i].pid < 0) {
-						slots[i].pid = 0;
-						slots[i].restart_at_ms = now + 1000;
-					}
-				}
-				if (slots[i].pid == 0 && slots[i].restart_at_ms - now < wait_ms)
-					wait_ms = slots[i].restart_at_ms - now;
-			}
+		if (!m.draining) {
+			wait_ms = fill_slots(&m, now);
 		} else {
-			if (!alive(slots, n, old))
+			if (!alive(m.slots, m.n, m.old))
 				break;
 			/* A worker can miss the first SIGTERM in the instant before it blocks in
 			 * accept; repeating it is harmless and closes that window. */
-			if (now - last_term >= 1000) {
-				signal_all(slots, n, old, SIGTERM);
-				last_term = now;
+			if (now - m.last_term >= 1000) {
+				signal_all(m.slots, m.n, m.old, SIGTERM);
+				m.last_term = now;
 			}
 		}
-		if (wait_ms < 1)
-			wait_ms = 1;
-		timeout.tv_sec = wait_ms / 1000;
-		timeout.tv_nsec = (wait_ms % 1000) * 1000000;
-		sig = sigtimedwait(&set, &info, &timeout);
-		if (sig == SIGCHLD || sig < 0) {
-			while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
-				reap(slots, n, &old, pid, status, draining);
-		} else if (sig == SIGTERM || sig == SIGINT) {
-			if (!draining)
-				log_info("draining: waiting for requests in flight");
-			draining = 1;
-			signal_all(slots, n, old, SIGTERM);
-			last_term = (long)clock_ms();
-		} else if (sig == SIGHUP && !draining) {
-			log_info("replacing workers");
-			for (int i = 0; i < n; i++) {
-				if (slots[i].pid <= 0)
-					continue;
-				struct retiree *t = malloc(sizeof(*t));
-				if (!t)
-					continue;
-				t->pid = slots[i].pid;
-				t->next = old;
-				old = t;
-				kill(t->pid, SIGTERM);
-				slots[i].pid = 0;
-				slots[i].restart_at_ms = 0;
-				slots[i].backoff_ms = 0;
-			}
-		}
+		wait_signal(&m, wait_ms);
 	}
-	close(fds[0]);
-	close(fds[1]);
 	unlink(cfg->socket_path);
 	unlink(cfg->git_socket_path);
 	if (cfg->pid_file[0])
 		unlink(cfg->pid_file);
-	free(slots);
 	log_info("stopped");
-	return 0;
+	rc = 0;
+out:
+	/* On a failed start the socket files stay, as they always have: the next start
+	 * removes a stale one before it binds. */
+	if (m.fds[0] >= 0)
+		close(m.fds[0]);
+	if (m.fds[1] >= 0)
+		close(m.fds[1]);
+	free(m.slots);
+	return rc;
 }

@@ -378,25 +378,21 @@ static void field_str(char *out, const unsigned char *p, size_t n)
 	out[l] = 0;
 }
 
-static int header(struct tar_reader *r, struct err *e)
+/* The numbers of a header block that is not the end: its magic and checksum checked.
+ * *posix: the POSIX magic (whose prefix field extends the name), not the old GNU one. */
+static int header_fields(const unsigned char *h, int *posix, uint64_t *size, uint64_t *mode,
+			 uint64_t *mtime, struct err *e)
 {
-	const unsigned char *h = r->block;
-	uint64_t sum, size, mode, mtime;
+	uint64_t sum;
 	unsigned usum = 0;
-	int ssum = 0, posix;
-	char type = (char)h[H_TYPE];
-	size_t i;
+	int ssum = 0;
 
-	if (block_is_zero(h)) {
-		if (r->pax_pending)
-			return err_set(e, ERR_FAIL, "archive ends after a pax header");
-		r->state = S_END;
-		return 0;
-	}
-	posix = memcmp(h + H_MAGIC, "ustar\0" "00", 8) == 0;
-	if (!posix && memcmp(h + H_MAGIC, "ustar  \0", 8) != 0)
+	*posix = memcmp(h + H_MAGIC, "ustar\0" "00", 8) == 0;
+	if (!*posix && memcmp(h + H_MAGIC, "ustar  \0", 8) != 0)
 		return err_set(e, ERR_FAIL, "malformed archive: not a ustar header");
-	for (i = 0; i < TAR_BLOCK; i++) {
+	/* Old writers summed signed chars; either sum is accepted, the checksum field read as
+	 * spaces. */
+	for (size_t i = 0; i < TAR_BLOCK; i++) {
 		unsigned char c = i >= H_CHKSUM && i < H_CHKSUM + 8 ? ' ' : h[i];
 		usum += c;
 		ssum += (signed char)c;
@@ -404,54 +400,86 @@ static int header(struct tar_reader *r, struct err *e)
 	if (parse_num(h + H_CHKSUM, 8, 07777777, &sum) ||
 	    (sum != usum && (int64_t)sum != ssum))
 		return err_set(e, ERR_FAIL, "malformed archive: header checksum mismatch");
-	if (parse_num(h + H_SIZE, 12, UINT64_MAX, &size) ||
-	    parse_num(h + H_MODE, 8, 07777777, &mode) ||
-	    parse_num(h + H_MTIME, 12, INT64_MAX, &mtime))
+	if (parse_num(h + H_SIZE, 12, UINT64_MAX, size) ||
+	    parse_num(h + H_MODE, 8, 07777777, mode) ||
+	    parse_num(h + H_MTIME, 12, INT64_MAX, mtime))
 		return err_set(e, ERR_FAIL, "malformed archive: bad numeric field in header");
+	return 0;
+}
 
-	if (type == 'x' || type == 'g') {
-		if (size > TAR_PAX_MAX)
-			return err_set(e, ERR_FAIL, "pax header of %llu bytes in archive is too large",
-				       (unsigned long long)size);
-		r->state = type == 'x' ? S_PAX : S_SKIP;
-		r->remaining = size;
-		r->pad = (size_t)(round_block(size) - size);
-		if (type == 'x') {
-			r->pax_has_path = r->pax_has_size = 0;
-		}
-		return r->remaining ? 0 : entry_done(r, e);
+/* A pax header ('x': for the next entry, kept; 'g': global, skipped) of size bytes. */
+static int pax_header(struct tar_reader *r, char type, uint64_t size, struct err *e)
+{
+	if (size > TAR_PAX_MAX)
+		return err_set(e, ERR_FAIL, "pax header of %llu bytes in archive is too large",
+			       (unsigned long long)size);
+	r->state = type == 'x' ? S_PAX : S_SKIP;
+	r->remaining = size;
+	r->pad = (size_t)(round_block(size) - size);
+	if (type == 'x')
+		r->pax_has_path = r->pax_has_size = 0;
+	return r->remaining ? 0 : entry_done(r, e);
+}
+
+/* The entry's name into r->file.name: the pending pax path, or prefix/name. */
+static void entry_name(struct tar_reader *r, const unsigned char *h, int posix)
+{
+	char name[NAME_LEN + 1], prefix[PREFIX_LEN + 1];
+
+	if (r->pax_pending && r->pax_has_path) {
+		memcpy(r->file.name, r->pax_path, strlen(r->pax_path) + 1);
+		return;
 	}
+	field_str(name, h + H_NAME, NAME_LEN);
+	field_str(prefix, h + H_PREFIX, PREFIX_LEN);
+	if (posix && prefix[0])
+		snprintf(r->file.name, sizeof(r->file.name), "%s/%s", prefix, name);
+	else
+		snprintf(r->file.name, sizeof(r->file.name), "%s", name);
+}
+
+/* Anything but a regular file: ERR_INVALID for what a caller may name to its client (with
+ * r->type telling which), ERR_FAIL for what has no business in the archive. */
+static int refuse_type(struct tar_reader *r, char type, struct err *e)
+{
+	r->type = type;
+	if (type == TAR_DIR)
+		return err_set(e, ERR_INVALID, "'%s' is a directory", r->file.name);
+	if (type == TAR_SYMLINK)
+		return err_set(e, ERR_INVALID, "'%s' is a symbolic link", r->file.name);
+	if (type == TAR_HARDLINK || (type >= TAR_CHAR && type <= TAR_FIFO))
+		return err_set(e, ERR_INVALID, "'%s' is not a regular file", r->file.name);
+	return err_set(e, ERR_FAIL, "unsupported entry type %d in archive", (int)(unsigned char)type);
+}
+
+/* A whole header block has arrived in r->block. */
+static int header(struct tar_reader *r, struct err *e)
+{
+	const unsigned char *h = r->block;
+	uint64_t size, mode, mtime;
+	char type = (char)h[H_TYPE];
+	int posix, rc;
+
+	if (block_is_zero(h)) {
+		if (r->pax_pending)
+			return err_set(e, ERR_FAIL, "archive ends after a pax header");
+		r->state = S_END;
+		return 0;
+	}
+	if ((rc = header_fields(h, &posix, &size, &mode, &mtime, e)))
+		return rc;
+	if (type == 'x' || type == 'g')
+		return pax_header(r, type, size, e);
 
 	/* A real entry: its name and size, overridden by a preceding pax header. */
-	if (r->pax_pending && r->pax_has_path) {
-		size_t l = strlen(r->pax_path);
-		memcpy(r->file.name, r->pax_path, l + 1);
-	} else {
-		char name[NAME_LEN + 1], prefix[PREFIX_LEN + 1];
-
-		field_str(name, h + H_NAME, NAME_LEN);
-		field_str(prefix, h + H_PREFIX, PREFIX_LEN);
-		if (posix && prefix[0])
-			snprintf(r->file.name, sizeof(r->file.name), "%s/%s", prefix, name);
-		else
-			snprintf(r->file.name, sizeof(r->file.name), "%s", name);
-	}
+	entry_name(r, h, posix);
 	if (r->pax_pending && r->pax_has_size)
 		size = r->pax_size;
 	r->pax_pending = 0;
-
 	if (r->entries > 0)
 		return err_set(e, ERR_FAIL, "archive holds more than one entry ('%s')", r->file.name);
-	if (type != TAR_FILE && type != '\0' && type != '7') {
-		r->type = type;
-		if (type == TAR_DIR)
-			return err_set(e, ERR_INVALID, "'%s' is a directory", r->file.name);
-		if (type == TAR_SYMLINK)
-			return err_set(e, ERR_INVALID, "'%s' is a symbolic link", r->file.name);
-		if (type == TAR_HARDLINK || (type >= TAR_CHAR && type <= TAR_FIFO))
-			return err_set(e, ERR_INVALID, "'%s' is not a regular file", r->file.name);
-		return err_set(e, ERR_FAIL, "unsupported entry type %d in archive", (int)(unsigned char)type);
-	}
+	if (type != TAR_FILE && type != '\0' && type != '7')
+		return refuse_type(r, type, e);
 	r->type = TAR_FILE;
 	r->file.mode = (unsigned)(mode & 07777);
 	r->file.mtime = (int64_t)mtime;

@@ -228,6 +228,31 @@ static int cmd_account(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* token revoke ID: revoking a revoked token again is not an error (its time stays). */
+static int token_revoke(int argc, char **argv)
+{
+	int64_t n;
+	PGresult *res;
+	struct err e;
+	int code = 0, rc;
+
+	if (argc != 3 || num_parse(argv[2], 1, INT64_MAX, &n))
+		return usage("token revoke takes one numeric token id");
+	if ((rc = connect_db(&e)))
+		return fail(rc, &e);
+	res = db_exec(&db, &e, &code,
+		      "UPDATE tokens SET revoked_at = coalesce(revoked_at, now())"
+		      " WHERE id = $1 RETURNING id", 1, argv[2]);
+	if (!res)
+		return fail(code, &e);
+	rc = PQntuples(res);
+	PQclear(res);
+	if (!rc)
+		return fail(err_set(&e, ERR_NOTFOUND, "token %s not found", argv[2]), &e);
+	printf("revoked %s\n", argv[2]);
+	return EXIT_OK;
+}
+
 static int cmd_token(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -247,26 +272,8 @@ static int cmd_token(int argc, char **argv)
 		return help("token");
 	if (argc < 3)
 		return usage("token needs a subcommand and an argument");
-	if (strcmp(argv[1], "revoke") == 0) {
-		int64_t n;
-		PGresult *res;
-		int code = 0;
-		if (argc != 3 || num_parse(argv[2], 1, INT64_MAX, &n))
-			return usage("token revoke takes one numeric token id");
-		if ((rc = connect_db(&e)))
-			return fail(rc, &e);
-		res = db_exec(&db, &e, &code,
-			      "UPDATE tokens SET revoked_at = coalesce(revoked_at, now())"
-			      " WHERE id = $1 RETURNING id", 1, argv[2]);
-		if (!res)
-			return fail(code, &e);
-		rc = PQntuples(res);
-		PQclear(res);
-		if (!rc)
-			return fail(err_set(&e, ERR_NOTFOUND, "token %s not found", argv[2]), &e);
-		printf("revoked %s\n", argv[2]);
-		return EXIT_OK;
-	}
+	if (strcmp(argv[1], "revoke") == 0)
+		return token_revoke(argc, argv);
 	if (strcmp(argv[1], "create"))
 		return usage("token subcommands: create, revoke");
 	optind = 3;
@@ -554,7 +561,15 @@ static int parse_policy(const char *arg, struct jwt_ref_policy *p)
 	return 0;
 }
 
-static int cmd_git_url(int argc, char **argv)
+/* What git-url is asked for: the claims it signs, and where and with what. */
+struct git_url_args {
+	const char *keyfile, *repo, *base;
+	int64_t ttl, iat;
+	struct jwt_claims c;
+};
+
+/* The options into a; 0, or the exit code of a usage error (printed). */
+static int git_url_options(int argc, char **argv, struct git_url_args *a)
 {
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, 'k' },
@@ -567,78 +582,87 @@ static int cmd_git_url(int argc, char **argv)
 		{ "issued-at", required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static struct jwt_claims c;
-	const char *keyfile = NULL, *repo = NULL, *base = getenv("SANDBOXD_PUBLIC_URL");
-	char owner[48], name[104], kid[JWT_KID_MAX + 1], *tok = NULL;
-	int64_t ttl = JWT_DEFAULT_TTL, iat = (int64_t)time(NULL);
-	EVP_PKEY *key = NULL;
-	struct err e;
-	int ch, rc;
+	struct jwt_claims *c = &a->c;
+	int ch;
 
-	if (wants_help(argc, argv))
-		return help("git-url");
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'k': keyfile = optarg; break;
-		case 'r': repo = optarg; break;
+		case 'k': a->keyfile = optarg; break;
+		case 'r': a->repo = optarg; break;
 		case 's':
 			if (strcmp(optarg, "git:read") == 0)
-				c.scopes |= JWT_SCOPE_READ;
+				c->scopes |= JWT_SCOPE_READ;
 			else if (strcmp(optarg, "git:write") == 0)
-				c.scopes |= JWT_SCOPE_WRITE;
+				c->scopes |= JWT_SCOPE_WRITE;
 			else
 				return usage("--scope must be git:read or git:write");
 			break;
 		case 't':
-			if (num_parse(optarg, 1, JWT_MAX_TTL, &ttl))
+			if (num_parse(optarg, 1, JWT_MAX_TTL, &a->ttl))
 				return usage("--ttl must be 1 to 3600 seconds");
 			break;
 		case 'K':
 			if (strcmp(optarg, "normal") && strcmp(optarg, "ephemeral"))
 				return usage("--kind must be normal or ephemeral");
-			c.ephemeral = strcmp(optarg, "ephemeral") == 0;
+			c->ephemeral = strcmp(optarg, "ephemeral") == 0;
 			break;
 		case 'p':
-			if (c.n_ref_policies == JWT_MAX_REF_POLICIES ||
-			    parse_policy(optarg, &c.ref_policies[c.n_ref_policies++]))
+			if (c->n_ref_policies == JWT_MAX_REF_POLICIES ||
+			    parse_policy(optarg, &c->ref_policies[c->n_ref_policies++]))
 				return usage("--policy must be PATTERN=no-push|no-force-push[,…]");
 			break;
-		case 'u': base = optarg; break;
+		case 'u': a->base = optarg; break;
 		case 'i':
-			if (num_parse(optarg, 0, JWT_TIME_MAX - JWT_MAX_TTL, &iat))
+			if (num_parse(optarg, 0, JWT_TIME_MAX - JWT_MAX_TTL, &a->iat))
 				return usage("--issued-at must be a Unix time");
 			break;
 		default: return usage(NULL);
 		}
 	}
-	if (optind != argc || !keyfile || !repo)
+	if (optind != argc || !a->keyfile || !a->repo)
 		return usage("git-url needs --key and --repo");
-	if (!base || (strncmp(base, "http://", 7) && strncmp(base, "https://", 8)))
+	if (!a->base || (strncmp(a->base, "http://", 7) && strncmp(a->base, "https://", 8)))
 		return usage("--url (or SANDBOXD_PUBLIC_URL) must be the service's http(s) URL");
-	if (!c.scopes)
-		c.scopes = JWT_SCOPE_READ;
-	if ((rc = split_repo(repo, owner, sizeof(owner), name, sizeof(name), &e)))
+	if (!c->scopes)
+		c->scopes = JWT_SCOPE_READ;
+	return 0;
+}
+
+static int cmd_git_url(int argc, char **argv)
+{
+	struct git_url_args a = { .base = getenv("SANDBOXD_PUBLIC_URL"), .ttl = JWT_DEFAULT_TTL,
+				  .iat = (int64_t)time(NULL) };
+	char owner[48], name[104], kid[JWT_KID_MAX + 1], *tok = NULL;
+	EVP_PKEY *key = NULL;
+	struct err e;
+	int rc;
+
+	if (wants_help(argc, argv))
+		return help("git-url");
+	if ((rc = git_url_options(argc, argv, &a)))
+		return rc;
+	if ((rc = split_repo(a.repo, owner, sizeof(owner), name, sizeof(name), &e)))
 		return fail(rc, &e);
-	if ((rc = read_private_key(keyfile, &key, &e)) == ERR_NOTFOUND)
+	if ((rc = read_private_key(a.keyfile, &key, &e)) == ERR_NOTFOUND)
 		return fail(rc, &e);
 	if (rc || (rc = jwt_kid(key, kid, &e)))
 		goto out;
 	/* An owner's key signs as the owner: iss is the owner, the audience the service's. */
-	snprintf(c.iss, sizeof(c.iss), "%s", owner);
-	snprintf(c.aud, sizeof(c.aud), "%s", GITURL_AUDIENCE);
-	snprintf(c.owner, sizeof(c.owner), "%.39s", owner);
-	snprintf(c.name, sizeof(c.name), "%.100s", name);
-	c.iat = iat;
-	c.exp = iat + ttl;
-	if ((rc = jwt_sign(key, kid, &c, &tok, &e)))
+	snprintf(a.c.iss, sizeof(a.c.iss), "%s", owner);
+	snprintf(a.c.aud, sizeof(a.c.aud), "%s", GITURL_AUDIENCE);
+	snprintf(a.c.owner, sizeof(a.c.owner), "%.39s", owner);
+	snprintf(a.c.name, sizeof(a.c.name), "%.100s", name);
+	a.c.iat = a.iat;
+	a.c.exp = a.iat + a.ttl;
+	if ((rc = jwt_sign(key, kid, &a.c, &tok, &e)))
 		goto out;
-	const char *proto = strncmp(base, "https://", 8) == 0 ? "https://" : "http://";
-	size_t bl = strlen(base);
-	while (bl > 0 && base[bl - 1] == '/')
+	const char *proto = strncmp(a.base, "https://", 8) == 0 ? "https://" : "http://";
+	size_t bl = strlen(a.base);
+	while (bl > 0 && a.base[bl - 1] == '/')
 		bl--;
 	printf("%sx-token:%s@%.*s/%s/%s.git\n", proto, tok, (int)(bl - strlen(proto)),
-	       base + strlen(proto), owner, name);
+	       a.base + strlen(proto), owner, name);
 out:
 	free(tok);
 	EVP_PKEY_free(key);
@@ -661,11 +685,15 @@ static int parse_retention(const char *s, char *out, size_t n)
 	return 0;
 }
 
-/* audit partitions: the current month and N more exist, the default partition is empty.
- * audit prune: drops whole monthly partitions that end before now() - the retention
- * (sql/003_audit.sql: audit_ensure_partitions, audit_prune); --dry-run shows them and
- * changes nothing (its work happens in a transaction that is rolled back). */
-static int cmd_audit(int argc, char **argv)
+/* What audit is asked for. older names the retention, from says where it came from. */
+struct audit_args {
+	int prune, dry;
+	const char *older, *from;
+	char ahead[24], interval[32];
+};
+
+/* The options into a; 0, or the exit code of a usage error (printed). */
+static int audit_options(int argc, char **argv, struct audit_args *a)
 {
 	static const struct option opts[] = {
 		{ "months-ahead", required_argument, NULL, 'm' },
@@ -673,93 +701,114 @@ static int cmd_audit(int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *older = getenv("SANDBOXD_AUDIT_RETENTION"), *from = "SANDBOXD_AUDIT_RETENTION";
-	char ahead[24] = "2", interval[32], limit[40];
-	int c, rc, code = 0, dry = 0, prune, n;
 	int64_t v;
-	PGresult *res;
-	struct err e;
+	int c;
 
-	if (wants_help(argc, argv))
-		return help("audit");
 	if (argc < 2 || (strcmp(argv[1], "partitions") && strcmp(argv[1], "prune")))
 		return usage("audit subcommands: partitions, prune");
-	prune = strcmp(argv[1], "prune") == 0;
-	if (!older || !*older)
-		older = "180d", from = "the default";
+	a->prune = strcmp(argv[1], "prune") == 0;
+	if (!a->older || !*a->older)
+		a->older = "180d", a->from = "the default";
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (prune || num_parse(optarg, 0, 120, &v))
+			if (a->prune || num_parse(optarg, 0, 120, &v))
 				return usage("--months-ahead (audit partitions) must be 0 to 120");
-			snprintf(ahead, sizeof(ahead), "%lld", (long long)v);
+			snprintf(a->ahead, sizeof(a->ahead), "%lld", (long long)v);
 			break;
 		case 'o':
-			if (!prune)
+			if (!a->prune)
 				return usage("--older-than is for audit prune");
-			older = optarg, from = "--older-than";
+			a->older = optarg, a->from = "--older-than";
 			break;
 		case 'n':
-			if (!prune)
+			if (!a->prune)
 				return usage("--dry-run is for audit prune");
-			dry = 1;
+			a->dry = 1;
 			break;
 		default: return usage(NULL);
 		}
 	}
 	if (optind != argc)
 		return usage("unexpected argument");
-	if (prune && parse_retention(older, interval, sizeof(interval))) {
+	if (a->prune && parse_retention(a->older, a->interval, sizeof(a->interval))) {
 		fprintf(stderr, "sandboxctl: %s: '%s' is not a retention such as 180d or 36h\n",
-			from, older);
+			a->from, a->older);
 		return usage(NULL);
 	}
+	return 0;
+}
+
+/* Inside the transaction cmd_audit began: drops (or, dry, lists) the months older than
+ * the retention. 0, or the database's code with e filled. */
+static int audit_prune(const struct audit_args *a, struct err *e)
+{
+	char limit[40];
+	int code = 0, n;
+	PGresult *res;
+
+	/* now() is the transaction's start: the same instant for both statements. */
+	res = db_exec(&db, e, &code, "SELECT rfc3339(now() - $1::interval)", 1, a->interval);
+	if (!res)
+		return code;
+	snprintf(limit, sizeof(limit), "%s", db_val(res, 0, 0));
+	PQclear(res);
+	res = db_exec(&db, e, &code,
+		      "SELECT partition, rfc3339(range_start), rfc3339(range_end), row_count"
+		      " FROM audit_prune($1::interval, $2::boolean)",
+		      2, a->interval, a->dry ? "true" : "false");
+	if (!res)
+		return code;
+	n = PQntuples(res);
+	for (int i = 0; i < n; i++)
+		printf("%s %s (%s to %s, %s rows)\n", a->dry ? "would drop" : "dropped",
+		       db_val(res, i, 0), db_val(res, i, 1), db_val(res, i, 2), db_val(res, i, 3));
+	printf("%s%d partition%s wholly older than %s (%s)\n",
+	       a->dry ? "dry run: would drop " : "dropped ", n, n == 1 ? "" : "s", limit, a->older);
+	PQclear(res);
+	return 0;
+}
+
+/* audit partitions: the current month and N more exist, the default partition is empty.
+ * audit prune: drops whole monthly partitions that end before now() - the retention
+ * (sql/003_audit.sql: audit_ensure_partitions, audit_prune); --dry-run shows them and
+ * changes nothing (its work happens in a transaction that is rolled back). */
+static int cmd_audit(int argc, char **argv)
+{
+	struct audit_args a = { .older = getenv("SANDBOXD_AUDIT_RETENTION"),
+				.from = "SANDBOXD_AUDIT_RETENTION", .ahead = "2" };
+	int rc, code = 0, n;
+	PGresult *res;
+	struct err e;
+
+	if (wants_help(argc, argv))
+		return help("audit");
+	if ((rc = audit_options(argc, argv, &a)))
+		return rc;
 	if ((rc = connect_db(&e)) || (rc = db_begin(&db, &e)))
 		return fail(rc, &e);
 	/* Rows that fell into the default partition move into their months first, so that
 	 * prune sees (and may drop) them too. */
 	res = db_exec(&db, &e, &code, "SELECT p FROM audit_ensure_partitions($1::integer) p", 1,
-		      prune ? "2" : ahead);
-	if (!res)
-		goto failed;
-	for (int i = 0; i < PQntuples(res); i++)
-		if (!prune || !dry)
-			printf("created %s\n", db_val(res, i, 0));
-	n = PQntuples(res);
-	PQclear(res);
-	if (!prune) {
-		if ((rc = db_commit(&db, &e)))
-			return fail(rc, &e);
-		if (!n)
-			printf("audit_log partitions are in place (this month and %s ahead)\n", ahead);
-		return EXIT_OK;
-	}
-	/* now() is the transaction's start: the same instant for both statements. */
-	res = db_exec(&db, &e, &code, "SELECT rfc3339(now() - $1::interval)", 1, interval);
-	if (!res)
-		goto failed;
-	snprintf(limit, sizeof(limit), "%s", db_val(res, 0, 0));
-	PQclear(res);
-	res = db_exec(&db, &e, &code,
-		      "SELECT partition, rfc3339(range_start), rfc3339(range_end), row_count"
-		      " FROM audit_prune($1::interval, $2::boolean)",
-		      2, interval, dry ? "true" : "false");
+		      a.prune ? "2" : a.ahead);
 	if (!res)
 		goto failed;
 	n = PQntuples(res);
 	for (int i = 0; i < n; i++)
-		printf("%s %s (%s to %s, %s rows)\n", dry ? "would drop" : "dropped",
-		       db_val(res, i, 0), db_val(res, i, 1), db_val(res, i, 2), db_val(res, i, 3));
-	printf("%s%d partition%s wholly older than %s (%s)\n", dry ? "dry run: would drop " : "dropped ",
-	       n, n == 1 ? "" : "s", limit, older);
+		if (!a.prune || !a.dry)
+			printf("created %s\n", db_val(res, i, 0));
 	PQclear(res);
-	if (dry) {
+	if (a.prune && (code = audit_prune(&a, &e)))
+		goto failed;
+	if (a.dry) {
 		db_rollback(&db);
 		return EXIT_OK;
 	}
 	if ((rc = db_commit(&db, &e)))
 		return fail(rc, &e);
+	if (!a.prune && !n)
+		printf("audit_log partitions are in place (this month and %s ahead)\n", a.ahead);
 	return EXIT_OK;
 failed:
 	db_rollback(&db);

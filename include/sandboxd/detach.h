@@ -5,6 +5,10 @@
 #define SANDBOXD_DETACH_H
 #include <stdint.h>
 
+/* The bytes of one output file of a detached exec: app/sh/detach.sh's split -b. The state
+ * counts whole chunks, so the reader and the writer must agree on it. */
+#define DETACH_CHUNK ((int64_t)8 << 20)
+
 /* The non-negative integer query parameter name (at most 18 digits); 0 when absent. 0, or
  * -1 when malformed. */
 int detach_query_offset(const char *query, const char *name, uint64_t *out)

@@ -134,6 +134,118 @@ free_port() {
 	done
 }
 
+# ---- a Docker engine of the test's own ----------------------------------------------------------
+# The host's dockerd is shared (other stacks, other people's tests), so a test that stops an
+# engine or takes an address away starts one of its own: own data and exec roots, socket,
+# bridge (mk_bridge), containerd namespace and cgroup parent; no iptables. Never
+# --bridge=none: that deletes the host's docker0.
+#
+#   private_engine_dir PREFIX     D (in the stack's var dir: run.sh's last sweep finds what
+#                                 names it; a short path, as containerd's sockets live under
+#                                 the exec root and sun_path is 108 bytes), NS, BR, SOCK;
+#                                 private_engine_down runs at exit. Once per test.
+#   private_engine_up PREFIX [DOCKERD_ARG…]
+#                                 private_engine_dir, the bridge, the engine (with the extra
+#                                 arguments), and the runner image loaded into it; a failure
+#                                 is reported and ends the test.
+#   private_engine_start          dockerd again with the same arguments (after a kill)
+#   private_engine_down           everything above and the second stack started with
+#                                 STACK_ENV (an array of its settings), whatever happened,
+#                                 within seconds: it is all throwaway, so nothing is stopped
+#                                 gracefully. sandboxd's log is kept (log/faults-docker-sandboxd.log
+#                                 for t_faults_docker).
+#   dk ARG…                       docker against that engine; ping_ok: it answers
+DOCKERD=$(command -v dockerd || echo /usr/sbin/dockerd)
+STACK_ENV=()
+PE_PREFIX='' PE_ARGS=()
+dk() { docker -H "unix://$SOCK" "$@"; }
+ping_ok() { [[ $(curl -s -m 3 --unix-socket "$SOCK" http://d/_ping 2>/dev/null) == OK ]]; }
+dockerd_pid() { cat "$D/docker.pid" 2>/dev/null; }
+pid_in() { local p; p=$(head -n 1 "$1" 2>/dev/null | tr -cd '0-9'); [[ -n $p ]] && echo "$p"; }
+
+private_engine_dir() {
+	[[ -n $PE_PREFIX ]] && return 0
+	PE_PREFIX=$1
+	MAIN_VAR=$SANDBOXD_VAR
+	D=$(mktemp -d "$SANDBOXD_VAR/$1.XXXXXX")
+	NS=$1$SFX
+	BR=$1${SFX:0:8}
+	SOCK=$D/docker.sock
+	AT_EXIT+=(private_engine_down)
+}
+
+private_engine_start() { # in a subshell: not a job of this shell (no "Killed" notice)
+	(setsid "$DOCKERD" --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
+		--pidfile "$D/docker.pid" -H "unix://$SOCK" "${PE_ARGS[@]+"${PE_ARGS[@]}"}" \
+		--bridge "$BR" --iptables=false \
+		--ip-masq=false --ip-forward=false --containerd-namespace "$NS" \
+		--containerd-plugins-namespace "${NS}p" --cgroup-parent "$NS" --shutdown-timeout 3 \
+		--log-level warn </dev/null >>"$D/dockerd.log" 2>&1 &)
+}
+
+private_engine_up() {
+	private_engine_dir "$1"
+	shift
+	PE_ARGS=("$@")
+	if ! mk_bridge "$BR"; then
+		fail "a bridge of its own ($BR, $GW/24)" 'ip link add … type bridge failed'
+		finish
+	fi
+	ok "a bridge of its own: $BR $GW/24"
+	echo '{}' >"$D/daemon.json"
+	# Its images and containers in memory: loading the image is quicker, and removing it is
+	# one umount (on disk, a slow rm -rf is left for the end).
+	mkdir -p "$D/data"
+	mount -t tmpfs -o size=2g,mode=0710 sandboxd-it-engine "$D/data" 2>/dev/null || true
+	private_engine_start
+	if ! wait_until 60 ping_ok; then
+		fail 'a dockerd of its own answers within 60 s' "$(tail -n 5 "$D/dockerd.log")"
+		finish
+	fi
+	ok "a dockerd of its own answers (pid $(dockerd_pid), $SOCK, bridge $BR)"
+	if docker save sandboxd-runner:bookworm | dk load -q >/dev/null; then
+		ok 'the runner image is loaded into it'
+	else
+		fail 'the runner image is loaded into it' 'docker save | docker load failed'
+		finish
+	fi
+}
+
+private_engine_down() {
+	set +e
+	local t0=$SECONDS p f i
+	[[ -n $PE_PREFIX && -d $D ]] || return 0
+	# the second stack's egress rules go with its down (while its engine still answers)
+	((${#STACK_ENV[@]})) && env "${STACK_ENV[@]}" timeout -k 2 20 bash "$LOCAL_STACK" down \
+		>>"$D/stack-down.log" 2>&1 </dev/null
+	# the second stack: sandboxd leads its own process group (workers, reaper); nginx; PostgreSQL
+	p=$(pid_in "$D/stack/run/sandboxd/sandboxd.pid") && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]] &&
+		kill -KILL -- "-$p" 2>/dev/null
+	p=$(pid_in "$D/stack/run/nginx.pid") && kill -TERM "$p" 2>/dev/null
+	p=$(pid_in "$D/stack/pg/postmaster.pid") && kill -QUIT "$p" 2>/dev/null
+	# the engine: its containers' processes (its cgroup parent), then dockerd, its containerd and
+	# the shims (their command lines name $D), which also ends the second stack's leftovers
+	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
+		# shellcheck disable=SC2038 # xargs gets the pids the cgroup.procs files hold
+		[[ -d $f ]] && find "$f" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+	done
+	p=$(pid_in "$D/docker.pid") && kill -KILL "$p" 2>/dev/null
+	pgrep -f -- "$D/" | grep -vx "$$" | xargs -r kill -KILL 2>/dev/null
+	for ((i = 0; i < 30; i++)); do [[ -z $(pgrep -f -- "$D/") ]] && break; sleep 0.1; done
+	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
+		[[ -d $f ]] && find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	# run.sh looks for sanitizer reports in its own log folder
+	f=${TEST_NAME#t_}
+	[[ -f $D/stack/log/sandboxd.log ]] &&
+		cp "$D/stack/log/sandboxd.log" "$MAIN_VAR/log/${f//_/-}-sandboxd.log"
+	findmnt -rn -o TARGET | grep -F "$D/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
+	ip link del "$BR" 2>/dev/null
+	[[ $D == */"$PE_PREFIX".* ]] && rm -rf -- "$D"
+	printf '# the private engine and stack are removed (%s s)\n' "$((SECONDS - t0))"
+	return 0
+}
+
 # scratch space; run.sh points IT_TMP into its var dir, so nothing outlives a run
 _T=$(mktemp -d "${IT_TMP:-${TMPDIR:-/tmp}}/sandboxd-it-$TEST_NAME.XXXXXX")
 : "${IT_RESULTS:=$_T/results}"

@@ -12,7 +12,6 @@
 # also on failure.
 . "$(dirname "$0")/lib.sh"
 
-DOCKERD=$(command -v dockerd || echo /usr/sbin/dockerd)
 for t in "$DOCKERD" ip docker; do
 	if ! command -v "$t" >/dev/null 2>&1; then
 		fail "$t is installed" "this test starts an engine of its own"
@@ -24,59 +23,8 @@ if ! docker image inspect sandboxd-runner:bookworm >/dev/null 2>&1; then
 	finish
 fi
 
-# In the stack's var dir (run.sh's last sweep finds what names it), with a short path:
-# containerd's sockets live under the exec root (sun_path is 108 bytes).
-MAIN_VAR=$SANDBOXD_VAR
-D=$(mktemp -d "$SANDBOXD_VAR/sdf.XXXXXX")
-NS=sdf$SFX
-BR=sdf${SFX:0:8}
-SOCK=$D/docker.sock
-dk() { docker -H "unix://$SOCK" "$@"; }
-dockerd_pid() { cat "$D/docker.pid" 2>/dev/null; }
-ping_ok() { [[ $(curl -s -m 3 --unix-socket "$SOCK" http://d/_ping 2>/dev/null) == OK ]]; }
-
-# ---- cleanup: everything below, whatever happened, within seconds (a test interrupted or
-# timed out gets few): it is all throwaway, so nothing is stopped gracefully.
-pid_in() { local p; p=$(head -n 1 "$1" 2>/dev/null | tr -cd '0-9'); [[ -n $p ]] && echo "$p"; }
-cleanup_engine() {
-	set +e
-	local t0=$SECONDS p f
-	# the second stack's egress rules go with its down (while its engine still answers)
-	((${#STACK_ENV[@]})) && env "${STACK_ENV[@]}" timeout -k 2 20 bash "$LOCAL_STACK" down \
-		>>"$D/stack-down.log" 2>&1 </dev/null
-	# the second stack: sandboxd leads its own process group (workers, reaper); nginx; PostgreSQL
-	p=$(pid_in "$D/stack/run/sandboxd/sandboxd.pid") && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]] &&
-		kill -KILL -- "-$p" 2>/dev/null
-	p=$(pid_in "$D/stack/run/nginx.pid") && kill -TERM "$p" 2>/dev/null
-	p=$(pid_in "$D/stack/pg/postmaster.pid") && kill -QUIT "$p" 2>/dev/null
-	# the engine: its containers' processes (its cgroup parent), then dockerd, its containerd and
-	# the shims (their command lines name $D), which also ends the second stack's leftovers
-	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
-		[[ -d $f ]] && find "$f" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
-	done
-	p=$(pid_in "$D/docker.pid") && kill -KILL "$p" 2>/dev/null
-	pgrep -f -- "$D/" | grep -vx "$$" | xargs -r kill -KILL 2>/dev/null
-	for ((i = 0; i < 30; i++)); do [[ -z $(pgrep -f -- "$D/") ]] && break; sleep 0.1; done
-	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
-		[[ -d $f ]] && find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
-	# run.sh looks for sanitizer reports in its own log folder
-	[[ -f $D/stack/log/sandboxd.log ]] && cp "$D/stack/log/sandboxd.log" "$MAIN_VAR/log/faults-docker-sandboxd.log"
-	findmnt -rn -o TARGET | grep -F "$D/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
-	ip link del "$BR" 2>/dev/null
-	[[ $D == */sdf.* ]] && rm -rf -- "$D"
-	printf '# the private engine and stack are removed (%s s)\n' "$((SECONDS - t0))"
-	return 0
-}
-STACK_ENV=()
-AT_EXIT+=(cleanup_engine)
-
-# ---- a bridge of its own ---------------------------------------------------------------------------
-if ! mk_bridge "$BR"; then
-	fail "a bridge of its own ($BR, $GW/24)" 'ip link add … type bridge failed'
-	finish
-fi
-ok "a bridge of its own: $BR $GW/24"
+# The engine's folder first (lib.sh): its certificates go in it before it starts.
+private_engine_dir sdf
 
 # ---- certificates: a CA of its own, the engine's (for 127.0.0.1), the service's --------------------------
 T=$D/tls
@@ -100,33 +48,9 @@ chgrp "$SVC_GROUP" "$T/client-key.pem" && chmod 0640 "$T/client-key.pem"
 chmod 0755 "$T"
 TLS_PORT=$(free_port)
 
-# ---- an engine of its own ------------------------------------------------------------------------------
-echo '{}' >"$D/daemon.json"
-# Its images and containers in memory: loading the image is quicker, and removing it is one
-# umount (on disk, a slow rm -rf is left for the end).
-mkdir -p "$D/data"
-mount -t tmpfs -o size=2g,mode=0710 sandboxd-it-engine "$D/data" 2>/dev/null || true
-start_dockerd() { # in a subshell: not a job of this shell (no "Killed" notice)
-	(setsid "$DOCKERD" --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
-		--pidfile "$D/docker.pid" -H "unix://$SOCK" -H "tcp://127.0.0.1:$TLS_PORT" --tlsverify \
-		--tlscacert "$T/ca.pem" --tlscert "$T/server.pem" --tlskey "$T/server-key.pem" \
-		--bridge "$BR" --iptables=false \
-		--ip-masq=false --ip-forward=false --containerd-namespace "$NS" \
-		--containerd-plugins-namespace "${NS}p" --cgroup-parent "$NS" --shutdown-timeout 3 \
-		--log-level warn </dev/null >>"$D/dockerd.log" 2>&1 &)
-}
-start_dockerd
-if ! wait_until 60 ping_ok; then
-	fail 'a dockerd of its own answers within 60 s' "$(tail -n 5 "$D/dockerd.log")"
-	finish
-fi
-ok "a dockerd of its own answers (pid $(dockerd_pid), $SOCK)"
-if docker save sandboxd-runner:bookworm | dk load -q >/dev/null; then
-	ok 'the runner image is loaded into it'
-else
-	fail 'the runner image is loaded into it' 'docker save | docker load failed'
-	finish
-fi
+# ---- a bridge and an engine of its own (lib.sh), also on TCP with TLS ----------------------------------
+private_engine_up sdf -H "tcp://127.0.0.1:$TLS_PORT" --tlsverify --tlscacert "$T/ca.pem" \
+	--tlscert "$T/server.pem" --tlskey "$T/server-key.pem"
 
 # ---- a stack of its own, on that engine ------------------------------------------------------------------
 STACK_ENV=(SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)"
@@ -198,7 +122,7 @@ check 'the reaper makes two passes while the engine is down' wait_until 20 two_p
 check_eq 'and fails nothing it cannot see: A is still ready' ready "$(state "$A")"
 check_eq 'B too' ready "$(state "$B")"
 
-start_dockerd
+private_engine_start
 check 'dockerd answers again' wait_until 60 ping_ok
 # Whatever the engine did with the containers it found, row and container agree: ready with
 # a running container that execs, or failed with its container removed and token revoked.
@@ -229,7 +153,7 @@ expect_json .stdout x 'E works'
 P=$(dockerd_pid)
 kill -TERM "$P"
 check 'dockerd stops' wait_until 30 gone
-start_dockerd
+private_engine_start
 check 'dockerd answers again' wait_until 60 ping_ok
 check 'the reaper fails E, whose container died' wait_until 20 is_state "$E" failed
 check_eq "with the reason" 'container gone' "$(sql "select end_reason from sandboxes where id = '$E'")"

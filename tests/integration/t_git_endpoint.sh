@@ -12,7 +12,6 @@
 # Everything it starts is removed on exit, also on failure.
 . "$(dirname "$0")/lib.sh"
 
-DOCKERD=$(command -v dockerd || echo /usr/sbin/dockerd)
 for t in "$DOCKERD" ip docker iptables; do
 	if ! command -v "$t" >/dev/null 2>&1; then
 		fail "$t is installed" "this test starts an engine of its own"
@@ -28,76 +27,17 @@ if ! docker image inspect sandboxd-runner:bookworm >/dev/null 2>&1; then
 	finish
 fi
 
-MAIN_VAR=$SANDBOXD_VAR
-D=$(mktemp -d "$SANDBOXD_VAR/sge.XXXXXX")
+# ---- a bridge and an engine of its own (lib.sh) ---------------------------------------------------
+private_engine_dir sge
 chmod 0711 "$D" # the service's user reaches the engine's socket inside
-NS=sge$SFX
-BR=sge${SFX:0:8}
-SOCK=$D/docker.sock
-dk() { docker -H "unix://$SOCK" "$@"; }
-ping_ok() { [[ $(curl -s -m 3 --unix-socket "$SOCK" http://d/_ping 2>/dev/null) == OK ]]; }
-pid_in() { local p; p=$(head -n 1 "$1" 2>/dev/null | tr -cd '0-9'); [[ -n $p ]] && echo "$p"; }
-
-cleanup_engine() {
-	set +e
-	local p f i
-	[[ -f $D/stack/local.env ]] &&
-		SANDBOXD_VAR=$D/stack SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_SANDBOX_NETWORK=bridge \
-			timeout -k 5 30 bash "$LOCAL_STACK" down >>"$D/stack-down.log" 2>&1 </dev/null
-	p=$(pid_in "$D/stack/run/sandboxd/sandboxd.pid") && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]] &&
-		kill -KILL -- "-$p" 2>/dev/null
-	p=$(pid_in "$D/stack/run/nginx.pid") && kill -TERM "$p" 2>/dev/null
-	p=$(pid_in "$D/stack/pg/postmaster.pid") && kill -QUIT "$p" 2>/dev/null
-	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
-		[[ -d $f ]] && find "$f" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
-	done
-	p=$(pid_in "$D/docker.pid") && kill -KILL "$p" 2>/dev/null
-	pgrep -f -- "$D/" | grep -vx "$$" | xargs -r kill -KILL 2>/dev/null
-	for ((i = 0; i < 30; i++)); do [[ -z $(pgrep -f -- "$D/") ]] && break; sleep 0.1; done
-	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
-		[[ -d $f ]] && find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
-	done
-	[[ -f $D/stack/log/sandboxd.log ]] && cp "$D/stack/log/sandboxd.log" "$MAIN_VAR/log/git-endpoint-sandboxd.log"
-	findmnt -rn -o TARGET | grep -F "$D/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
-	ip link del "$BR" 2>/dev/null
-	[[ $D == */sge.* ]] && rm -rf -- "$D"
-	return 0
-}
-AT_EXIT+=(cleanup_engine)
-
-# ---- a bridge of its own ----------------------------------------------------------------------
-if ! mk_bridge "$BR"; then
-	fail "a bridge of its own ($BR, $GW/24)" 'ip link add … type bridge failed'
-	finish
-fi
-ok "a bridge of its own: $BR $GW/24"
-
-# ---- an engine of its own on it ------------------------------------------------------------------
-echo '{}' >"$D/daemon.json"
-mkdir -p "$D/data"
-mount -t tmpfs -o size=2g,mode=0710 sandboxd-it-engine "$D/data" 2>/dev/null || true
-(setsid "$DOCKERD" --config-file "$D/daemon.json" --data-root "$D/data" --exec-root "$D/exec" \
-	--pidfile "$D/docker.pid" -H "unix://$SOCK" --bridge "$BR" --iptables=false \
-	--ip-masq=false --ip-forward=false --containerd-namespace "$NS" \
-	--containerd-plugins-namespace "${NS}p" --cgroup-parent "$NS" --shutdown-timeout 3 \
-	--log-level warn </dev/null >>"$D/dockerd.log" 2>&1 &)
-if ! wait_until 60 ping_ok; then
-	fail 'a dockerd of its own answers within 60 s' "$(tail -n 5 "$D/dockerd.log")"
-	finish
-fi
-ok "a dockerd of its own answers ($SOCK, bridge $BR)"
-if docker save sandboxd-runner:bookworm | dk load -q >/dev/null; then
-	ok 'the runner image is loaded into it'
-else
-	fail 'the runner image is loaded into it' 'docker save | docker load failed'
-	finish
-fi
+private_engine_up sge
 
 # ---- a stack of its own, on that engine ------------------------------------------------------------
-if ! env SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)" \
-	SANDBOXD_WORKERS=2 SANDBOXD_GIT_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 \
-	SANDBOXD_BRIDGE="$BR" SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_SANDBOX_MEMORY_MB=256 \
-	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open \
+STACK_ENV=(SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)"
+	SANDBOXD_WORKERS=2 SANDBOXD_GIT_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1
+	SANDBOXD_BRIDGE="$BR" SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_SANDBOX_MEMORY_MB=256
+	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open)
+if ! env "${STACK_ENV[@]}" \
 	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
 	fail 'a second stack on that engine starts' "$(tail -n 8 "$D/stack-up.log")"
 	finish

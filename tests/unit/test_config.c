@@ -433,6 +433,32 @@ static void test_string_bounds(void **state)
 	}
 }
 
+/* Settings are read and checked in one order: of two bad values, the same one is reported
+ * first (a too-long value is refused as it is read, a bad shape once its group is read). */
+static void test_first_error_wins(void **state)
+{
+	struct config c;
+	struct err e;
+
+	env_set("SANDBOXD_SOCKET", "relative.sock");
+	env_set("SANDBOXD_LOG_LEVEL", "loud");
+	assert_int_equal(load(&c, &e), ERR_INVALID);
+	assert_string_equal(e.msg, "SANDBOXD_SOCKET must be an absolute path");
+	env_set("SANDBOXD_LOG_LEVEL", "much-too-long-a-level");
+	assert_int_equal(load(&c, &e), ERR_INVALID);
+	assert_string_equal(e.msg, "SANDBOXD_LOG_LEVEL is longer than 15 characters");
+	env_set("SANDBOXD_LOG_LEVEL", NULL);
+	env_set("SANDBOXD_SOCKET", NULL);
+	env_set("SANDBOXD_GIT", "git");
+	env_set("SANDBOXD_FILE_LIMIT", "0");
+	assert_int_equal(load(&c, &e), ERR_INVALID);
+	assert_non_null(strstr(e.msg, "SANDBOXD_FILE_LIMIT"));
+	env_set("SANDBOXD_FILE_LIMIT", NULL);
+	env_set("SANDBOXD_GIT_TIMEOUT", "1");
+	assert_int_equal(load(&c, &e), ERR_INVALID);
+	assert_string_equal(e.msg, "SANDBOXD_GIT and SANDBOXD_HOOKS_DIR must be absolute paths");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -451,6 +477,7 @@ int main(void)
 		cmocka_unit_test_setup(test_string_bounds, setup),
 		cmocka_unit_test_setup(test_network_and_key_file, setup),
 		cmocka_unit_test_setup(test_public_url_needs_a_host, setup),
+		cmocka_unit_test_setup(test_first_error_wins, setup),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
