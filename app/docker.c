@@ -215,6 +215,15 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
 	return 0;
 }
 
+static const struct {
+	const char *words;
+	int code;
+} engine_words[] = {
+	{ "No such image", ERR_NOIMAGE },
+	{ "cannot overwrite directory", ERR_EXISTS },          /* noOverwriteDirNonDir */
+	{ "extraction point is not a directory", ERR_NOTDIR }, /* an archive PUT's dir */
+};
+
 /* Docker's error body is {"message": "..."}; anything else is quoted as it came. */
 static int docker_error(struct call *c)
 {
@@ -239,11 +248,15 @@ static int docker_error(struct call *c)
 			text[i] = ' ';
 	switch (c->status) {
 	case 400: code = ERR_INVALID; break;
-	/* Docker's own words, its only way to tell a missing image from other 404s. */
-	case 404: code = strncmp(text, "No such image", 13) ? ERR_NOTFOUND : ERR_NOIMAGE; break;
+	case 404: code = ERR_NOTFOUND; break;
 	case 409: code = ERR_EXISTS; break;
 	default: code = ERR_FAIL; break;
 	}
+	/* Docker's own words, its only way to tell these apart from other errors of their
+	 * status: read here, where the engine's answer is, and turned into codes. */
+	for (i = 0; i < sizeof(engine_words) / sizeof(engine_words[0]); i++)
+		if (strstr(text, engine_words[i].words))
+			code = engine_words[i].code;
 	err_set(c->e, code, "docker %s: %s (%ld)", c->op, text, c->status);
 	json_object_put(o);
 	return code;
@@ -1202,9 +1215,9 @@ int docker_archive_put_parts(const char *container, const char *dir,
 	c.parts = parts;
 	c.nparts = nparts;
 	rc = perform(&c);
-	if (rc == ERR_FAIL && strstr(e->msg, "cannot overwrite directory"))
+	if (rc == ERR_EXISTS)
 		rc = err_set(e, ERR_EXISTS, "docker write archive: a directory is in the way");
-	else if (rc == ERR_FAIL && strstr(e->msg, "extraction point is not a directory"))
+	else if (rc == ERR_NOTDIR)
 		rc = err_set(e, ERR_INVALID, "docker write archive: %s is not a directory", dir);
 out:
 	buf_release(&path);
