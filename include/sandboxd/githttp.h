@@ -19,7 +19,8 @@ struct git_route {
 /* Returns 1 when path has the shape /{owner}/{name}.git/..., with out filled (service is
  * GIT_NONE for parts of the dumb protocol and anything else we do not serve), 0 otherwise.
  * Segments are percent-decoded like the router's; names are not validated here. */
-int githttp_match(const char *path, const char *query, struct git_route *out);
+int githttp_match(const char *path, const char *query, struct git_route *out)
+	__attribute__((warn_unused_result));
 
 /* What the hook needs to know about the pusher, passed in the child's environment under
  * names that never start with HTTP_ (nginx makes those from client headers). */
@@ -36,8 +37,11 @@ struct git_pusher {
 
 /* Runs http-backend for an authorised request and streams its answer to the client. Returns
  * the HTTP status sent (the response has been written: the dispatcher must not write
- * another), or a negative error when nothing was sent. */
+ * another), or a negative error when nothing was sent: ERR_NOMEM, or ERR_FAIL (the
+ * child's environment would not fit in its bound, pipe, fork or poll failed, a bad CGI
+ * header block, a time-out before any answer). The child's environment is built from
+ * scratch and never cut short (strv.h). */
 int githttp_serve(struct req *r, const struct git_route *g, const struct repo *repo,
-		  const struct git_pusher *who, struct err *e);
+		  const struct git_pusher *who, struct err *e) __attribute__((warn_unused_result));
 
 #endif
