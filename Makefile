@@ -1,7 +1,7 @@
 # sandboxd — one entry point: make, make test, make run, make stop, make unit, make fuzz,
 # make valgrind.
 CC      ?= cc
-PKGS    := fcgi json-c libgit2 libpq libcurl openssl zlib
+PKGS    := fcgi json-c libgit2 libpq libcurl openssl zlib libdeflate
 WARN    := -Wall -Wextra -Werror -Wvla -Wformat-security -Wmissing-prototypes \
            -Wstrict-prototypes -Wshadow -Wno-unused-parameter
 CFLAGS  ?= -O2 -g

@@ -15,6 +15,7 @@
 #include "sandboxd/githttp.h"
 #include "sandboxd/log.h"
 #include "sandboxd/pushreport.h"
+#include "sandboxd/strv.h"
 #include "sandboxd/banned.h"
 
 #define CHUNK 65536
@@ -55,107 +56,123 @@ int githttp_match(const char *path, const char *query, struct git_route *out)
 	return 1;
 }
 
-/* The child's environment: bounded, and never cut short. A variable that does not fit
- * fails the request (the hook would otherwise run without, say, its ref policies). */
-struct env {
-	char *v[ENV_MAX + 1];
-	int n;
-	int full;        /* a variable did not fit, or memory ran out: the request fails */
-	struct pool *pool;
+/* The child's environment is built from scratch: nothing of ours or of the client's
+ * headers leaks in, and the trusted values for the hook have names that no header can
+ * forge. It is bounded and never cut short (strv.h): a variable that does not fit fails
+ * the request, since the hook would otherwise run without, say, its ref policies. A NULL
+ * value leaves a variable out on purpose. */
+struct var {
+	const char *name, *value;
 };
 
-/* Adds name=value; a NULL value adds nothing (the variable is absent on purpose). */
-static void env_add(struct env *env, const char *name, const char *value)
+static int env_put(struct strv *env, const struct var *v, size_t n)
 {
-	if (!value)
-		return;
-	if (env->n >= ENV_MAX || !name) {
-		env->full = 1;
-		return;
-	}
-	if (!(env->v[env->n] = pool_printf(env->pool, "%s=%s", name, value))) {
-		env->full = 1;
-		return;
-	}
-	env->n++;
+	for (size_t i = 0; i < n; i++)
+		if (strv_setenv(env, v[i].name, v[i].value))
+			break;
+	return env->err;
 }
 
-/* The child's whole environment, from scratch: nothing of ours or of the client's headers
- * leaks in, and the trusted values for the hook have names that no header can forge.
- * 0, or ERR_FAIL when a variable did not fit (logged: a bug to fix, ENV_MAX too small). */
-static int build_env(struct req *r, const struct git_route *g, const struct repo *repo,
-		     const struct git_pusher *who, struct env *env, struct err *e)
+/* What http-backend itself reads. */
+static int env_cgi(struct strv *env, struct req *r, const struct git_route *g,
+		   const struct repo *repo, const struct git_pusher *who)
 {
-	const char *ce = http_param(r, "HTTP_CONTENT_ENCODING");
-	const char *gp = http_param(r, "HTTP_GIT_PROTOCOL");
 	const char *service = g->service == GIT_UPLOAD_PACK ? "git-upload-pack"
 			      : g->service == GIT_RECEIVE_PACK ? "git-receive-pack" : "info/refs";
-	int cfg = 0;
+	const char *path = pool_printf(r->pool, "/%s/%s.git/%s", repo->owner, repo->name, service);
+	const struct var vars[] = {
+		{ "PATH", "/usr/local/bin:/usr/bin:/bin" },
+		{ "HOME", "/nonexistent" },
+		{ "GIT_CONFIG_NOSYSTEM", "1" },
+		{ "GIT_CONFIG_GLOBAL", "/dev/null" },
+		{ "GIT_PROJECT_ROOT", r->cfg->repos_dir },
+		{ "GIT_HTTP_EXPORT_ALL", "1" },
+		{ "PATH_INFO", path },
+		{ "REQUEST_METHOD", g->method },
+		{ "QUERY_STRING", r->query },
+		{ "CONTENT_TYPE", http_param(r, "CONTENT_TYPE") },
+		{ "REMOTE_ADDR", r->remote_addr },
+		/* http-backend refuses receive-pack without REMOTE_USER; we set it, never nginx. */
+		{ "REMOTE_USER", who ? who->login : NULL },
+		{ "HTTP_GIT_PROTOCOL", http_param(r, "HTTP_GIT_PROTOCOL") },
+		{ "HTTP_CONTENT_ENCODING", http_param(r, "HTTP_CONTENT_ENCODING") },
+		{ "GIT_NAMESPACE", who ? who->namespace_ : NULL },
+	};
 
-	env->n = 0;
-	env->full = 0;
-	env->pool = r->pool;
-	env_add(env, "PATH", "/usr/local/bin:/usr/bin:/bin");
-	env_add(env, "HOME", "/nonexistent");
-	env_add(env, "GIT_CONFIG_NOSYSTEM", "1");
-	env_add(env, "GIT_CONFIG_GLOBAL", "/dev/null");
-	env_add(env, "GIT_PROJECT_ROOT", r->cfg->repos_dir);
-	env_add(env, "GIT_HTTP_EXPORT_ALL", "1");
-	env_add(env, "PATH_INFO", pool_printf(r->pool, "/%s/%s.git/%s", repo->owner, repo->name,
-					      service));
-	env_add(env, "REQUEST_METHOD", g->method);
-	env_add(env, "QUERY_STRING", r->query);
-	env_add(env, "CONTENT_TYPE", http_param(r, "CONTENT_TYPE"));
-	env_add(env, "REMOTE_ADDR", r->remote_addr);
-	/* http-backend refuses receive-pack without REMOTE_USER; we set it, never nginx. */
-	if (who && who->login)
-		env_add(env, "REMOTE_USER", who->login);
-	if (gp)
-		env_add(env, "HTTP_GIT_PROTOCOL", gp);
-	if (ce)
-		env_add(env, "HTTP_CONTENT_ENCODING", ce);
-	if (who && who->namespace_)
-		env_add(env, "GIT_NAMESPACE", who->namespace_);
+	if (!path)
+		return ERR_NOMEM;
+	return env_put(env, vars, sizeof(vars) / sizeof(vars[0]));
+}
 
-	/* Configuration for this run only: no hook files in repositories, no surprises from
-	 * a config file. Repositories may belong to another user than the service. */
-#define CONFIG(k, v) do { \
-		env_add(env, pool_printf(r->pool, "GIT_CONFIG_KEY_%d", cfg), k); \
-		env_add(env, pool_printf(r->pool, "GIT_CONFIG_VALUE_%d", cfg), v); \
-		cfg++; \
-	} while (0)
-	CONFIG("core.hooksPath", r->cfg->hooks_dir);
-	CONFIG("safe.directory", "*");
-	CONFIG("uploadpack.allowReachableSHA1InWant", "true");
-	CONFIG("uploadpack.allowFilter", "true");
-	CONFIG("receive.denyNonFastForwards", "false");
-	CONFIG("receive.fsckObjects", "true");
-	/* The namespaced client sees its own refs; everybody else sees none of them. */
-	if (!(who && who->namespace_))
-		CONFIG("transfer.hideRefs", "refs/namespaces");
-#undef CONFIG
-	env_add(env, "GIT_CONFIG_COUNT", pool_printf(r->pool, "%d", cfg));
+/* Configuration for this run only (GIT_CONFIG_COUNT): no hook files in repositories, no
+ * surprises from a config file. Repositories may belong to another user than the
+ * service. */
+static int env_config(struct strv *env, const struct req *r, const struct git_pusher *who)
+{
+	const struct var config[] = {
+		{ "core.hooksPath", r->cfg->hooks_dir },
+		{ "safe.directory", "*" },
+		{ "uploadpack.allowReachableSHA1InWant", "true" },
+		{ "uploadpack.allowFilter", "true" },
+		{ "receive.denyNonFastForwards", "false" },
+		{ "receive.fsckObjects", "true" },
+		/* The namespaced client sees its own refs; everybody else sees none of them. */
+		{ "transfer.hideRefs", who && who->namespace_ ? NULL : "refs/namespaces" },
+	};
+	int n = 0;
 
-	/* Every hook variable is set, empty when there is nothing to say: the hook refuses a
-	 * push when one is missing, so a cut environment can never drop a check. */
-	if (g->push && who) {
-		env_add(env, "SANDBOXD_DATABASE_URL", r->cfg->database_url);
-		env_add(env, "SANDBOXD_HOOK_REPO", pool_printf(r->pool, "%s/%s", repo->owner,
-							       repo->name));
-		env_add(env, "SANDBOXD_HOOK_REPO_ID", repo->id);
-		env_add(env, "SANDBOXD_HOOK_DEFAULT_BRANCH", repo->default_branch);
-		env_add(env, "SANDBOXD_HOOK_LOGIN", who->login ? who->login : "");
-		env_add(env, "SANDBOXD_HOOK_ACCOUNT_ID", who->account_id ? who->account_id : "");
-		env_add(env, "SANDBOXD_HOOK_AGENT", who->agent ? "1" : "0");
-		env_add(env, "SANDBOXD_HOOK_TOKEN_ID", who->token_id ? who->token_id : "");
-		env_add(env, "SANDBOXD_HOOK_TOKEN_KIND", who->token_kind ? who->token_kind : "");
-		env_add(env, "SANDBOXD_HOOK_POLICIES", who->policies ? who->policies : "");
-		env_add(env, "SANDBOXD_HOOK_REQUEST_ID", r->request_id);
-		env_add(env, "SANDBOXD_HOOK_NAMESPACE", who->namespace_ ? who->namespace_ : "");
-		env_add(env, "SANDBOXD_HOOK_REPORT_FD", who->report_fd >= 0 ? "3" : "");
+	for (size_t i = 0; i < sizeof(config) / sizeof(config[0]); i++) {
+		if (!config[i].value)
+			continue;
+		if (strv_addf(env, "GIT_CONFIG_KEY_%d=%s", n, config[i].name) ||
+		    strv_addf(env, "GIT_CONFIG_VALUE_%d=%s", n, config[i].value))
+			return env->err;
+		n++;
 	}
-	env->v[env->n] = NULL;
-	if (env->full) {
+	return strv_addf(env, "GIT_CONFIG_COUNT=%d", n);
+}
+
+/* Every hook variable is set, empty when there is nothing to say: the hook refuses a push
+ * when one is missing, so a cut environment can never drop a check. */
+static int env_hook(struct strv *env, struct req *r, const struct repo *repo,
+		    const struct git_pusher *who)
+{
+	const char *name = pool_printf(r->pool, "%s/%s", repo->owner, repo->name);
+	const struct var vars[] = {
+		{ "SANDBOXD_DATABASE_URL", r->cfg->database_url },
+		{ "SANDBOXD_HOOK_REPO", name },
+		{ "SANDBOXD_HOOK_REPO_ID", repo->id },
+		{ "SANDBOXD_HOOK_DEFAULT_BRANCH", repo->default_branch },
+		{ "SANDBOXD_HOOK_LOGIN", who->login ? who->login : "" },
+		{ "SANDBOXD_HOOK_ACCOUNT_ID", who->account_id ? who->account_id : "" },
+		{ "SANDBOXD_HOOK_AGENT", who->agent ? "1" : "0" },
+		{ "SANDBOXD_HOOK_TOKEN_ID", who->token_id ? who->token_id : "" },
+		{ "SANDBOXD_HOOK_TOKEN_KIND", who->token_kind ? who->token_kind : "" },
+		{ "SANDBOXD_HOOK_POLICIES", who->policies ? who->policies : "" },
+		{ "SANDBOXD_HOOK_REQUEST_ID", r->request_id },
+		{ "SANDBOXD_HOOK_NAMESPACE", who->namespace_ ? who->namespace_ : "" },
+		{ "SANDBOXD_HOOK_REPORT_FD", who->report_fd >= 0 ? "3" : "" },
+	};
+
+	if (!name)
+		return ERR_NOMEM;
+	return env_put(env, vars, sizeof(vars) / sizeof(vars[0]));
+}
+
+/* The child's whole environment in env (the request's pool). 0, or ERR_FAIL when a
+ * variable did not fit or memory ran out (logged: a bug to fix, ENV_MAX too small). */
+static int build_env(struct req *r, const struct git_route *g, const struct repo *repo,
+		     const struct git_pusher *who, struct strv *env, struct err *e)
+{
+	int rc = strv_init(env, r->pool, ENV_MAX);
+
+	if (!rc)
+		rc = env_cgi(env, r, g, repo, who);
+	if (!rc)
+		rc = env_config(env, r, who);
+	if (!rc && g->push && who)
+		rc = env_hook(env, r, repo, who);
+	if (rc) {
 		log_error("the environment for git http-backend is full (%d variables) or out of "
 			  "memory: request refused", ENV_MAX);
 		return err_set(e, ERR_FAIL, "the environment for git is full");
@@ -212,154 +229,225 @@ static int send_head(struct req *r, int status, const struct buf *headers)
 	       put(r, "\r\n", 2) ? -1 : 0;
 }
 
-int githttp_serve(struct req *r, const struct git_route *g, const struct repo *repo,
-		  const struct git_pusher *who, struct err *e)
-{
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
-	char *inbuf = NULL, *outbuf = NULL;
-	size_t inlen = 0, inoff = 0, outlen = 0;
-	int in_eof = 0, head_done = 0, status = 0, client_gone = 0, wstatus = 0, rc = 0;
-	long deadline = now_ms() + (long)r->cfg->git_timeout * 1000, last = now_ms();
+/* One request's child and the bytes in flight both ways. Resources start at -1/NULL;
+ * proc_finish closes, kills, reaps and frees them all, whatever happened. */
+struct proc {
+	struct req *r;
+	int in[2], out[2];          /* the child's stdin and stdout; ours are in[1], out[0] */
+	pid_t pid;
+	char *inbuf, *outbuf;       /* the request body on its way, the child's answer */
+	size_t inlen, inoff, outlen;
+	int in_eof;                 /* the body is all forwarded, or the child stopped reading */
+	int head_done;              /* our header block is sent: the response has begun */
+	int status;                 /* the child's status, once head_done */
+	int client_gone;
+	long deadline, last;        /* the time limit; the last byte moved either way */
 	struct buf headers;
-	struct env env;
-	pid_t pid = -1;
+};
 
-	buf_init(&headers, CGI_HEADERS_MAX);
-	inbuf = malloc(CHUNK);
-	outbuf = malloc(CGI_HEADERS_MAX + CHUNK);
-	if (!inbuf || !outbuf) {
-		rc = err_set(e, ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	if ((rc = build_env(r, g, repo, who, &env, e)))
-		goto out;
-	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC)) {
-		rc = err_set(e, ERR_FAIL, "pipe: %s", strerror(errno));
-		goto out;
-	}
-	pid = spawn(r->cfg->git_bin, env.v, in, out, who ? who->report_fd : -1);
-	if (pid < 0) {
-		rc = err_set(e, ERR_FAIL, "fork: %s", strerror(errno));
-		goto out;
-	}
-	close(in[0]);
-	close(out[1]);
-	in[0] = out[1] = -1;
+static void proc_init(struct proc *p, struct req *r)
+{
+	memset(p, 0, sizeof(*p));
+	p->r = r;
+	p->in[0] = p->in[1] = p->out[0] = p->out[1] = -1;
+	p->pid = -1;
+	p->last = now_ms();
+	p->deadline = p->last + (long)r->cfg->git_timeout * 1000;
+	buf_init(&p->headers, CGI_HEADERS_MAX);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Buffers, environment, pipes and the child, which then holds its ends alone. */
+static int proc_start(struct proc *p, const struct git_route *g, const struct repo *repo,
+		      const struct git_pusher *who, struct err *e)
+{
+	struct strv env;
+	int rc;
+
+	p->inbuf = malloc(CHUNK);
+	p->outbuf = malloc(CGI_HEADERS_MAX + CHUNK);
+	if (!p->inbuf || !p->outbuf)
+		return err_set(e, ERR_NOMEM, "out of memory");
+	if ((rc = build_env(p->r, g, repo, who, &env, e)))
+		return rc;
+	if (pipe2(p->in, O_CLOEXEC) || pipe2(p->out, O_CLOEXEC))
+		return err_set(e, ERR_FAIL, "pipe: %s", strerror(errno));
+	p->pid = spawn(p->r->cfg->git_bin, env.v, p->in, p->out, who ? who->report_fd : -1);
+	if (p->pid < 0)
+		return err_set(e, ERR_FAIL, "fork: %s", strerror(errno));
+	close_fd(&p->in[0]);
+	close_fd(&p->out[1]);
 	if (strcmp(g->method, "GET") == 0) {
 		/* No body to forward. */
-		close(in[1]);
-		in[1] = -1;
-		in_eof = 1;
+		close_fd(&p->in[1]);
+		p->in_eof = 1;
+	} else {
+		fcntl(p->in[1], F_SETFL, O_NONBLOCK);
 	}
-	fcntl(in[1], F_SETFL, O_NONBLOCK);
+	return 0;
+}
 
-	while (out[0] >= 0) {
-		struct pollfd p[2];
-		int np = 0, wait;
+/* Refills the request buffer once it is all written: blocks only until the client sends
+ * more or ends. */
+static void proc_refill(struct proc *p)
+{
+	int n;
+
+	if (p->in_eof || p->inoff < p->inlen)
+		return;
+	n = FCGX_GetStr(p->inbuf, CHUNK, p->r->fcgx->in);
+	if (n <= 0) {
+		p->in_eof = 1;
+		close_fd(&p->in[1]);
+		return;
+	}
+	p->inlen = (size_t)n;
+	p->inoff = 0;
+	p->last = now_ms();
+}
+
+/* Writes what the child can take of the request buffer. */
+static void proc_feed(struct proc *p)
+{
+	ssize_t w = write(p->in[1], p->inbuf + p->inoff, p->inlen - p->inoff);
+
+	if (w > 0) {
+		p->inoff += (size_t)w;
+		p->last = now_ms();
+	} else if (w < 0 && errno != EAGAIN) {
+		/* The child stopped reading (it answers an error): drop the rest. */
+		close_fd(&p->in[1]);
+		p->in_eof = 1;
+		p->inoff = p->inlen;
+	}
+}
+
+/* Reads what the child wrote and passes it on: first our header block made from its CGI
+ * headers, then its bytes as they are. Closes out[0] at the child's end; sets client_gone
+ * when the client cannot take more. 0, or ERR_FAIL on a bad header block. */
+static int proc_drain(struct proc *p, struct err *e)
+{
+	ssize_t got = read(p->out[0], p->outbuf + p->outlen,
+			   (p->head_done ? CHUNK : CGI_HEADERS_MAX + CHUNK) - p->outlen);
+	long end;
+
+	if (got < 0 && errno == EINTR)
+		return 0;
+	if (got <= 0) {
+		close_fd(&p->out[0]);
+		return 0;
+	}
+	p->last = now_ms();
+	p->outlen += (size_t)got;
+	if (!p->head_done) {
+		end = cgi_parse_headers(p->outbuf, p->outlen, &p->status, &p->headers);
+		if (end == 0 && p->outlen < CGI_HEADERS_MAX + CHUNK)
+			return 0;  /* the header block is not all there yet */
+		if (end <= 0)
+			return err_set(e, ERR_FAIL, "git http-backend wrote a bad header block");
+		p->head_done = 1;
+		if (send_head(p->r, p->status, &p->headers)) {
+			p->client_gone = 1;
+			return 0;
+		}
+		memmove(p->outbuf, p->outbuf + end, p->outlen - (size_t)end);
+		p->outlen -= (size_t)end;
+	}
+	if (put(p->r, p->outbuf, p->outlen))
+		p->client_gone = 1;
+	p->outlen = 0;
+	return 0;
+}
+
+/* Moves bytes both ways until the child's answer ends, the client goes, or time runs
+ * out (a whole run past the limit, or no byte either way for IDLE_MS). */
+static int proc_pump(struct proc *p, const char *method, struct err *e)
+{
+	int rc = 0;
+
+	while (!rc && p->out[0] >= 0 && !p->client_gone) {
+		struct pollfd fds[2];
+		int nfds = 0, wait;
 		long now = now_ms();
 
-		if (now > deadline || now - last > IDLE_MS) {
-			log_warn("git %s timed out; ending its process group", g->method);
+		if (now > p->deadline || now - p->last > IDLE_MS) {
+			log_warn("git %s timed out; ending its process group", method);
 			rc = err_set(e, ERR_FAIL, "git took too long");
 			break;
 		}
-		/* Refill the request buffer: blocks only until the client sends more or ends. */
-		if (!in_eof && inoff == inlen) {
-			int n = FCGX_GetStr(inbuf, CHUNK, r->fcgx->in);
-			if (n <= 0) {
-				in_eof = 1;
-				close(in[1]);
-				in[1] = -1;
-			} else {
-				inlen = (size_t)n;
-				inoff = 0;
-				last = now_ms();
-			}
+		proc_refill(p);
+		fds[nfds].fd = p->out[0];
+		fds[nfds++].events = POLLIN;
+		if (p->in[1] >= 0 && p->inoff < p->inlen) {
+			fds[nfds].fd = p->in[1];
+			fds[nfds++].events = POLLOUT;
 		}
-		p[np].fd = out[0];
-		p[np++].events = POLLIN;
-		if (in[1] >= 0 && inoff < inlen) {
-			p[np].fd = in[1];
-			p[np++].events = POLLOUT;
-		}
-		wait = (int)(deadline - now < 1000 ? deadline - now : 1000);
-		if (poll(p, (nfds_t)np, wait < 0 ? 0 : wait) < 0) {
+		wait = (int)(p->deadline - now < 1000 ? p->deadline - now : 1000);
+		if (poll(fds, (nfds_t)nfds, wait < 0 ? 0 : wait) < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = err_set(e, ERR_FAIL, "poll: %s", strerror(errno));
 			break;
 		}
-		if (np == 2 && (p[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
-			ssize_t w = write(in[1], inbuf + inoff, inlen - inoff);
-			if (w > 0) {
-				inoff += (size_t)w;
-				last = now_ms();
-			} else if (w < 0 && errno != EAGAIN) {
-				/* The child stopped reading (it answers an error): drop the rest. */
-				close(in[1]);
-				in[1] = -1;
-				in_eof = 1;
-				inoff = inlen;
-			}
-		}
-		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-			continue;
-		ssize_t got = read(out[0], outbuf + outlen,
-				   (head_done ? CHUNK : CGI_HEADERS_MAX + CHUNK) - outlen);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			close(out[0]);
-			out[0] = -1;
-			break;
-		}
-		last = now_ms();
-		outlen += (size_t)got;
-		if (!head_done) {
-			long end = cgi_parse_headers(outbuf, outlen, &status, &headers);
-			if (end == 0 && outlen < CGI_HEADERS_MAX + CHUNK)
-				continue;
-			if (end <= 0) {
-				rc = err_set(e, ERR_FAIL, "git http-backend wrote a bad header block");
-				break;
-			}
-			head_done = 1;
-			if (send_head(r, status, &headers)) {
-				client_gone = 1;
-				break;
-			}
-			memmove(outbuf, outbuf + end, outlen - (size_t)end);
-			outlen -= (size_t)end;
-		}
-		if (put(r, outbuf, outlen)) {
-			client_gone = 1;
-			break;
-		}
-		outlen = 0;
+		if (nfds == 2 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP)))
+			proc_feed(p);
+		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
+			rc = proc_drain(p, e);
 	}
-	if (head_done && !client_gone && FCGX_FFlush(r->fcgx->out) < 0)
-		client_gone = 1;
-out:
-	if (in[0] >= 0) close(in[0]);
-	if (in[1] >= 0) close(in[1]);
-	if (out[0] >= 0) close(out[0]);
-	if (out[1] >= 0) close(out[1]);
-	if (pid > 0) {
+	/* What was sent goes out now, even when the run ended badly: the client sees how far
+	 * it got. */
+	if (p->head_done && !p->client_gone && FCGX_FFlush(p->r->fcgx->out) < 0)
+		p->client_gone = 1;
+	return rc;
+}
+
+/* Closes, ends (unless it answered whole: rc is 0 and the client took it all), reaps and
+ * frees everything p holds. */
+static void proc_finish(struct proc *p, int rc)
+{
+	int wstatus = 0;
+
+	close_fd(&p->in[0]);
+	close_fd(&p->in[1]);
+	close_fd(&p->out[0]);
+	close_fd(&p->out[1]);
+	if (p->pid > 0) {
 		/* Whatever is left of the tree (a time-out, a client gone) ends now. */
-		if (rc || client_gone || !head_done)
-			kill(-pid, SIGKILL);
-		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		if (rc || p->client_gone || !p->head_done)
+			kill(-p->pid, SIGKILL);
+		while (waitpid(p->pid, &wstatus, 0) < 0 && errno == EINTR)
 			;
 		if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) && !rc)
 			log_info("git http-backend exited with %d", WEXITSTATUS(wstatus));
 	}
-	free(inbuf);
-	free(outbuf);
-	buf_release(&headers);
-	if (client_gone)
+	free(p->inbuf);
+	free(p->outbuf);
+	buf_release(&p->headers);
+	if (p->client_gone)
 		log_info("git client went away");
-	if (head_done)
-		return status;
+}
+
+int githttp_serve(struct req *r, const struct git_route *g, const struct repo *repo,
+		  const struct git_pusher *who, struct err *e)
+{
+	struct proc p;
+	int rc;
+
+	proc_init(&p, r);
+	rc = proc_start(&p, g, repo, who, e);
+	if (!rc)
+		rc = proc_pump(&p, g->method, e);
+	proc_finish(&p, rc);
+	/* Once our header block went out the response has begun: its status is the answer,
+	 * and a later failure ends it short (logged above). */
+	if (p.head_done)
+		return p.status;
 	if (!rc)
 		rc = err_set(e, ERR_FAIL, "git http-backend answered nothing");
 	return rc;

@@ -421,13 +421,32 @@ static int rule_at(size_t ri, const unsigned char *d, size_t n, size_t i)
 	return !(r->flags & NOT_EXAMPLE) || j - i < 7 || memcmp(d + j - 7, "EXAMPLE", 7) != 0;
 }
 
+/* 1 when the two bytes at p start some rule's prefix. */
+static inline unsigned pair(const unsigned char *p)
+{
+	unsigned x = p[0] | (unsigned)p[1] << 8;
+
+	return (bigram[x >> 3] >> (x & 7)) & 1u;
+}
+
 /* The first rule matching at a position in [from, to) of d[0..n); *at is that position. */
 static const struct rule *scan_span(const unsigned char *d, size_t n, size_t from, size_t to,
 				    size_t *at)
 {
-	for (size_t i = from; i < to && i + 1 < n; i++) {
-		unsigned x = d[i] | (unsigned)d[i + 1] << 8;
+	size_t end = n < 2 ? 0 : to < n - 1 ? to : n - 1;  /* a pair needs d[i + 1] */
 
+	for (size_t i = from; i < end; i++) {
+		unsigned x;
+
+		/* Four positions a step while none starts a prefix's first two bytes: nearly
+		 * every position of ordinary text, and the loads of one step do not wait on
+		 * each other. */
+		while (i + 4 <= end && !(pair(d + i) | pair(d + i + 1) | pair(d + i + 2) |
+					 pair(d + i + 3)))
+			i += 4;
+		if (i >= end)
+			break;
+		x = d[i] | (unsigned)d[i + 1] << 8;
 		if (!(bigram[x >> 3] & (1u << (x & 7))))
 			continue;
 		for (unsigned k = bstart[d[i]]; k < bstart[d[i] + 1]; k++)

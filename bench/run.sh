@@ -10,7 +10,9 @@
 #   3. A push of a BENCH_PUSH_MB (50) MB history of BENCH_PUSH_BLOBS (5,000) text blobs into
 #      an empty repository through sandboxd (its hook: ref checks, push protection, audit),
 #      beside plain `git http-backend` with receive.fsckObjects=true (sandboxd runs git with
-#      it too), alternating, medians of BENCH_PUSHES (default 5) runs each.
+#      it too), alternating, medians of BENCH_PUSHES (default 5) runs each; and beside the
+#      same http-backend behind an nginx that buffers the body whole first, as sandboxd's
+#      git location does (a second line: what the slow-client hardening costs).
 #
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
@@ -86,12 +88,15 @@ runuser -u www-data -- fcgiwrap -c 2 -s "unix:$VAR/plain/fcgiwrap.sock" 2>>"$VAR
 echo $! >"$VAR/fcgiwrap.pid"
 for _ in $(seq 50); do [ -S "$VAR/plain/fcgiwrap.sock" ] && break; sleep 0.1; done
 sed -i "s|^}$||" "$VAR/static/nginx.conf"
-cat >>"$VAR/static/nginx.conf" <<CONF
+# plain_server PORT BUFFERING: http-backend behind fcgiwrap; "on" buffers a request body
+# whole before passing it on, as sandboxd's git location must (slow clients, see Hardening).
+plain_server() {
+	cat <<CONF
 	server {
-		listen 127.0.0.1:$((STATIC_PORT + 1));
+		listen 127.0.0.1:$1;
 		location / {
-			client_max_body_size 0;
-			fastcgi_request_buffering off;
+			client_max_body_size 0;$([ "$2" = on ] && printf '\n\t\t\tclient_body_buffer_size 1m;')
+			fastcgi_request_buffering $2;
 			fastcgi_buffering off;
 			fastcgi_param SCRIPT_FILENAME /usr/lib/git-core/git-http-backend;
 			fastcgi_param GIT_PROJECT_ROOT $VAR/repos;
@@ -108,8 +113,10 @@ cat >>"$VAR/static/nginx.conf" <<CONF
 			fastcgi_pass unix:$VAR/plain/fcgiwrap.sock;
 		}
 	}
-}
 CONF
+}
+{ plain_server $((STATIC_PORT + 1)) off; plain_server $((STATIC_PORT + 2)) on; echo "}"; } \
+	>>"$VAR/static/nginx.conf"
 nginx -p "$VAR/static/" -c "$VAR/static/nginx.conf"
 
 # wrk prints "Requests/sec: N" and, with --latency, "50% Xms".
@@ -235,22 +242,28 @@ plain_repo() { # NAME: an empty bare repository http-backend accepts pushes into
 	git --git-dir "$VAR/repos/plain/$1.git" config receive.fsckObjects true
 	chown -R www-data "$VAR/repos/plain/$1.git"
 }
-: >"$VAR/pp.txt"; : >"$VAR/po.txt"
-# One push of each first, not counted: the page cache and both servers warm.
+: >"$VAR/pp.txt"; : >"$VAR/po.txt"; : >"$VAR/pb.txt"
+# One push of each first, not counted: the page cache and the servers warm. The third is
+# http-backend behind an nginx that buffers the body whole first, as sandboxd's must.
 for k in $(seq 0 "$PRUNS"); do
 	plain_repo "p$k"
+	plain_repo "b$k"
 	"$ROOT/build/sandboxctl" repo create "admin/push$k" >/dev/null
 	a=$(push_ms "http://127.0.0.1:$((STATIC_PORT + 1))/plain/p$k.git")
 	b=$(push_ms "http://t:$SANDBOXD_TOKEN@${SANDBOXD_URL#http://}/admin/push$k.git")
+	c=$(push_ms "http://127.0.0.1:$((STATIC_PORT + 2))/plain/b$k.git")
 	[ "$k" = 0 ] && continue
-	echo "$a" >>"$VAR/pp.txt"; echo "$b" >>"$VAR/po.txt"
+	echo "$a" >>"$VAR/pp.txt"; echo "$b" >>"$VAR/po.txt"; echo "$c" >>"$VAR/pb.txt"
 done
-p=$(median <"$VAR/pp.txt"); o=$(median <"$VAR/po.txt")
+p=$(median <"$VAR/pp.txt"); o=$(median <"$VAR/po.txt"); pb=$(median <"$VAR/pb.txt")
 echo "git push of ${PBLOBS} blobs, ${PMB} MB over 50 commits ($PSIZE packed) into an empty repository"
-echo "(median of $PRUNS, ms; alternating runs; receive.fsckObjects=true on both)"
+echo "(median of $PRUNS, ms; alternating runs; receive.fsckObjects=true on all)"
 printf '%-22s %14s %14s %8s\n' "what" "http-backend" "sandboxd" "ratio"
 printf '%-22s %14s %14s %8s\n' "push" "$p" "$o" "$(awk -v a="$o" -v b="$p" 'BEGIN {printf "%.3f", a / b}')"
-echo "runs: http-backend $(paste -sd' ' "$VAR/pp.txt"); sandboxd $(paste -sd' ' "$VAR/po.txt")"
+printf '%-22s %14s %14s %8s\n' "push, body buffered" "$pb" "$o" "$(awk -v a="$o" -v b="$pb" 'BEGIN {printf "%.3f", a / b}')"
+echo "runs: http-backend $(paste -sd' ' "$VAR/pp.txt"); sandboxd $(paste -sd' ' "$VAR/po.txt"); buffered $(paste -sd' ' "$VAR/pb.txt")"
+echo "(\"body buffered\": nginx reads the whole body before http-backend starts, as sandboxd's"
+echo " git location must so that slow clients never hold a worker; the goal is on the first line)"
 fi
 
 # --- 3. sandboxes -------------------------------------------------------------------------

@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
     build-essential pkg-config
     libfcgi-dev libjson-c-dev libgit2-dev libpq-dev libcurl4-openssl-dev libssl-dev
-    libcmocka-dev zlib1g-dev clang libclang-rt-14-dev
+    libcmocka-dev zlib1g-dev libdeflate-dev clang libclang-rt-14-dev
     postgresql nginx-light docker.io
     curl jq git wrk ca-certificates iproute2 iptables procps psmisc openssl fcgiwrap debootstrap
     valgrind shellcheck musl-tools

@@ -23,6 +23,7 @@
 #include "sandboxd/audit.h"
 #include "sandboxd/db.h"
 #include "sandboxd/json.h"
+#include "sandboxd/packread.h"
 #include "sandboxd/policy.h"
 #include "sandboxd/pushreport.h"
 #include "sandboxd/scan.h"
@@ -202,8 +203,13 @@ struct scan {
 #define SCAN_THREADS_MAX 4
 #define SCAN_THREADS_MIN_JOBS 64
 
+/* Blobs stored whole in the push's pack are inflated by packread (libdeflate), the rest
+ * by libgit2; a blob larger than this goes through libgit2 as well. */
+#define FAST_BLOB_MAX ((size_t)1 << 30)
+
 struct scan_pool {
 	struct scan *s;
+	struct packread *packs;    /* the pushed objects' packs (packread.h) */
 	atomic_size_t next;
 	atomic_size_t best;        /* the lowest job index with a finding, or SIZE_MAX */
 	pthread_mutex_t mu;
@@ -224,11 +230,42 @@ static void pool_record(struct scan_pool *p, size_t i, const struct scan_hit *hi
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* Scans job i's blob: read from the pack by packread when it can, else by libgit2 (a
+ * delta, a loose object, an object already in the repository). 0, or -1 when the blob
+ * could not be read (recorded: the push is refused). */
+static int scan_one(struct scan_pool *p, git_odb *odb, struct libdeflate_decompressor *d,
+		    size_t i)
+{
+	git_odb_object *obj = NULL;
+	unsigned char *data = NULL;
+	size_t len = 0;
+	struct scan_hit hit;
+	int found;
+
+	if (d && packread_blob(p->packs, d, p->s->jobs[i].id.id, FAST_BLOB_MAX, &data, &len)) {
+		free(data);
+		data = NULL;
+	}
+	if (!data && git_odb_read(&obj, odb, &p->s->jobs[i].id) < 0) {
+		pool_record(p, i, NULL, "cannot read a blob to scan it");
+		return -1;
+	}
+	found = data ? scan_buffer(data, len, &hit)
+		     : scan_buffer(git_odb_object_data(obj), git_odb_object_size(obj), &hit);
+	if (found)
+		pool_record(p, i, &hit, NULL);
+	free(data);
+	git_odb_object_free(obj);
+	return 0;
+}
+
 static void *pool_work(void *arg)
 {
 	struct scan_pool *p = arg;
 	git_repository *repo = NULL;
 	git_odb *odb = NULL;
+	/* NULL (out of memory) only means every blob is read by libgit2. */
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
 	size_t i;
 
 	if (git_repository_open_ext(&repo, NULL, GIT_REPOSITORY_OPEN_FROM_ENV, NULL) < 0 ||
@@ -237,22 +274,30 @@ static void *pool_work(void *arg)
 		goto out;
 	}
 	/* Each thread takes the next job; past a finding, later jobs do not matter. */
-	while ((i = atomic_fetch_add(&p->next, 1)) < p->s->njobs && i < atomic_load(&p->best)) {
-		git_odb_object *obj = NULL;
-		struct scan_hit hit;
-
-		if (git_odb_read(&obj, odb, &p->s->jobs[i].id) < 0) {
-			pool_record(p, i, NULL, "cannot read a blob to scan it");
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->s->njobs && i < atomic_load(&p->best))
+		if (scan_one(p, odb, d, i))
 			break;
-		}
-		if (scan_buffer(git_odb_object_data(obj), git_odb_object_size(obj), &hit))
-			pool_record(p, i, &hit, NULL);
-		git_odb_object_free(obj);
-	}
 out:
+	if (d)
+		libdeflate_free_decompressor(d);
 	git_odb_free(odb);
 	git_repository_free(repo);
 	return NULL;
+}
+
+/* The packs of the objects directory the push's objects are in: receive-pack's quarantine
+ * (GIT_OBJECT_DIRECTORY in the hook's environment), else the repository's own. */
+static int open_packs(struct scan *s, struct packread **out)
+{
+	const char *dir = getenv("GIT_OBJECT_DIRECTORY");
+	char own[4096];
+	struct err e;
+
+	if (!dir || !dir[0]) {
+		snprintf(own, sizeof(own), "%sobjects", git_repository_path(s->repo));
+		dir = own;
+	}
+	return packread_open(out, dir, &e);
 }
 
 /* Scans the queued blobs; fills msg and sets found on the first finding. */
@@ -271,6 +316,11 @@ static void scan_jobs(struct scan *s)
 	pthread_mutex_init(&p.mu, NULL);
 	if (s->njobs < SCAN_THREADS_MIN_JOBS)
 		want = 1;
+	if (open_packs(s, &p.packs)) {
+		snprintf(s->msg, s->msgsz, "push refused: out of memory while scanning it");
+		s->found = 1;
+		return;
+	}
 	/* This thread is one of them; a thread that cannot start leaves its share to others. */
 	for (int k = 1; k < want; k++)
 		if (pthread_create(&tid[nthreads], NULL, pool_work, &p) == 0)
@@ -279,6 +329,7 @@ static void scan_jobs(struct scan *s)
 	for (int k = 0; k < nthreads; k++)
 		pthread_join(tid[k], NULL);
 	pthread_mutex_destroy(&p.mu);
+	packread_free(p.packs);
 	if ((best = atomic_load(&p.best)) == SIZE_MAX)
 		return;
 	s->found = 1;

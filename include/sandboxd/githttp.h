@@ -37,7 +37,10 @@ struct git_pusher {
 
 /* Runs http-backend for an authorised request and streams its answer to the client. Returns
  * the HTTP status sent (the response has been written: the dispatcher must not write
- * another), or a negative error when nothing was sent. */
+ * another), or a negative error when nothing was sent: ERR_NOMEM, or ERR_FAIL (the
+ * child's environment would not fit in its bound, pipe, fork or poll failed, a bad CGI
+ * header block, a time-out before any answer). The child's environment is built from
+ * scratch and never cut short (strv.h). */
 int githttp_serve(struct req *r, const struct git_route *g, const struct repo *repo,
 		  const struct git_pusher *who, struct err *e) __attribute__((warn_unused_result));
 

@@ -613,6 +613,24 @@ static void test_pathological_inputs_complete(void **state)
 	free(buf);
 }
 
+/* The prefilter steps over four positions at a time: a secret is found at every offset
+ * from the buffer's start and up to its very end, whatever the step's alignment. */
+static void test_every_offset(void **state)
+{
+	char buf[64 + sizeof(AWS_ID)];
+	struct scan_hit h;
+
+	(void)state;
+	for (size_t off = 0; off <= 64; off++) {
+		memset(buf, ' ', off);
+		memcpy(buf + off, AWS_ID, strlen(AWS_ID));
+		assert_true(scan_n(buf, off + strlen(AWS_ID), &h));
+		assert_string_equal(h.rule, "AWS access key id");
+		/* one byte short at the end: no key */
+		assert_false(scan_n(buf, off + strlen(AWS_ID) - 1, &h));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -633,6 +651,7 @@ int main(void)
 		cmocka_unit_test(test_family_details),
 		cmocka_unit_test(test_not_nul_terminated),
 		cmocka_unit_test(test_pathological_inputs_complete),
+		cmocka_unit_test(test_every_offset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
