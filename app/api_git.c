@@ -129,10 +129,5 @@ int api_git(struct req *r, struct err *e)
 		audit_failed_refs(r, &who, &repo);
 		close(who.report_fd);
 	}
-	if (rc < 0)
-		return rc;
-	r->status = rc;
-	r->responded = 1;
-	r->streamed = 1;
-	return 0;
+	return rc;
 }

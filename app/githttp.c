@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "sandboxd/cgi.h"
-#include <fcgiapp.h>
 #include "sandboxd/githttp.h"
 #include "sandboxd/log.h"
 #include "sandboxd/pushreport.h"
@@ -215,7 +214,7 @@ static long now_ms(void)
 
 static int put(struct req *r, const char *data, size_t n)
 {
-	return n == 0 || FCGX_PutStr(data, (int)n, r->fcgx->out) == (int)n ? 0 : -1;
+	return n == 0 || http_write(r, data, n) == 0 ? 0 : -1;
 }
 
 /* Sends our header block: the child's status and headers, plus ours. */
@@ -297,11 +296,11 @@ static int proc_start(struct proc *p, const struct git_route *g, const struct re
  * more or ends. */
 static void proc_refill(struct proc *p)
 {
-	int n;
+	long n;
 
 	if (p->in_eof || p->inoff < p->inlen)
 		return;
-	n = FCGX_GetStr(p->inbuf, CHUNK, p->r->fcgx->in);
+	n = http_read(p->r, p->inbuf, CHUNK);
 	if (n <= 0) {
 		p->in_eof = 1;
 		close_fd(&p->in[1]);
@@ -402,7 +401,7 @@ static int proc_pump(struct proc *p, const char *method, struct err *e)
 	}
 	/* What was sent goes out now, even when the run ended badly: the client sees how far
 	 * it got. */
-	if (p->head_done && !p->client_gone && FCGX_FFlush(p->r->fcgx->out) < 0)
+	if (p->head_done && !p->client_gone && http_flush(p->r))
 		p->client_gone = 1;
 	return rc;
 }
@@ -446,8 +445,12 @@ int githttp_serve(struct req *r, const struct git_route *g, const struct repo *r
 	proc_finish(&p, rc);
 	/* Once our header block went out the response has begun: its status is the answer,
 	 * and a later failure ends it short (logged above). */
-	if (p.head_done)
-		return p.status;
+	if (p.head_done) {
+		r->status = p.status;
+		r->responded = 1;
+		r->streamed = 1;
+		return 0;
+	}
 	if (!rc)
 		rc = err_set(e, ERR_FAIL, "git http-backend answered nothing");
 	return rc;

@@ -708,53 +708,20 @@ static int through_sandboxd(void)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The ref checks of every update, then the scan and the audit rows: 0 when the push is
+ * accepted. n updates are in u. */
+static int check_push(struct update *u, int n, const char *ns, int agent)
 {
-	static struct update u[MAX_REFS];
 	struct policy_list policies;
 	char default_ref[300], scan_msg[1024] = "";
-	const char *ns = env("SANDBOXD_HOOK_NAMESPACE"), *name;
-	int n = 0, refused = 0, agent = strcmp(env("SANDBOXD_HOOK_AGENT"), "1") == 0, rc = 1;
+	int refused = 0;
 	struct err e;
 
-	/* Pushes that did not come through sandboxd (an operator on the host) are not ours. */
-	if (!through_sandboxd())
-		return 0;
-	name = argc > 0 && argv[0] ? argv[0] : "";
-	if (strrchr(name, '/'))
-		name = strrchr(name, '/') + 1;
-	if (!strcmp(name, "post-receive")) {
-		if ((n = read_updates(u, ns)) > 0)
-			report("updated", u, n);
-		free_updates(u, n < 0 ? MAX_REFS : n);
-		return 0;
-	}
-	/* Fail closed: a push whose checks cannot all run is refused, whatever is missing. */
-	for (size_t k = 0; k < sizeof(required_env) / sizeof(required_env[0]); k++)
-		if (!getenv(required_env[k])) {
-			fprintf(stderr, "sandboxd: push refused: %s is missing from the hook's "
-				"environment (an internal error; nothing was changed)\n", required_env[k]);
-			return 1;
-		}
-	if ((n = read_updates(u, ns)) < 0) {
-		if (n == -1)
-			fprintf(stderr, "sandboxd: push refused: more than %d refs in one push\n",
-				MAX_REFS);
-		else
-			fprintf(stderr, "sandboxd: push refused: cannot read the ref updates\n");
-		free_updates(u, MAX_REFS);
-		return 1;
-	}
-	git_libgit2_init();
-	/* receive-pack's index-pack has hashed every pushed object, and fsck checked them;
-	 * hashing each blob again on read (libgit2's collision-detecting SHA-1) would cost as
-	 * much as the scan itself. */
-	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
 	snprintf(default_ref, sizeof(default_ref), "refs/heads/%s",
 		 env("SANDBOXD_HOOK_DEFAULT_BRANCH"));
 	if (policy_parse_json(env("SANDBOXD_HOOK_POLICIES"), &policies, &e)) {
 		fprintf(stderr, "sandboxd: bad ref policies: %s\n", e.msg);
-		goto out;
+		return 1;
 	}
 	for (int i = 0; i < n; i++) {
 		size_t len = strlen(u[i].ref);
@@ -782,9 +749,64 @@ int main(int argc, char **argv)
 		refused = n ? n : 1;
 	if (!refused)
 		report("accepted", u, n);
-	rc = refused ? 1 : 0;
-out:
+	return refused ? 1 : 0;
+}
+
+/* pre-receive: 0 lets the push in. */
+static int pre_receive(struct update *u, const char *ns)
+{
+	int n, rc, agent = strcmp(env("SANDBOXD_HOOK_AGENT"), "1") == 0;
+
+	/* Fail closed: a push whose checks cannot all run is refused, whatever is missing. */
+	for (size_t k = 0; k < sizeof(required_env) / sizeof(required_env[0]); k++)
+		if (!getenv(required_env[k])) {
+			fprintf(stderr, "sandboxd: push refused: %s is missing from the hook's "
+				"environment (an internal error; nothing was changed)\n", required_env[k]);
+			return 1;
+		}
+	if ((n = read_updates(u, ns)) < 0) {
+		if (n == -1)
+			fprintf(stderr, "sandboxd: push refused: more than %d refs in one push\n",
+				MAX_REFS);
+		else
+			fprintf(stderr, "sandboxd: push refused: cannot read the ref updates\n");
+		free_updates(u, MAX_REFS);
+		return 1;
+	}
+	git_libgit2_init();
+	/* receive-pack's index-pack has hashed every pushed object, and fsck checked them;
+	 * hashing each blob again on read (libgit2's collision-detecting SHA-1) would cost as
+	 * much as the scan itself. */
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	rc = check_push(u, n, ns, agent);
 	free_updates(u, n);
 	git_libgit2_shutdown();
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *ns = env("SANDBOXD_HOOK_NAMESPACE"), *name;
+	struct update *u;
+	int n, rc = 0;
+
+	/* Pushes that did not come through sandboxd (an operator on the host) are not ours. */
+	if (!through_sandboxd())
+		return 0;
+	name = argc > 0 && argv[0] ? argv[0] : "";
+	if (strrchr(name, '/'))
+		name = strrchr(name, '/') + 1;
+	if (!(u = calloc(MAX_REFS, sizeof(*u)))) {
+		fprintf(stderr, "sandboxd: push refused: out of memory\n");
+		return 1;
+	}
+	if (!strcmp(name, "post-receive")) {
+		if ((n = read_updates(u, ns)) > 0)
+			report("updated", u, n);
+		free_updates(u, n < 0 ? MAX_REFS : n);
+	} else {
+		rc = pre_receive(u, ns);
+	}
+	free(u);
 	return rc;
 }

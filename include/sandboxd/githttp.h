@@ -36,8 +36,8 @@ struct git_pusher {
 };
 
 /* Runs http-backend for an authorised request and streams its answer to the client. Returns
- * the HTTP status sent (the response has been written: the dispatcher must not write
- * another), or a negative error when nothing was sent: ERR_NOMEM, or ERR_FAIL (the
+ * 0 once the answer has begun (its status in r->status, r->streamed set: the dispatcher
+ * writes nothing more), or an error when nothing was sent: ERR_NOMEM, or ERR_FAIL (the
  * child's environment would not fit in its bound, pipe, fork or poll failed, a bad CGI
  * header block, a time-out before any answer). The child's environment is built from
  * scratch and never cut short (strv.h). */

@@ -45,7 +45,7 @@ struct req_cleanup {
 };
 
 struct req {
-	struct FCGX_Request *fcgx;   /* only http.c (and githttp.c, for now) look inside */
+	struct FCGX_Request *fcgx;   /* only http.c and worker.c look inside */
 	struct pool *pool;
 	const struct config *cfg;
 	struct db *db;
