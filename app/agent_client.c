@@ -306,6 +306,19 @@ static int send_msg(struct agent_conn *c, struct ap_enc *w, struct err *e)
 	return agentwire_send(c->fd, w, c->io_ms, e);
 }
 
+/* A file request: its type, the path and one number (tag t, value v), sent. */
+static int send_file_req(struct agent_conn *c, int type, const char *path, int t, uint64_t v,
+			 struct err *e)
+{
+	unsigned char b[AP_HDR + AP_PATH_MAX + 64];
+	struct ap_enc w;
+
+	agentproto_enc_init(&w, b, sizeof(b), type, c->stream);
+	agentproto_put_str(&w, AP_F_PATH, path);
+	agentproto_put_num(&w, t, v);
+	return send_msg(c, &w, e);
+}
+
 /* The frames after DSTATUS: stdout's, then stderr's, each at most max bytes, then END. */
 static int dread_frames(struct agent_conn *c, uint64_t max, dstream_fn sink, void *arg,
 			struct agent_dstatus *out, struct err *e)
@@ -382,16 +395,12 @@ int agent_detach_kill(struct agent_conn *c, const char *id, int sig, struct err 
 int agent_file_read(struct agent_conn *c, const char *path, uint64_t limit,
 		    const struct files_sink *sink, struct err *e)
 {
-	unsigned char b[AP_HDR + AP_PATH_MAX + 64];
 	uint64_t size, got = 0;
-	struct ap_enc w;
 	struct ap_msg m;
 	int rc;
 
-	agentproto_enc_init(&w, b, sizeof(b), AP_T_FREAD, c->stream);
-	agentproto_put_str(&w, AP_F_PATH, path);
-	agentproto_put_num(&w, AP_F_LIMIT, limit);
-	if ((rc = send_msg(c, &w, e)) || (rc = expect(c, AP_T_FINFO, &m, e)))
+	if ((rc = send_file_req(c, AP_T_FREAD, path, AP_F_LIMIT, limit, e)) ||
+	    (rc = expect(c, AP_T_FINFO, &m, e)))
 		return rc;
 	if ((size = m.num[AP_F_SIZE]) > limit)
 		return err_set(e, ERR_FAIL, "agent announced a file over the limit");
@@ -448,15 +457,10 @@ int agent_file_write(struct agent_conn *c, const char *path, unsigned mode,
 
 int agent_file_remove(struct agent_conn *c, const char *path, int recursive, struct err *e)
 {
-	unsigned char b[AP_HDR + AP_PATH_MAX + 64];
-	struct ap_enc w;
 	struct ap_msg m;
 	int rc;
 
-	agentproto_enc_init(&w, b, sizeof(b), AP_T_FREMOVE, c->stream);
-	agentproto_put_str(&w, AP_F_PATH, path);
-	agentproto_put_num(&w, AP_F_RECURSIVE, recursive ? 1 : 0);
-	if ((rc = send_msg(c, &w, e)))
+	if ((rc = send_file_req(c, AP_T_FREMOVE, path, AP_F_RECURSIVE, recursive ? 1 : 0, e)))
 		return rc;
 	return expect(c, AP_T_END, &m, e);
 }
@@ -481,17 +485,12 @@ static int take_entry(struct agent_conn *c, const struct ap_hdr *h, agent_entry_
 int agent_file_list(struct agent_conn *c, const char *path, int depth, agent_entry_fn fn,
 		    void *arg, int *truncated, struct err *e)
 {
-	unsigned char b[AP_HDR + AP_PATH_MAX + 64];
-	struct ap_enc w;
 	struct ap_msg m;
 	unsigned count = 0;
 	int rc;
 
 	*truncated = 0;
-	agentproto_enc_init(&w, b, sizeof(b), AP_T_FLIST, c->stream);
-	agentproto_put_str(&w, AP_F_PATH, path);
-	agentproto_put_num(&w, AP_F_DEPTH, (uint64_t)depth);
-	if ((rc = send_msg(c, &w, e)))
+	if ((rc = send_file_req(c, AP_T_FLIST, path, AP_F_DEPTH, (uint64_t)depth, e)))
 		return rc;
 	for (;;) {
 		struct agentwire_wait wt = { agentwire_now_ms() + c->io_ms, NULL, NULL };
