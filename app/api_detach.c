@@ -3,6 +3,7 @@
  * (exec_detach.c). */
 #include <string.h>
 #include "sandboxd/api.h"
+#include "sandboxd/api_sandbox.h"
 #include "sandboxd/detach.h"
 #include "sandboxd/exec.h"
 #include "sandboxd/json.h"

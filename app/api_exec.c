@@ -3,6 +3,7 @@
  * NDJSON (exec_stream.h) or detached (api_detach.c). */
 #include <string.h>
 #include "sandboxd/api.h"
+#include "sandboxd/api_sandbox.h"
 #include "sandboxd/capture.h"
 #include "sandboxd/exec.h"
 #include "sandboxd/exec_stream.h"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sandboxd/api.h"
+#include "sandboxd/api_sandbox.h"
 #include "sandboxd/base64.h"
 #include "sandboxd/files.h"
 #include "sandboxd/json.h"

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "sandboxd/api.h"
+#include "sandboxd/api_sandbox.h"
 #include "sandboxd/auth.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"

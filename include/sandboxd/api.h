@@ -37,21 +37,7 @@ int api_sandbox_read(struct req *r, struct err *e) __attribute__((warn_unused_re
 int api_sandbox_write(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* POST /mcp: MCP's JSON-RPC over streamable HTTP (api_mcp.c). */
 int api_mcp(struct req *r, struct err *e) __attribute__((warn_unused_result));
-/* Starts a detached exec (api_detach.c) and answers 202 {execId}; the request's checks and
- * the idle deadline are done. */
-struct exec_spec;
-int api_exec_detach(struct req *r, const struct sandbox *s, const struct exec_spec *x,
-		    struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_exec_get(struct req *r, struct err *e) __attribute__((warn_unused_result));
-/* Waits for the sandbox's clone: 0 when it is done, else the answer's code (409 when it
- * failed or is still running, 499 when the client left). */
-int api_sandbox_ready(struct req *r, struct sandbox *s, struct err *e)
-	__attribute__((warn_unused_result));
-/* The sandbox named by the path, if the caller may use it (creator or repository admin,
- * repository not archived; live: still running, else 410). 0 to go on, else the answer's
- * code. */
-int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live,
-		       struct err *e) __attribute__((warn_unused_result));
 /* Git smart HTTP: authorises, then streams through git http-backend. */
 int api_git(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* The audit verb of a git request. */

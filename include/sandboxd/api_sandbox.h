@@ -1,0 +1,25 @@
+/* api_sandbox.h: what the sandbox handlers share (defined in api_sandboxes.c, api_exec.c
+ * and api_detach.c): finding the sandbox of the path for its caller, waiting for its
+ * clone, and the 202 of a detached exec. Only handlers include it. */
+#ifndef SANDBOXD_API_SANDBOX_H
+#define SANDBOXD_API_SANDBOX_H
+#include "sandboxd/auth.h"
+#include "sandboxd/http.h"
+#include "sandboxd/sandbox.h"
+
+/* Starts a detached exec (api_detach.c) and answers 202 {execId}; the request's checks and
+ * the idle deadline are done. */
+struct exec_spec;
+int api_exec_detach(struct req *r, const struct sandbox *s, const struct exec_spec *x,
+		    struct err *e) __attribute__((warn_unused_result));
+/* Waits for the sandbox's clone: 0 when it is done, else the answer's code (409 when it
+ * failed or is still running, 499 when the client left). */
+int api_sandbox_ready(struct req *r, struct sandbox *s, struct err *e)
+	__attribute__((warn_unused_result));
+/* The sandbox named by the path, if the caller may use it (creator or repository admin,
+ * repository not archived; live: still running, else 410). 0 to go on, else the answer's
+ * code. */
+int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live,
+		       struct err *e) __attribute__((warn_unused_result));
+
+#endif
