@@ -91,7 +91,12 @@ static void answer(struct req *r, int rc, const struct err *e)
 		return;
 	}
 	/* A stream under way (a client that left mid-exec): nothing more reaches the client,
-	 * but the audit row says how the request ended. */
+	 * but the audit row says how the request ended. An answer built whole stands as it
+	 * is: its status must go with its body. */
+	if (!r->streamed) {
+		log_error("%s answered, then failed: %s", r->path ? r->path : "-", e->msg);
+		return;
+	}
 	r->status = e->status ? e->status : err_status(rc);
 	r->error = pool_strdup(r->pool, e->msg);
 }
