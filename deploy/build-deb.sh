@@ -18,6 +18,8 @@ for c in dpkg-buildpackage dh; do
     command -v "$c" >/dev/null || { say "$c is missing (deploy/install-deps.sh)"; exit 1; }
 done
 
+# A build run from inside make (make test) must not inherit its flags or jobserver.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/sandboxd-deb.XXXXXX")
