@@ -164,6 +164,16 @@ check_eq 'every library the binaries link is installed' '' \
 
 out=$(cx runuser -u sandboxd -- sandboxctl --help 2>&1)
 check_eq 'sandboxctl --help runs (as the user sandboxd)' 'usage: sandboxctl COMMAND [ARGS]' "$(head -n 1 <<<"$out")"
+# sandboxd itself, as the unit would run it (its user, /run/sandboxd), with no setting but a
+# database that is not there: it starts on the package's own paths (the hooks' default
+# directory among them), serves nothing, and drains on SIGTERM with 0.
+cx sh -c 'install -d -o sandboxd -g sandboxd -m 0755 /run/sandboxd'
+out=$(cx timeout --preserve-status -s TERM 3 setpriv --reuid sandboxd --regid sandboxd --clear-groups \
+	env SANDBOXD_DATABASE_URL='postgresql:///sandboxd?host=/nonexistent' SANDBOXD_WORKERS=1 \
+	SANDBOXD_GIT_WORKERS=1 /usr/bin/sandboxd 2>&1)
+rc=$?
+check_eq 'sandboxd starts as the user sandboxd on the package layout, and drains on SIGTERM' \
+	'0 listening on /run/sandboxd/fcgi.sock' "$rc $(grep -o 'listening on [^ ]*' <<<"$out" | head -n 1)"
 check 'the hook runs: a push that did not come through sandboxd is let in' \
 	cx sh -c '/usr/lib/sandboxd/hooks/pre-receive </dev/null'
 check_eq "the unit's sandboxd is the package's, and so is its hooks directory" \
