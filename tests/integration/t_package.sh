@@ -4,7 +4,8 @@
 # never overwritten, `make uninstall`. Then the Debian package built from this tree
 # (deploy/build-deb.sh, lintian with no error or warning), installed with apt into a clean
 # Debian container (the runner image) that has no network, from the .debs that
-# deploy/install-deps.sh cached (SANDBOXD_DEB_CACHE): the user, the directories and their
+# deploy/install-deps.sh cached (SANDBOXD_DEB_CACHE; each of the package's Depends must be
+# there): the user, the directories and their
 # modes, the conffiles, `sandboxctl --help`, the hooks, `systemd-analyze verify` of the
 # installed units, nothing enabled; a reinstall keeps an edited setting and the modes; a
 # purge keeps the repositories. The container carries the label sandboxd.test=t_package-…
@@ -97,6 +98,16 @@ if [[ ! -f $DEB_CACHE/complete || ! -s $DEB_CACHE/Packages ]]; then
 	fail "the run-time dependencies' .debs are cached in $DEB_CACHE" 'run deploy/install-deps.sh (as root) first'
 	finish
 fi
+# Each package named in Depends (any of its alternatives) has a .deb there.
+absent=''
+while read -r alt; do
+	found=0
+	for n in $(sed -E 's/\([^)]*\)//g; s/\|/ /g' <<<"$alt"); do
+		grep -qx "Package: $n" "$DEB_CACHE/Packages" && found=1
+	done
+	((found)) || absent+=" $alt"
+done < <(tr ',' '\n' <<<"$depends" | sed 's/^ *//')
+check_eq "every package the package depends on is cached (else add it to RUNTIME in deploy/install-deps.sh)" '' "$absent"
 
 # --- into a clean container, offline ----------------------------------------------------------------
 rm_containers() { docker ps -aq --filter "label=$LABEL" | xargs -r docker rm -f >/dev/null 2>&1; }
