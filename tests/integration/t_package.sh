@@ -5,11 +5,11 @@
 # (deploy/build-deb.sh, lintian with no error or warning), installed with apt into a clean
 # Debian container (the runner image) that has no network, from the .debs that
 # deploy/install-deps.sh cached (SANDBOXD_DEB_CACHE; each of the package's Depends must be
-# there): the user, the directories and their
-# modes, the conffiles, `sandboxctl --help`, the hooks, `systemd-analyze verify` of the
+# there): the user, the directories and their modes, the conffiles, `sandboxctl --help`,
+# sandboxd starting on the package's paths, the hooks, `systemd-analyze verify` of the
 # installed units, nothing enabled; a reinstall keeps an edited setting and the modes; a
 # purge keeps the repositories. The container carries the label sandboxd.test=t_package-…
-# and is removed at exit, whatever happened.
+# and is removed at exit, whatever happened. The sanitizer run does the make install part.
 . "$(dirname "$0")/lib.sh"
 
 IMAGE=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
