@@ -1,5 +1,5 @@
 # sandboxd — one entry point: make, make test, make run, make stop, make unit, make fuzz,
-# make valgrind, make install, make uninstall.
+# make valgrind, make install, make uninstall, make deb.
 CC      ?= cc
 PKGS    := fcgi json-c libgit2 libpq libcurl openssl zlib libdeflate
 WARN    := -Wall -Wextra -Werror -Wvla -Wformat-security -Wmissing-prototypes \
@@ -235,6 +235,10 @@ install: $(BINS) $(AGENT)
 	[ -e $(DESTDIR)$(SYSCONFDIR)/nginx/sites-available/sandboxd.conf ] || \
 	  install -m 0644 nginx/sandboxd.conf $(DESTDIR)$(SYSCONFDIR)/nginx/sites-available/sandboxd.conf
 
+# The Debian package from this tree, built in a copy of it, with lintian: build/deb/*.deb.
+deb:
+	bash deploy/build-deb.sh $(B)/deb --lintian
+
 # Everything install put outside /etc; the settings and the nginx site stay.
 uninstall:
 	rm -f $(INSTALLED:%=$(DESTDIR)%)
@@ -250,5 +254,5 @@ clean:
 	rm -rf build build-san $(FB)
 
 .PHONY: all lint unit valgrind fuzz fuzz-replay test bench bench-rss check-sanitize run stop clean \
-        install uninstall
+        install uninstall deb
 .SECONDARY:
