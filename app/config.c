@@ -75,6 +75,22 @@ static int check_origins(const char *v, struct err *e)
 	return 0;
 }
 
+/* SANDBOXD_AGENT and SANDBOXD_AGENT_PATH: the sandboxes' agent. */
+static int config_agent(struct config *c, config_getenv_fn get, struct err *e)
+{
+	int64_t n;
+	int rc;
+
+	if ((rc = set_num(&n, get, "SANDBOXD_AGENT", 1, 0, 1, e)) ||
+	    (rc = set_str(c->agent_path, sizeof(c->agent_path), get, "SANDBOXD_AGENT_PATH",
+			  "/usr/local/lib/sandboxd/sandboxd-agent", e)))
+		return rc;
+	c->agent = (int)n;
+	if (c->agent_path[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_AGENT_PATH must be an absolute path");
+	return 0;
+}
+
 int config_load(struct config *c, config_getenv_fn get, struct err *e)
 {
 	int64_t n;
@@ -224,5 +240,5 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 	if ((rc = set_num(&n, get, "SANDBOXD_BODY_LIMIT", 1048576, 1024, 64 << 20, e)))
 		return rc;
 	c->body_limit = (size_t)n;
-	return 0;
+	return config_agent(c, get, e);
 }

@@ -1,0 +1,6 @@
+-- 007_agent_key: each sandbox's agent key (README "The agent"): 32 random bytes as 64 hex
+-- digits, the HMAC key of the agent's mutual challenge-response. Any worker on any host
+-- reads it to reach the agent; it is cleared when the sandbox ends (its container is gone).
+-- NULL: a sandbox made before the agent (its execs go through Docker exec).
+ALTER TABLE sandboxes ADD COLUMN agent_key text
+    CHECK (agent_key IS NULL OR agent_key ~ '^[0-9a-f]{64}$');
