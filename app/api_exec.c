@@ -200,7 +200,7 @@ int api_sandbox_exec(struct req *r, struct err *e)
 		return err_boxed(e, 400);
 	/* Committed: no transaction stays open while the command runs (up to an hour). */
 	if (rc || (rc = exec_mark_running(r->db, &s, &x, r->cfg->idle_timeout, e)) ||
-	    (rc = exec_token(r->db, &s, &token, e)) || (rc = exec_capture_init(&cap, token, e)))
+	    (rc = exec_token_for(r->db, &s, &x, &token, e)) || (rc = exec_capture_init(&cap, token, e)))
 		goto out;
 	have_cap = 1;
 	audit_command(r, &cap, &x);

@@ -65,6 +65,10 @@ int exec_mark_running(struct db *db, const struct sandbox *s, const struct exec_
  * must not be shown. */
 int exec_token(struct db *db, const struct sandbox *s, const char **out, struct err *e)
 	__attribute__((warn_unused_result));
+/* The same, the config read through the agent when x->agent (x may be NULL), else (or when
+ * that fails) through Docker exec. */
+int exec_token_for(struct db *db, const struct sandbox *s, const struct exec_spec *x,
+		   const char **out, struct err *e) __attribute__((warn_unused_result));
 
 /* c set up with the default caps and the token's forms registered (token may be NULL). On
  * failure c holds nothing. */

@@ -16,9 +16,12 @@ A=$ID
 AT_EXIT+=("api POST '$SB/$A/close' '' '$OT' >/dev/null 2>&1")
 CA=$(docker ps -q --filter "label=sandboxd.sandbox=$A")
 run() { api POST "$SB/$ID/exec" "$1" "$OT"; }
+# Rows of execs that ran (a 400 before the run names no backend).
+RAN="action = 'sandbox.exec' and status <> 400"
 backends() { # SANDBOX: the backends of its exec rows, counted: "agent:N docker:M"
-	sql "select string_agg(b || ':' || n, ' ' order by b) from (select coalesce(details->>'backend', 'none') b, count(*) n from audit_log where sandbox_id = '$1' and action = 'sandbox.exec' group by 1) t"
+	sql "select string_agg(b || ':' || n, ' ' order by b) from (select coalesce(details->>'backend', 'none') b, count(*) n from audit_log where sandbox_id = '$1' and $RAN group by 1) t"
 }
+left_rows() { [ "$(sql "select count(*) from audit_log where sandbox_id = '$A' and action = 'sandbox.exec' and status = 499")" = 1 ]; }
 last_row() { # SANDBOX: backend|agent_error of its newest exec row
 	sql "select coalesce(details->>'backend', '') || '|' || coalesce(details->>'agent_error', '') from audit_log where sandbox_id = '$1' and action = 'sandbox.exec' order by id desc limit 1"
 }
@@ -26,7 +29,7 @@ last_row() { # SANDBOX: backend|agent_error of its newest exec row
 # --- the SPEC's rules over the backend --------------------------------------------------------
 run '{"cmd":"cat x; echo to-err >&2; exit 3"}'
 expect_status 200 'an exec: 200'
-check_eq 'exit code and separate streams' '3|x|to-err|false' "$(_json '[.exitCode, .stdout, .stderr, .timedOut] | join("|")')"
+check_eq 'exit code and separate streams' '3|x|to-err|false' "$(_json '[.exitCode, .stdout, .stderr, .timedOut] | map(tostring | rtrimstr("\n")) | join("|")')"
 run '{"cmd":"mkdir -p sub"}'
 run '{"cmd":"pwd; echo \"$FOO $SANDBOX_ID\"","cwd":"sub","env":{"FOO":"bar baz"}}'
 expect_json .stdout $'/workspace/repo/sub\nbar baz '"$A" 'cwd and env (the sandbox'"'"'s and the caller'"'"'s)'
@@ -49,7 +52,7 @@ sleep 1
 run '{"cmd":"pgrep -f \"sleep 30[012]\" || echo none"}'
 expect_json .stdout none 'the tree is ended, what ignored SIGTERM too'
 run '{"cmd":"nohup sleep 121 >/dev/null 2>&1 &"}'
-run '{"cmd":"pgrep -f \"sleep 121\" >/dev/null && echo alive"}'
+run '{"cmd":"pgrep -f \"sleep 12[1]\" >/dev/null && echo alive"}'
 expect_json .stdout alive 'a background job of a command that ended by itself outlives its call'
 
 # Streamed: lines as output comes, the result last.
@@ -65,11 +68,11 @@ check_eq 'streamed past its limit: 124' '124|true' "$(tail -n 1 "$_T/lines" | jq
 curl -sS --max-time 2 -H "Authorization: Bearer $OT" -H 'Content-Type: application/json' \
 	--data-binary '{"cmd":"sleep 333"}' "$SANDBOXD_URL$SB/$ID/exec" >/dev/null 2>&1
 check 'the client left: its tree is ended' wait_until 10 bash -c "! docker exec '$CA' pgrep -f 'sleep 333' >/dev/null"
-check 'and its audit row says 499' wait_until 10 bash -c "[ \"\$(sql \"select count(*) from audit_log where sandbox_id = '$A' and action = 'sandbox.exec' and status = 499\")\" = 1 ]"
+check 'and its audit row says 499' wait_until 10 left_rows
 
 # Every exec so far, with its backend, and no fallback.
-N=$(sql "select count(*) from audit_log where sandbox_id = '$A' and action = 'sandbox.exec'")
-check_cond "the execs are audited ($N)" "(( N >= 14 ))"
+N=$(sql "select count(*) from audit_log where sandbox_id = '$A' and $RAN")
+check_cond "the execs are audited ($N)" "(( N >= 13 ))"
 check_eq "every exec row says backend $WANT" "$WANT:$N" "$(backends "$A")"
 check_eq 'no row names an agent error (zero fallbacks)' 0 "$(sql "select count(*) from audit_log where sandbox_id = '$A' and details ? 'agent_error'")"
 
@@ -78,6 +81,14 @@ if [ "$WANT" = docker ]; then
 	check_eq 'with SANDBOXD_AGENT=0 the agent is not asked' 'docker|' "$(last_row "$A")"
 	finish
 fi
+
+# The agent's own: what setsid away is still ended with its exec.
+run '{"cmd":"setsid sleep 303 & wait","timeoutMs":1000}'
+expect_json .exitCode 124 'a setsid child past the limit: 124'
+run '{"cmd":"pgrep -f \"sleep 30[3]\" || echo none"}'
+expect_json .stdout none 'and it is ended with its exec'
+run '{"cmd":"pgrep -f \"sandboxd-agen[t] --listen\" >/dev/null && echo running"}'
+expect_json .stdout running 'while the agent runs (pgrep sees processes)'
 
 # --- the key: beside the clone, a 0400 file, never the environment ----------------------------
 run '{"cmd":"stat -c %a /workspace/.sandboxd/agent.key; wc -c </workspace/.sandboxd/agent.key; test -e /tmp/.sandboxd/clone || echo gone"}'
@@ -134,6 +145,26 @@ stream '{"cmd":"echo streamed-after; exit 5"}'
 check_eq 'a streamed exec too' 'streamed-after|5' "$(jq -rs '[(map(.stdout // empty) | join("") | rtrimstr("\n")), (last.exitCode | tostring)] | join("|")' "$_T/lines")"
 run '{"cmd":"sleep 30","timeoutMs":1000}'
 check_eq 'and the limit still holds on the fallback' '124|true' "$(_json '[.exitCode, .timedOut] | join("|")')"
+# Garbage: a fake agent on the port (the sandbox's user may listen there once the agent is
+# gone): bytes that are no frame, then a header announcing 4 GiB. Each exec falls back.
+fake() { # PERL-PRINT-EXPR: a listener on :7070 answering it to every connection
+	run "$(jq -n --arg p "$1" '{cmd: ("pkill -f \"fake-agen[t]\"; nohup perl -MIO::Socket::INET -e '"'"'$0 = \"fake-agent\"; $s = IO::Socket::INET->new(LocalAddr => \"0.0.0.0:7070\", Listen => 5, ReuseAddr => 1) or die; while ($c = $s->accept) { print $c " + $p + "; sleep 1; close $c }'"'"' >/dev/null 2>&1 & sleep 0.5; echo listening")}')"
+}
+fake '"\xff" x 64'
+expect_json .stdout listening 'a fake agent sending garbage listens'
+run '{"cmd":"echo past-garbage"}'
+check_eq 'garbage: the exec answers through Docker exec' '200|past-garbage' "$STATUS|$(_json .stdout)"
+check 'its row says docker and names the bad frame' grep -qE '^docker\|agent.+' <<<"$(last_row "$A")"
+echo "# garbage: $(last_row "$A")"
+fake '"\x01\0\0\0\0\0\0\0\xff\xff\xff\xff"'
+expect_json .stdout listening 'a fake agent announcing a 4 GiB frame listens'
+run '{"cmd":"echo past-huge"}'
+check_eq 'a huge frame: the exec answers through Docker exec' '200|past-huge' "$STATUS|$(_json .stdout)"
+check 'its row says docker and the limit' grep -qE '^docker\|.*(limit|bytes)' <<<"$(last_row "$A")"
+echo "# huge: $(last_row "$A")"
+run '{"cmd":"pkill -f \"fake-agen[t]\"; echo gone"}'
+expect_json .stdout gone 'the fake agent removed'
+
 ID=$B
 run '{"cmd":"echo other"}'
 check_eq "the workers are unharmed: the other sandbox's agent answers" 'other|agent|' "$(_json .stdout)|$(last_row "$B")"
