@@ -148,7 +148,7 @@ check_eq 'and the limit still holds on the fallback' '124|true' "$(_json '[.exit
 # Garbage: a fake agent on the port (the sandbox's user may listen there once the agent is
 # gone): bytes that are no frame, then a header announcing 4 GiB. Each exec falls back.
 fake() { # PERL-PRINT-EXPR: a listener on :7070 answering it to every connection
-	run "$(jq -n --arg p "$1" '{cmd: ("pkill -f \"fake-agen[t]\"; nohup perl -MIO::Socket::INET -e '"'"'$0 = \"fake-agent\"; $s = IO::Socket::INET->new(LocalAddr => \"0.0.0.0:7070\", Listen => 5, ReuseAddr => 1) or die; while ($c = $s->accept) { print $c " + $p + "; sleep 1; close $c }'"'"' >/dev/null 2>&1 & sleep 0.5; echo listening")}')"
+	run "$(jq -n --arg p "$1" '{cmd: ("kill $(cat /tmp/fake.pid 2>/dev/null) 2>/dev/null; sleep 0.2; nohup perl -MIO::Socket::INET -e '"'"'$0 = \"fake-agent\"; $s = IO::Socket::INET->new(LocalAddr => \"0.0.0.0:7070\", Listen => 5, ReuseAddr => 1) or die; while ($c = $s->accept) { print $c " + $p + "; sleep 1; close $c }'"'"' >/dev/null 2>&1 & echo $! >/tmp/fake.pid; sleep 0.5; echo listening")}')"
 }
 fake '"\xff" x 64'
 expect_json .stdout listening 'a fake agent sending garbage listens'
@@ -156,13 +156,13 @@ run '{"cmd":"echo past-garbage"}'
 check_eq 'garbage: the exec answers through Docker exec' '200|past-garbage' "$STATUS|$(_json .stdout)"
 check 'its row says docker and names the bad frame' grep -qE '^docker\|agent.+' <<<"$(last_row "$A")"
 echo "# garbage: $(last_row "$A")"
-fake '"\x01\0\0\0\0\0\0\0\xff\xff\xff\xff"'
+fake '"\x01\0\0\0\0\0\0\x01\xff\xff\xff\xff"'
 expect_json .stdout listening 'a fake agent announcing a 4 GiB frame listens'
 run '{"cmd":"echo past-huge"}'
 check_eq 'a huge frame: the exec answers through Docker exec' '200|past-huge' "$STATUS|$(_json .stdout)"
 check 'its row says docker and the limit' grep -qE '^docker\|.*(limit|bytes)' <<<"$(last_row "$A")"
 echo "# huge: $(last_row "$A")"
-run '{"cmd":"pkill -f \"fake-agen[t]\"; echo gone"}'
+run '{"cmd":"kill $(cat /tmp/fake.pid) && echo gone"}'
 expect_json .stdout gone 'the fake agent removed'
 
 ID=$B
