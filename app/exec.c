@@ -144,12 +144,36 @@ static int token_is_ours(struct db *db, const struct sandbox *s, const char *t, 
 	return 0;
 }
 
-/* The first 4 KiB of the clone's config, read through the agent into g; non-zero when it
- * could not (no agent, a symbolic link, ...): the caller asks Docker. */
-struct config_sink {
-	struct sandbox_output *g;
-};
+/* The containers' addresses on the sandbox network, as Docker's inspect reports them (the
+ * container cannot choose it), cached per worker: a container keeps its address while it
+ * lives, and an address reused by a later container answers with another key. */
+static struct {
+	char cid[80];
+	char ip[16];
+} addr_cache[ADDR_CACHE];
+static unsigned addr_next;
 
+static int agent_addr(const struct sandbox *s, const char *network, char ip[16],
+		      struct err *e)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < ADDR_CACHE; i++)
+		if (addr_cache[i].cid[0] && strcmp(addr_cache[i].cid, s->container_id) == 0) {
+			memcpy(ip, addr_cache[i].ip, 16);
+			return 0;
+		}
+	if ((rc = docker_container_ip(s->container_id, network, ip, 16, DOCKER_CALL_MS, e)))
+		return rc;
+	i = addr_next++ % ADDR_CACHE;
+	snprintf(addr_cache[i].cid, sizeof(addr_cache[i].cid), "%s", s->container_id);
+	memcpy(addr_cache[i].ip, ip, 16);
+	return 0;
+}
+
+/* The first 4 KiB of the clone's config, read through the agent into g (the sink's arg);
+ * non-zero when it could not (no agent, a symbolic link, ...): the caller asks Docker. */
 static int config_start(void *arg, uint64_t size, struct err *e)
 {
 	return 0;
@@ -157,7 +181,7 @@ static int config_start(void *arg, uint64_t size, struct err *e)
 
 static int config_bytes(void *arg, const char *p, size_t n, struct err *e)
 {
-	struct sandbox_output *g = ((struct config_sink *)arg)->g;
+	struct sandbox_output *g = arg;
 	size_t room = sizeof(g->out) - 1 - g->len;
 
 	memcpy(g->out + g->len, p, n < room ? n : room);
@@ -166,14 +190,10 @@ static int config_bytes(void *arg, const char *p, size_t n, struct err *e)
 	return 0;
 }
 
-static int agent_addr(const struct sandbox *s, const char *network, char ip[16],
-		      struct err *e);
-
 static int agent_config(const struct sandbox *s, const char *network, struct sandbox_output *g)
 {
 	struct agent_conn c = { .fd = -1 };
-	struct config_sink cs = { g };
-	const struct files_sink sink = { config_start, config_bytes, &cs };
+	const struct files_sink sink = { config_start, config_bytes, g };
 	struct err e;
 	char ip[16];
 	int rc;
@@ -281,34 +301,6 @@ static int docker_run(const struct sandbox *s, const struct exec_spec *x,
 		return rc;
 	out->timed_out = st.exit_code == 124 || io.timed_out;
 	out->exit_code = out->timed_out ? 124 : st.exit_code;
-	return 0;
-}
-
-/* The containers' addresses on the sandbox network, as Docker's inspect reports them (the
- * container cannot choose it), cached per worker: a container keeps its address while it
- * lives, and an address reused by a later container answers with another key. */
-static struct {
-	char cid[80];
-	char ip[16];
-} addr_cache[ADDR_CACHE];
-static unsigned addr_next;
-
-static int agent_addr(const struct sandbox *s, const char *network, char ip[16],
-		      struct err *e)
-{
-	unsigned i;
-	int rc;
-
-	for (i = 0; i < ADDR_CACHE; i++)
-		if (addr_cache[i].cid[0] && strcmp(addr_cache[i].cid, s->container_id) == 0) {
-			memcpy(ip, addr_cache[i].ip, 16);
-			return 0;
-		}
-	if ((rc = docker_container_ip(s->container_id, network, ip, 16, DOCKER_CALL_MS, e)))
-		return rc;
-	i = addr_next++ % ADDR_CACHE;
-	snprintf(addr_cache[i].cid, sizeof(addr_cache[i].cid), "%s", s->container_id);
-	memcpy(addr_cache[i].ip, ip, 16);
 	return 0;
 }
 
