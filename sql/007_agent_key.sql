@@ -4,3 +4,15 @@
 -- NULL: a sandbox made before the agent (its execs go through Docker exec).
 ALTER TABLE sandboxes ADD COLUMN agent_key text
     CHECK (agent_key IS NULL OR agent_key ~ '^[0-9a-f]{64}$');
+
+-- The auditor reads sandboxes (004) but not the keys: its SELECT becomes one on every other
+-- column (a later migration that adds a column grants it the same way).
+REVOKE SELECT ON sandboxes FROM sandboxd_auditor;
+DO $$
+BEGIN
+    EXECUTE (SELECT 'GRANT SELECT (' || string_agg(quote_ident(column_name), ', ') ||
+                    ') ON sandboxes TO sandboxd_auditor'
+               FROM information_schema.columns
+              WHERE table_schema = current_schema() AND table_name = 'sandboxes'
+                AND column_name <> 'agent_key');
+END $$;

@@ -95,6 +95,7 @@ run '{"cmd":"stat -c %a /workspace/.sandboxd/agent.key; wc -c </workspace/.sandb
 expect_json .stdout $'400\n64\ngone' 'the key file is 0400, 64 hex digits, the clone parameters removed'
 KEY=$(sql "select agent_key from sandboxes where id = '$A'")
 check 'the database holds the key for any worker' grep -qE '^[0-9a-f]{64}$' <<<"$KEY"
+check_eq 'the auditor role reads sandboxes but not the key' "$A|denied" "$(sql "set role sandboxd_auditor; select id from sandboxes where id = '$A'")|$(sql "set role sandboxd_auditor; select agent_key from sandboxes where id = '$A'" 2>&1 | grep -q 'permission denied' && echo denied)"
 check 'the container configuration does not hold it' fails grep -q "$KEY" <<<"$(docker inspect "$CA")"
 run '{"cmd":"cat /proc/1/environ /proc/$(cat /workspace/.sandboxd/agent.pid)/environ | tr \"\\0\" \"\\n\""}'
 check 'nor the environment of the first process or the agent' fails grep -q "$KEY" <<<"$BODY"
