@@ -4,6 +4,7 @@
 -- NULL: a sandbox made before the agent (its execs go through Docker exec).
 ALTER TABLE sandboxes ADD COLUMN agent_key text
     CHECK (agent_key IS NULL OR agent_key ~ '^[0-9a-f]{64}$');
+COMMENT ON COLUMN sandboxes.agent_key IS 'the key of the sandbox''s agent (64 hex digits), NULL once ended or made before the agent; not readable by sandboxd_auditor';
 
 -- The auditor reads sandboxes (004) but not the keys: its SELECT becomes one on every other
 -- column (a later migration that adds a column grants it the same way).
