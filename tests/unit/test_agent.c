@@ -297,6 +297,12 @@ static void test_exec_limit(void **state)
 	assert_true(stray > 0 && alive(stray));
 	kill(stray, SIGKILL);
 	out_release(&o);
+
+	/* Its output is read to EOF, as through Docker exec: a background job's too. */
+	assert_int_equal(run("(sleep 1; echo late) & echo early", 10000, &o, &x, &e), 0);
+	assert_false(x.timed_out);
+	assert_string_equal(o.b[1].data, "early\nlate\n");
+	out_release(&o);
 }
 
 /* Reads a detached exec from a new connection. */
