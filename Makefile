@@ -175,8 +175,12 @@ lint: $(LIB_OBJ)
 	@echo "results and layers: clean"
 
 # Everything, twice: the normal build, then ASan + UBSan builds of every binary.
+# The matrix (README "Two commands"): everything on the normal build; the suites that run
+# commands once more with the agent off (Docker exec only); then the sanitizer build.
+AGENT_OFF_SUITES := t_agent t_sandbox_exec t_exec_stream t_hostile_exec t_faults_exec
 test: all lint unit valgrind $(B)/docker-smoke
 	bash tests/integration/run.sh
+	SANDBOXD_AGENT=0 bash tests/integration/run.sh $(AGENT_OFF_SUITES)
 	$(MAKE) check-sanitize
 
 bench: all
