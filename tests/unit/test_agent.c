@@ -142,6 +142,15 @@ static int on_started(void *arg)
 	return 0;
 }
 
+/* o made empty for a call's output, and a connection for the call. */
+static void out_open(struct out *o, struct agent_conn *c)
+{
+	memset(o, 0, sizeof(*o));
+	for (int i = 0; i < 3; i++)
+		buf_init(&o->b[i], 4 << 20);
+	conn(c);
+}
+
 /* Runs cmd attached with a limit; its output in o (released by the caller). */
 static int run(const char *cmd, int64_t ms, struct out *o, struct agent_exit *x, struct err *e)
 {
@@ -150,10 +159,7 @@ static int run(const char *cmd, int64_t ms, struct out *o, struct agent_exit *x,
 	struct agent_conn c;
 	int rc;
 
-	memset(o, 0, sizeof(*o));
-	for (int i = 0; i < 3; i++)
-		buf_init(&o->b[i], 4 << 20);
-	conn(&c);
+	out_open(o, &c);
 	rc = agent_exec(&c, &r, &h, x, e);
 	agent_close(&c);
 	return rc;
@@ -313,10 +319,7 @@ static int dread(const char *id, uint64_t out_off, uint64_t err_off, struct out 
 	struct agent_conn c;
 	int rc;
 
-	memset(o, 0, sizeof(*o));
-	for (int i = 0; i < 3; i++)
-		buf_init(&o->b[i], 4 << 20);
-	conn(&c);
+	out_open(o, &c);
 	rc = agent_detach_read(&c, id, want, 1 << 20, collect, o, st, e);
 	agent_close(&c);
 	return rc;
