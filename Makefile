@@ -1,5 +1,5 @@
 # sandboxd — one entry point: make, make test, make run, make stop, make unit, make fuzz,
-# make valgrind.
+# make valgrind, make install, make uninstall, make deb.
 CC      ?= cc
 PKGS    := fcgi json-c libgit2 libpq libcurl openssl zlib libdeflate
 WARN    := -Wall -Wextra -Werror -Wvla -Wformat-security -Wmissing-prototypes \
@@ -58,7 +58,7 @@ AGENT_SRC  := $(wildcard app/agent/*.c) $(AGENT_LIB)
 $(B)/sandboxd-agent: $(AGENT_SRC) $(wildcard app/agent/*.h) $(wildcard include/sandboxd/*.h)
 	@command -v $(AGENT_CC) >/dev/null || { echo "$(AGENT_CC) is missing (deploy/install-deps.sh: musl-tools)"; exit 1; }
 	$(AGENT_CC) -static -O2 -g -std=gnu11 $(WARN) -Iinclude -fstack-protector-strong \
-	  -o $@ $(AGENT_SRC)
+	  -Wl,--build-id -o $@ $(AGENT_SRC)
 
 # The unit test that runs the real agent on loopback.
 $(B)/unit/test_agent: $(AGENT)
@@ -175,8 +175,12 @@ lint: $(LIB_OBJ)
 	@echo "results and layers: clean"
 
 # Everything, twice: the normal build, then ASan + UBSan builds of every binary.
+# The matrix (README "Two commands"): everything on the normal build; the suites that run
+# commands once more with the agent off (Docker exec only); then the sanitizer build.
+AGENT_OFF_SUITES := t_agent t_sandbox_exec t_exec_stream t_hostile_exec t_faults_exec
 test: all lint unit valgrind $(B)/docker-smoke
 	bash tests/integration/run.sh
+	SANDBOXD_AGENT=0 bash tests/integration/run.sh $(AGENT_OFF_SUITES)
 	$(MAKE) check-sanitize
 
 bench: all
@@ -193,6 +197,57 @@ check-sanitize:
 	$(MAKE) SANITIZE=1 all unit build-san/docker-smoke
 	SANDBOXD_BUILD=build-san bash tests/integration/run.sh
 
+# make install [PREFIX=/usr/local] [DESTDIR=…]: where the units and the README say
+# (README: Deploying to production). The units' paths are written for PREFIX=/usr/local and
+# rewritten here for any other (debian/rules installs with PREFIX=/usr). Files under /etc
+# are the operator's once there: installed only when missing, never overwritten.
+PREFIX         ?= /usr/local
+BINDIR         ?= $(PREFIX)/bin
+PKGLIBDIR      ?= $(PREFIX)/lib/sandboxd
+DOCDIR         ?= $(PREFIX)/share/doc/sandboxd
+MANDIR         ?= $(PREFIX)/share/man
+SYSCONFDIR     ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+UNITS          := deploy/sandboxd.service deploy/sandboxd-migrate.service
+UNIT_PATHS     := -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/usr/local/lib/sandboxd|$(PKGLIBDIR)|g' \
+                  -e 's|/usr/local/share/doc/sandboxd|$(DOCDIR)|g'
+INSTALLED      := $(BINDIR)/sandboxd $(BINDIR)/sandboxctl $(PKGLIBDIR)/sandboxd-hook \
+                  $(PKGLIBDIR)/hooks/pre-receive $(PKGLIBDIR)/hooks/post-receive \
+                  $(PKGLIBDIR)/sandboxd-agent $(PKGLIBDIR)/egress.sh \
+                  $(UNITS:deploy/%=$(SYSTEMDUNITDIR)/%) $(DOCDIR)/README.md \
+                  $(DOCDIR)/sandboxd.env.example $(DOCDIR)/nginx-sandboxd.conf \
+                  $(MANDIR)/man8/sandboxd.8 $(MANDIR)/man8/sandboxctl.8
+
+install: $(BINS) $(AGENT)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR)/hooks $(DESTDIR)$(DOCDIR) \
+	  $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/nginx/sites-available \
+	  $(DESTDIR)$(MANDIR)/man8
+	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/sandboxd
+	install -m 0755 $(B)/sandboxd $(B)/sandboxctl $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(B)/sandboxd-hook $(AGENT) deploy/egress.sh $(DESTDIR)$(PKGLIBDIR)/
+	# git runs the hooks by these names (core.hooksPath); sandboxd-hook reads its argv[0].
+	ln -sfn ../sandboxd-hook $(DESTDIR)$(PKGLIBDIR)/hooks/pre-receive
+	ln -sfn ../sandboxd-hook $(DESTDIR)$(PKGLIBDIR)/hooks/post-receive
+	for u in $(UNITS); do \
+	  sed $(UNIT_PATHS) $$u >$(DESTDIR)$(SYSTEMDUNITDIR)/$${u#deploy/} && \
+	  chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$${u#deploy/} || exit 1; done
+	install -m 0644 README.md deploy/sandboxd.env.example $(DESTDIR)$(DOCDIR)/
+	install -m 0644 nginx/sandboxd.conf $(DESTDIR)$(DOCDIR)/nginx-sandboxd.conf
+	install -m 0644 man/sandboxd.8 man/sandboxctl.8 $(DESTDIR)$(MANDIR)/man8/
+	[ -e $(DESTDIR)$(SYSCONFDIR)/sandboxd/sandboxd.env ] || \
+	  install -m 0640 deploy/sandboxd.env.example $(DESTDIR)$(SYSCONFDIR)/sandboxd/sandboxd.env
+	[ -e $(DESTDIR)$(SYSCONFDIR)/nginx/sites-available/sandboxd.conf ] || \
+	  install -m 0644 nginx/sandboxd.conf $(DESTDIR)$(SYSCONFDIR)/nginx/sites-available/sandboxd.conf
+
+# The Debian package from this tree, built in a copy of it, with lintian: build/deb/*.deb.
+deb:
+	bash deploy/build-deb.sh $(B)/deb --lintian
+
+# Everything install put outside /etc; the settings and the nginx site stay.
+uninstall:
+	rm -f $(INSTALLED:%=$(DESTDIR)%)
+	-rmdir $(DESTDIR)$(PKGLIBDIR)/hooks $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
+
 run:
 	bash deploy/local-stack.sh up
 
@@ -202,5 +257,6 @@ stop:
 clean:
 	rm -rf build build-san $(FB)
 
-.PHONY: all lint unit valgrind fuzz fuzz-replay test bench bench-rss check-sanitize run stop clean
+.PHONY: all lint unit valgrind fuzz fuzz-replay test bench bench-rss check-sanitize run stop clean \
+        install uninstall deb
 .SECONDARY:

@@ -54,6 +54,15 @@ static int client_gone(void *arg)
 	return http_client_gone(arg);
 }
 
+/* Which backend ran it, and why not the agent when it was asked: every run, also one that
+ * failed (a silent fallback must not pass for the agent). */
+static void audit_backend(struct req *r, const struct exec_result *x)
+{
+	json_add_str(r->audit_details, "backend", x->backend ? x->backend : "docker");
+	if (x->agent_error[0])
+		json_add_str(r->audit_details, "agent_error", x->agent_error);
+}
+
 static void audit_result(struct req *r, const struct exec_result *x)
 {
 	json_add_int(r->audit_details, "exit_code", x->exit_code);
@@ -89,7 +98,9 @@ static int run_attached(struct req *r, const struct sandbox *s, const struct exe
 
 	buf_init(&out[0], capture_text_max(&cap->opts));
 	buf_init(&out[1], capture_text_max(&cap->opts));
-	if ((rc = exec_run(s, x, &h, &res, e))) {
+	rc = exec_run(s, x, &h, &res, e);
+	audit_backend(r, &res);
+	if (rc) {
 		if (rc == ERR_CANCELLED)
 			json_add_int(r->audit_details, "duration_ms", res.duration_ms);
 		goto out;
@@ -138,6 +149,7 @@ static int run_streamed(struct req *r, const struct sandbox *s, const struct exe
 	struct exec_result res;
 	int rc = exec_run(s, x, &h, &res, e);
 
+	audit_backend(r, &res);
 	json_add_bool(r->audit_details, "streamed", 1);
 	if (rc == ERR_CANCELLED || xs.broken)
 		json_add_int(r->audit_details, "duration_ms", res.duration_ms);
@@ -145,7 +157,9 @@ static int run_streamed(struct req *r, const struct sandbox *s, const struct exe
 		rc = err_set(e, ERR_CANCELLED, "the client went away");
 	if (rc && r->responded && rc != ERR_CANCELLED) {
 		log_warn("exec in %s: %s", s->id, e->msg);
-		exec_stream_fail(&xs, "the exec failed: the container engine did not answer");
+		exec_stream_fail(&xs, res.backend && strcmp(res.backend, "agent") == 0
+				      ? "the exec failed: the sandbox's agent broke off the exec"
+				      : "the exec failed: the container engine did not answer");
 		return 0;
 	}
 	if (rc)
@@ -179,13 +193,15 @@ int api_sandbox_exec(struct req *r, struct err *e)
 			     pool_printf(r->pool, "%s/%s", repo.owner, repo.name), &x, e);
 	if (rc == ERR_INVALID)
 		return err_boxed(e, 400);
+	x.agent = r->cfg->agent;
+	x.network = r->cfg->sandbox_network;
 	if (rc || (rc = api_sandbox_ready(r, &s, e)))
 		goto out;
 	if ((rc = exec_check_workdir(&s, &x, e)) == ERR_NOTFOUND || rc == ERR_NOTDIR)
 		return err_boxed(e, 400);
 	/* Committed: no transaction stays open while the command runs (up to an hour). */
 	if (rc || (rc = exec_mark_running(r->db, &s, &x, r->cfg->idle_timeout, e)) ||
-	    (rc = exec_token(r->db, &s, &token, e)) || (rc = exec_capture_init(&cap, token, e)))
+	    (rc = exec_token_for(r->db, &s, &x, &token, e)) || (rc = exec_capture_init(&cap, token, e)))
 		goto out;
 	have_cap = 1;
 	audit_command(r, &cap, &x);

@@ -141,6 +141,13 @@ static void public_origin(const struct config *c, char *out, size_t n)
 	snprintf(out, n, "%.*s", (int)(auth - c->public_url + strcspn(auth, "/")), c->public_url);
 }
 
+static int check_agent_path(struct config *c, struct err *e)
+{
+	if (c->agent_path[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_AGENT_PATH must be an absolute path");
+	return 0;
+}
+
 static int check_git_paths(struct config *c, struct err *e)
 {
 	if (c->git_bin[0] != '/' || c->hooks_dir[0] != '/')
@@ -209,6 +216,9 @@ static const struct setting settings[] = {
 	  .check = check_git_paths),
 	N("SANDBOXD_GIT_TIMEOUT", INT, git_timeout, 3600, 10, 86400),
 	N("SANDBOXD_BODY_LIMIT", SIZE, body_limit, 1048576, 1024, 64 << 20),
+	N("SANDBOXD_AGENT", INT, agent, 1, 0, 1),
+	S("SANDBOXD_AGENT_PATH", agent_path, "/usr/local/lib/sandboxd/sandboxd-agent",
+	  .check = check_agent_path),
 };
 
 /* A string setting, or the log level's name (its own buffer: the field is an int). An

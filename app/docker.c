@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include "sandboxd/base64.h"
@@ -597,6 +598,17 @@ static int add_workspace(json_object *hc, const struct docker_create *c)
 		json_object_object_add(vo, "Labels", vl);
 		json_object_object_add(mount, "VolumeOptions", vo);
 	}
+	/* One host file read-only (the sandbox's agent). */
+	if (c->ro_bind_source && c->ro_bind_target) {
+		if (!(mount = json_object_new_object()) || json_object_array_add(mounts, mount)) {
+			json_object_put(mount);
+			return ERR_NOMEM;
+		}
+		json_add_str(mount, "Type", "bind");
+		json_add_str(mount, "Source", c->ro_bind_source);
+		json_add_str(mount, "Target", c->ro_bind_target);
+		json_add_bool(mount, "ReadOnly", 1);
+	}
 	return 0;
 }
 
@@ -805,6 +817,37 @@ int docker_container_inspect(const char *id, struct docker_container_state *out,
 	out->exit_code = (int)code;
 	out->pid = pid;
 out:
+	json_object_put(resp);
+	return rc;
+}
+
+int docker_container_ip(const char *id, const char *network, char *ip, size_t ip_len,
+			long timeout_ms, struct err *e)
+{
+	char path[DOCKER_ID_MAX + 64];
+	json_object *resp = NULL, *ns, *nets, *net, *addr;
+	struct in_addr a;
+	struct call c;
+	int rc;
+
+	ip[0] = 0;
+	if ((rc = id_valid("container", id, e)))
+		return rc;
+	snprintf(path, sizeof(path), "/containers/%s/json", id);
+	call_init(&c, "inspect container", "GET", path, timeout_ms, e);
+	if ((rc = call_json(&c, json_type_object, &resp)))
+		return rc;
+	if (!json_object_object_get_ex(resp, "NetworkSettings", &ns) ||
+	    !json_object_object_get_ex(ns, "Networks", &nets) ||
+	    !json_object_object_get_ex(nets, network, &net) ||
+	    !json_object_object_get_ex(net, "IPAddress", &addr) ||
+	    !json_object_is_type(addr, json_type_string) ||
+	    inet_pton(AF_INET, json_object_get_string(addr), &a) != 1 ||
+	    (size_t)json_object_get_string_len(addr) >= ip_len)
+		rc = err_set(e, ERR_NOTFOUND, "container %.12s has no IPv4 address on %s", id,
+			     network);
+	else
+		memcpy(ip, json_object_get_string(addr), (size_t)json_object_get_string_len(addr) + 1);
 	json_object_put(resp);
 	return rc;
 }

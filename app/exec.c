@@ -1,20 +1,24 @@
 /* exec.c: the exec service (exec.h): the request's command as a spec, the sandbox's token for
- * masking, and attached runs through the Docker engine (app/sh/exec.sh in the container
- * keeps the limit and ends the whole tree). */
+ * masking, and attached runs through the sandbox's agent (agent_client.h: it keeps the
+ * limit and ends the whole tree) or the Docker engine (app/sh/exec.sh in the container does
+ * it). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <openssl/crypto.h>
+#include "sandboxd/agent_client.h"
 #include "sandboxd/clock.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/exec.h"
 #include "sandboxd/gitcred.h"
 #include "sandboxd/json.h"
+#include "sandboxd/log.h"
 #include "sandboxd/scripts.h"
 #include "sandboxd/token.h"
 #include "sandboxd/banned.h"
 
 #define TOKEN_CACHE 8
+#define ADDR_CACHE 16
 
 static int valid_env_name(const char *k)
 {
@@ -140,14 +144,83 @@ static int token_is_ours(struct db *db, const struct sandbox *s, const char *t, 
 	return 0;
 }
 
-int exec_token(struct db *db, const struct sandbox *s, const char **out, struct err *e)
+/* The containers' addresses on the sandbox network, as Docker's inspect reports them (the
+ * container cannot choose it), cached per worker: a container keeps its address while it
+ * lives, and an address reused by a later container answers with another key. */
+static struct {
+	char cid[80];
+	char ip[16];
+} addr_cache[ADDR_CACHE];
+static unsigned addr_next;
+
+static int agent_addr(const struct sandbox *s, const char *network, char ip[16],
+		      struct err *e)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < ADDR_CACHE; i++)
+		if (addr_cache[i].cid[0] && strcmp(addr_cache[i].cid, s->container_id) == 0) {
+			memcpy(ip, addr_cache[i].ip, 16);
+			return 0;
+		}
+	if ((rc = docker_container_ip(s->container_id, network, ip, 16, DOCKER_CALL_MS, e)))
+		return rc;
+	i = addr_next++ % ADDR_CACHE;
+	snprintf(addr_cache[i].cid, sizeof(addr_cache[i].cid), "%s", s->container_id);
+	memcpy(addr_cache[i].ip, ip, 16);
+	return 0;
+}
+
+/* The first 4 KiB of the clone's config, read through the agent into g (the sink's arg);
+ * non-zero when it could not (no agent, a symbolic link, ...): the caller asks Docker. */
+static int config_start(void *arg, uint64_t size, struct err *e)
+{
+	return 0;
+}
+
+static int config_bytes(void *arg, const char *p, size_t n, struct err *e)
+{
+	struct sandbox_output *g = arg;
+	size_t room = sizeof(g->out) - 1 - g->len;
+
+	memcpy(g->out + g->len, p, n < room ? n : room);
+	g->len += n < room ? n : room;
+	g->out[g->len] = 0;
+	return 0;
+}
+
+static int agent_config(const struct sandbox *s, const char *network, struct sandbox_output *g)
+{
+	struct agent_conn c = { .fd = -1 };
+	const struct files_sink sink = { config_start, config_bytes, g };
+	struct err e;
+	char ip[16];
+	int rc;
+
+	memset(g, 0, sizeof(*g));
+	if (strlen(s->agent_key) != SANDBOX_AGENT_KEY_HEX)
+		return ERR_NOTFOUND;
+	if ((rc = agent_addr(s, network ? network : "bridge", ip, &e)) ||
+	    (rc = agent_connect(&c, ip, SANDBOX_AGENT_PORT, (const unsigned char *)s->agent_key,
+				SANDBOX_AGENT_KEY_HEX, EXEC_AGENT_CONNECT_MS, &e)))
+		return rc;
+	rc = agent_file_read(&c, SANDBOX_GIT_CONFIG, 1 << 20, &sink, &e);
+	agent_close(&c);
+	if (rc)
+		log_info("sandbox %s: the git config through the agent: %s", s->id, e.msg);
+	return rc;
+}
+
+int exec_token_for(struct db *db, const struct sandbox *s, const struct exec_spec *x,
+		   const char **out, struct err *e)
 {
 	/* The clone's config holds it as an Authorization header (app/sh/clone.sh), written
 	 * right after the clone: within the first 4 KiB that sandbox_run keeps. */
 	const char *argv[] = { "head", "-c", "4096", SANDBOX_GIT_CONFIG, NULL };
 	struct sandbox_output g;
 	char t[TOKEN_LEN + 1];
-	int rc, ours = 0;
+	int rc = 0, ours = 0;
 
 	*out = NULL;
 	for (int i = 0; i < TOKEN_CACHE; i++)
@@ -155,7 +228,9 @@ int exec_token(struct db *db, const struct sandbox *s, const char **out, struct 
 			*out = token_cache[i].token;
 			return 0;
 		}
-	if ((rc = sandbox_run(s->container_id, argv, &g, NULL, e)))
+	/* Through the agent when it answers (a connection, no Docker exec), else as always. */
+	if ((!x || !x->agent || agent_config(s, x->network, &g)) &&
+	    (rc = sandbox_run(s->container_id, argv, &g, NULL, e)))
 		return rc;
 	/* Only the sandbox's own token: the user may rewrite the config, and a look-alike with
 	 * a valid checksum must not take the real one's place in the mask. */
@@ -174,6 +249,11 @@ int exec_token(struct db *db, const struct sandbox *s, const char **out, struct 
 	return rc;
 }
 
+int exec_token(struct db *db, const struct sandbox *s, const char **out, struct err *e)
+{
+	return exec_token_for(db, s, NULL, out, e);
+}
+
 int exec_capture_init(struct capture *c, const char *token, struct err *e)
 {
 	int rc;
@@ -186,8 +266,9 @@ int exec_capture_init(struct capture *c, const char *token, struct err *e)
 	return 0;
 }
 
-int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
-	     struct exec_result *out, struct err *e)
+/* Through Docker exec of app/sh/exec.sh. */
+static int docker_run(const struct sandbox *s, const struct exec_spec *x,
+		      const struct exec_hooks *h, struct exec_result *out, struct err *e)
 {
 	char ms[24], id[DOCKER_ID_MAX];
 	struct timespec t0;
@@ -202,7 +283,7 @@ int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct ex
 	struct docker_exec_io io = { .sink = h->sink, .sink_arg = h->sink_arg,
 				     .cancel = h->cancel, .cancel_arg = h->cancel_arg };
 
-	memset(out, 0, sizeof(*out));
+	out->backend = "docker";
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((rc = docker_exec_create(s->container_id, &o, id, DOCKER_CALL_MS, e)))
 		return rc;
@@ -221,4 +302,86 @@ int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct ex
 	out->timed_out = st.exit_code == 124 || io.timed_out;
 	out->exit_code = out->timed_out ? 124 : st.exit_code;
 	return 0;
+}
+
+/* The caller's started hook, and whether the agent said the command started. */
+struct agent_started {
+	const struct exec_hooks *h;
+	int started;
+};
+
+static int agent_started_cb(void *arg)
+{
+	struct agent_started *a = arg;
+
+	a->started = 1;
+	return a->h->started ? a->h->started(a->h->started_arg) : 0;
+}
+
+/* Through the agent; *fallback set (with out->agent_error) when Docker exec must run it. */
+static int agent_run(const struct sandbox *s, const struct exec_spec *x,
+		     const struct exec_hooks *h, struct exec_result *out, int *fallback,
+		     struct err *e)
+{
+	struct agent_conn c = { .fd = -1 };
+	struct agent_started st = { h, 0 };
+	struct agent_exit ax;
+	struct timespec t0;
+	struct err ea;
+	char ip[16];
+	int rc;
+
+	*fallback = 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (strlen(s->agent_key) != SANDBOX_AGENT_KEY_HEX) {
+		snprintf(out->agent_error, sizeof(out->agent_error),
+			 "the sandbox has no agent key (made before the agent)");
+		return 0;
+	}
+	if ((rc = agent_addr(s, x->network ? x->network : "bridge", ip, &ea)) ||
+	    (rc = agent_connect(&c, ip, SANDBOX_AGENT_PORT, (const unsigned char *)s->agent_key,
+				SANDBOX_AGENT_KEY_HEX, EXEC_AGENT_CONNECT_MS, &ea))) {
+		snprintf(out->agent_error, sizeof(out->agent_error), "%.255s", ea.msg);
+		return 0;
+	}
+	const struct agent_exec_req r = { .cmd = x->cmd, .cwd = x->workdir, .env = x->env,
+					  .timeout_ms = x->timeout_ms };
+	const struct agent_exec_hooks ah = { .started = agent_started_cb, .started_arg = &st,
+					     .sink = h->sink, .sink_arg = h->sink_arg,
+					     .cancel = h->cancel, .cancel_arg = h->cancel_arg };
+	rc = agent_exec(&c, &r, &ah, &ax, &ea);
+	agent_close(&c);
+	out->duration_ms = clock_ms_since(&t0);
+	/* Refused or broken before the command started (busy, garbage, gone): nothing ran. */
+	if (rc && !st.started && (rc == ERR_FAIL || rc == ERR_LIMIT || rc == ERR_DENIED)) {
+		snprintf(out->agent_error, sizeof(out->agent_error), "%.255s", ea.msg);
+		return 0;
+	}
+	*fallback = 0;
+	out->backend = "agent";
+	if (rc == ERR_CANCELLED)
+		return err_set(e, ERR_CANCELLED, "the caller stopped waiting");
+	if (rc == ERR_FAIL)
+		return err_http(e, 502, "the sandbox's agent broke off the exec: %s", ea.msg);
+	if (rc) {
+		*e = ea;
+		return rc;
+	}
+	out->timed_out = ax.timed_out;
+	out->exit_code = ax.timed_out ? 124 : ax.exit_code;
+	return 0;
+}
+
+int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
+	     struct exec_result *out, struct err *e)
+{
+	int rc, fallback = 1;
+
+	memset(out, 0, sizeof(*out));
+	out->backend = "docker";
+	if (x->agent && ((rc = agent_run(s, x, h, out, &fallback, e)) || !fallback))
+		return rc;
+	if (out->agent_error[0])
+		log_info("exec in %s: through Docker exec: the agent: %s", s->id, out->agent_error);
+	return docker_run(s, x, h, out, e);
 }

@@ -67,7 +67,8 @@ int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const
 		    " WHERE sandbox_id = $1 AND revoked_at IS NULL", 1, s->id);
 	if (!rc)
 		rc = db_run(db, e,
-			    "UPDATE sandboxes SET state = $2, end_reason = $3, ended_at = now()"
+			    "UPDATE sandboxes SET state = $2, end_reason = $3, ended_at = now(),"
+			    "       agent_key = NULL"
 			    " WHERE id = $1 AND state IN ('starting', 'ready')",
 			    3, s->id, state, reason);
 	/* Visible to the other connections (the reaper's) before the container goes. */
@@ -113,7 +114,8 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		      "SELECT s.id, s.repository_id, s.account_id, a.login, s.ref, s.commit_sha,"
 		      "       s.state, s.clone_state, coalesce(s.clone_error, ''),"
 		      "       coalesce(s.container_id, ''), rfc3339(s.created_at),"
-		      "       rfc3339(s.last_used_at), rfc3339(s.idle_stop_at)"
+		      "       rfc3339(s.last_used_at), rfc3339(s.idle_stop_at),"
+		      "       coalesce(s.agent_key, '')"
 		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
 		      " WHERE s.id = $1 AND s.repository_id = $2",
 		      2, id, repo_id);
@@ -128,13 +130,15 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 	int cut = 0;
 	char *f[] = { out->id, out->repository_id, out->account_id, out->creator, out->ref,
 		      out->commit, out->state, out->clone_state, out->clone_error,
-		      out->container_id, out->created_at, out->last_used_at, out->idle_stop_at };
+		      out->container_id, out->created_at, out->last_used_at, out->idle_stop_at,
+		      out->agent_key };
 	size_t n[] = { sizeof(out->id), sizeof(out->repository_id), sizeof(out->account_id),
 		       sizeof(out->creator), sizeof(out->ref), sizeof(out->commit),
 		       sizeof(out->state), sizeof(out->clone_state), sizeof(out->clone_error),
 		       sizeof(out->container_id), sizeof(out->created_at),
-		       sizeof(out->last_used_at), sizeof(out->idle_stop_at) };
-	for (int i = 0; i < 13; i++)
+		       sizeof(out->last_used_at), sizeof(out->idle_stop_at),
+		       sizeof(out->agent_key) };
+	for (int i = 0; i < 14; i++)
 		cut |= str_copy(f[i], n[i], db_val(res, 0, i)) != 0;
 	PQclear(res);
 	if (cut)

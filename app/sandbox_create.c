@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <git2.h>
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include "sandboxd/docker.h"
 #include "sandboxd/hostaddr.h"
 #include "sandboxd/log.h"
@@ -27,6 +28,7 @@ struct make {
 	const struct sandbox_new *n;
 	struct sandbox *s;
 	char token[TOKEN_LEN + 1];
+	char agent_key[SANDBOX_AGENT_KEY_HEX + 1]; /* its agent's key; cleansed with the token */
 	int is_branch;
 	int warm;                  /* the container came from the warm pool */
 	long started;              /* time(NULL) at the start: the start limit counts from it */
@@ -129,9 +131,11 @@ static int insert_rows(struct make *m, struct err *e)
 	token_hash(m->token, TOKEN_LEN, hash);
 	snprintf(secs, sizeof(secs), "%d", n->cfg->idle_timeout);
 	rc = db_run(n->db, e,
-		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at)"
-		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int))",
-		    6, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs);
+		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at,"
+		    "                       agent_key)"
+		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int), $7)",
+		    7, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
+		    m->agent_key);
 	if (!rc)
 		rc = db_run(n->db, e,
 			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"
@@ -160,8 +164,14 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 		.memory = cfg->sandbox_memory,
 		.nano_cpus = (int64_t)cfg->sandbox_cpus * 1000000000,
 		.pids_limit = cfg->sandbox_pids,
+		/* The host's agent, read-only: the container can neither change nor replace it.
+		 * Missing on the host: a sandbox without one (its execs take Docker exec). */
+		.ro_bind_source = access(cfg->agent_path, R_OK) == 0 ? cfg->agent_path : NULL,
+		.ro_bind_target = SANDBOX_AGENT_BIN,
 	};
 
+	if (!dc.ro_bind_source)
+		log_warn("%s: no agent at %s (SANDBOXD_AGENT_PATH)", owner, cfg->agent_path);
 	return docker_container_create(&dc, cid, timeout_ms, e);
 }
 
@@ -213,7 +223,8 @@ static int make_container(struct make *m, struct err *e)
 }
 
 /* The clone's parameters into f, one per line; a value with a newline could forge the
- * next. */
+ * next. The last is the agent's key, which clone.sh writes to a file of its own for the
+ * agent. */
 static int clone_params(struct make *m, struct buf *f, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
@@ -231,9 +242,9 @@ static int clone_params(struct make *m, struct buf *f, struct err *e)
 	for (char *p = email; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
-	if (buf_printf(f, "%s/%s/%s.git\n%s\n%s\n%s\n%s\n%s\n", n->cfg->sandbox_git_url,
+	if (buf_printf(f, "%s/%s/%s.git\n%s\n%s\n%s\n%s\n%s\n%s\n", n->cfg->sandbox_git_url,
 		       n->repo->owner, n->repo->name, m->token, m->s->commit,
-		       m->is_branch ? m->s->ref : "", name, email))
+		       m->is_branch ? m->s->ref : "", name, email, m->agent_key))
 		return err_set(e, ERR_TOOBIG, "the clone's parameters are too long");
 	return 0;
 }
@@ -408,6 +419,19 @@ static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], st
 	return rc ? err_set(e, ERR_FAIL, "created_at is too long") : 0;
 }
 
+/* A fresh agent key: 32 random bytes as hex (the agent's key file holds the hex text). */
+static int agent_key(char hex[SANDBOX_AGENT_KEY_HEX + 1])
+{
+	unsigned char k[SANDBOX_AGENT_KEY_HEX / 2];
+
+	if (RAND_bytes(k, sizeof(k)) != 1)
+		return -1;
+	for (size_t i = 0; i < sizeof(k); i++)
+		snprintf(hex + 2 * i, 3, "%02x", k[i]);
+	OPENSSL_cleanse(k, sizeof(k));
+	return 0;
+}
+
 int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 		   char detail[SANDBOX_DETAIL_MAX], struct err *e)
 {
@@ -432,10 +456,13 @@ int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 	if ((rc = reserve(n, e)) ||
 	    (rc = resolve(n->cfg, n->repo, ref, out->commit, &m.is_branch, e)))
 		return rc;
-	if (randid(out->id, sizeof(out->id), "sb_", 12) || token_mint(TOKEN_SANDBOX, m.token))
+	if (randid(out->id, sizeof(out->id), "sb_", 12) || token_mint(TOKEN_SANDBOX, m.token) ||
+	    agent_key(m.agent_key))
 		return err_set(e, ERR_FAIL, "RNG failed");
+	memcpy(out->agent_key, m.agent_key, sizeof(out->agent_key));
 	rc = make(&m, &locked, detail, e);
 	OPENSSL_cleanse(m.token, sizeof(m.token));
+	OPENSSL_cleanse(m.agent_key, sizeof(m.agent_key));
 	if (locked) {
 		struct err e2;
 		/* A failed call keeps nothing of its transaction (the worker would roll it

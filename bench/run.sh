@@ -387,6 +387,8 @@ for k in create "create to first exec" "exec true" "exec 1 MiB out" "write 1 MiB
 		"$(awk -v a="$b" -v b="$a" 'BEGIN {printf "%.2f", a / b}')" \
 		"$(awk -v a="$d" -v b="$c" 'BEGIN {printf "%.2f", a / b}')"
 done
+# Which backend ran the execs (README "The agent"): a fallback must not pass for the agent.
+echo "exec backends (audit log): $(psql "$SANDBOXD_DATABASE_URL" -Atc "select string_agg(b || ' ' || n, ', ' order by b) from (select coalesce(details->>'backend', '?') || coalesce(' (' || (details->>'agent_error') || ')', '') b, count(*) n from audit_log where action = 'sandbox.exec' group by 1) t")"
 k="raw create, default bridge"
 echo "raw create and start on Docker's default bridge instead: $(tr ' ' '\n' <<<"${RAW[$k]}" | grep . | median) ms"
 # 1,000 more requests, then the workers' resident memory.

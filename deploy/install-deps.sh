@@ -11,6 +11,17 @@ PACKAGES=(
     postgresql nginx-light docker.io
     curl jq git wrk ca-certificates iproute2 iptables procps psmisc openssl fcgiwrap debootstrap
     valgrind shellcheck musl-tools
+    debhelper lintian
+)
+
+# What the Debian package needs at run time (debian/control's Depends and the libraries
+# its binaries link), plus systemd for `systemd-analyze verify`: tests/integration/t_package.sh
+# installs the package into a container with no network, from .debs of these and all they
+# depend on, downloaded here into $DEB_CACHE (the tests never download).
+DEB_CACHE=${SANDBOXD_DEB_CACHE:-/var/cache/sandboxd/test-debs}
+RUNTIME=(
+    adduser git iproute2 iptables libc6 libcurl4 libdeflate0 libfcgi0ldbl libgit2-1.5
+    libjson-c5 libpq5 libssl3 zlib1g systemd
 )
 
 # dpkg-query prints nothing (and complains on stderr) for packages it has never heard of;
@@ -27,7 +38,51 @@ done
 # with it): ask for Debian's packages only when the commands are missing.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
-[ ${#missing[@]} -eq 0 ] && exit 0
+
+# The .debs of RUNTIME and of everything they depend on (every alternative too), with an
+# index, so that a container can `apt-get install` from file:$DEB_CACHE. Done again when
+# the list changes or the cache is incomplete.
+fill_deb_cache() {
+    local want tmp closure
+    want=$(printf '%s\n' "${RUNTIME[@]}")
+    if [ -f "$DEB_CACHE/runtime.list" ] && [ "$(cat "$DEB_CACHE/runtime.list")" = "$want" ] &&
+       [ -s "$DEB_CACHE/Packages" ] && [ -f "$DEB_CACHE/complete" ]; then
+        return 0
+    fi
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "install-deps: $DEB_CACHE needs filling (run this script as root)" >&2
+        return 1
+    fi
+    echo "install-deps: downloading the package's run-time dependencies into $DEB_CACHE" >&2
+    mkdir -p "$(dirname "$DEB_CACHE")"
+    tmp=$(mktemp -d "$(dirname "$DEB_CACHE")/.test-debs.XXXXXX")
+    closure=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+        --no-breaks --no-replaces --no-enhances "${RUNTIME[@]}" | grep -E '^[a-z0-9]' | sort -u)
+    chown _apt "$tmp" 2>/dev/null || true
+    # Current lists: a machine may have had them removed, or keep old ones.
+    apt-get -q -o DPkg::Lock::Timeout=300 update >"$tmp/update.log" 2>&1 ||
+        { echo "install-deps: apt-get update failed" >&2; tail -n 20 "$tmp/update.log" >&2; rm -rf -- "$tmp"; return 1; }
+    # shellcheck disable=SC2086 # one package name a word
+    if ! (cd "$tmp" && apt-get -q download $closure >"$tmp/download.log" 2>&1) ||
+       ! (cd "$tmp" && dpkg-scanpackages -m . >Packages 2>/dev/null); then
+        echo "install-deps: downloading into $DEB_CACHE failed:" >&2
+        tail -n 20 "$tmp/download.log" >&2
+        rm -rf -- "$tmp"
+        return 1
+    fi
+    printf '%s\n' "$want" >"$tmp/runtime.list"
+    : >"$tmp/complete"
+    chown -R root:root "$tmp"
+    chmod 0755 "$tmp"
+    rm -rf -- "$DEB_CACHE"
+    mv "$tmp" "$DEB_CACHE"
+    echo "install-deps: $(grep -c '^Package:' "$DEB_CACHE/Packages") packages in $DEB_CACHE" >&2
+}
+
+if [ ${#missing[@]} -eq 0 ]; then
+    fill_deb_cache
+    exit $?
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: missing packages: ${missing[*]} (run this script as root)" >&2
@@ -57,4 +112,5 @@ if ! apt-get "${apt_opts[@]}" update >"$log" 2>&1 ||
     exit 1
 fi
 rm -f "$log"
+fill_deb_cache
 echo "install-deps: done" >&2

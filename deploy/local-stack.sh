@@ -84,6 +84,9 @@ GIT_CONN_LIMIT=${SANDBOXD_GIT_CONN_LIMIT:-32}
 # SANDBOXD_BUILD=build-san runs the ASan + UBSan build (make SANITIZE=1).
 BUILD=${SANDBOXD_BUILD:-build}
 SANDBOXD_BIN=$REPO/$BUILD/sandboxd
+# The agent every sandbox runs, bind-mounted read-only from here (SANDBOXD_AGENT=0: execs
+# through Docker exec only).
+AGENT_BIN=${SANDBOXD_AGENT_PATH:-$REPO/$BUILD/sandboxd-agent}
 SANDBOXCTL_BIN=$REPO/$BUILD/sandboxctl
 SANDBOXD_HOOK_BIN=$REPO/$BUILD/sandboxd-hook
 URL=http://127.0.0.1:$HTTP_PORT
@@ -419,11 +422,12 @@ ctl() {
 
 # What the running sandboxd was started with; a change means a restart.
 sandboxd_settings() {
-    printf 'bin=%s\n' "$(stat -c '%d:%i:%Y:%s' "$SANDBOXD_BIN")"
+    printf 'bin=%s\nagent=%s %s\n' "$(stat -c '%d:%i:%Y:%s' "$SANDBOXD_BIN")" "$AGENT_BIN" \
+        "$(stat -c '%d:%i:%Y:%s' "$AGENT_BIN" 2>/dev/null)"
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
     printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
-    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' |
+    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT)=' |
         grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=' | sort || true
 }
 
@@ -476,6 +480,7 @@ sandboxd_up() {
             SANDBOXD_SIGNING_KEY_FILE="$KEYFILE" \
             SANDBOXD_INSTANCE="$INSTANCE" \
             SANDBOXD_PID_FILE="$PIDFILE" \
+            SANDBOXD_AGENT_PATH="$AGENT_BIN" \
             setsid nohup "${as_user[@]}" "$BINDIR/sandboxd" </dev/null >>"$LOGDIR/sandboxd.log" 2>&1 9>&-
     ) &
     local launched=$! i

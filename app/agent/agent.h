@@ -16,7 +16,7 @@
 #define AGENT_HANDSHAKE_MS 10000
 #define AGENT_EXEC_MAX_MS (24LL * 3600 * 1000)
 #define AGENT_GRACE_MS 5000            /* SIGTERM, then SIGKILL this much later */
-#define AGENT_DRAIN_MS 200             /* output read after the command ended */
+#define AGENT_DRAIN_MS 200             /* output read after a killed tree ended */
 #define AGENT_FILE_MAX (8ULL << 30)
 #define AGENT_LIST_MAX 10000
 #define AGENT_DETACHED_MAX 1024        /* detached execs kept in the directory */

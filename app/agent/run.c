@@ -263,17 +263,15 @@ static int step(struct sup *u)
 	} else if (u->killing) {
 		next = u->kill_at;
 	}
-	if (u->done && !u->killing) {
-		if (!u->drain_until)
-			u->drain_until = now + AGENT_DRAIN_MS;
-		next = u->drain_until;
-	}
+	/* Ended by itself: its output is read to EOF, as Docker exec does (a background job
+	 * that keeps stdout open is still the command's, up to the limit). */
 	return next - now < 0 ? 0 : next - now > 1000 ? 1000 : (int)(next - now);
 }
 
-/* Ended: the main process is reaped and (a kill) nothing of the tree is alive, or (a
- * normal end) its output reached EOF or the drain time passed; background processes of a
- * normal end stay (servers for previews start so). */
+/* Ended: the main process is reaped and (a kill) nothing of the tree is alive and its
+ * output reached EOF or the drain time passed, or (a normal end) its output reached EOF;
+ * background processes of a normal end that let go of it stay (servers for previews start
+ * so); one that holds it past the limit is ended with the tree (124). */
 static int ended(struct sup *u)
 {
 	if (!u->done)
@@ -283,7 +281,8 @@ static int ended(struct sup *u)
 			return 0;
 		u->drain_until = agentwire_now_ms() + AGENT_DRAIN_MS;
 	}
-	return (u->fds[0] < 0 && u->fds[1] < 0) || agentwire_now_ms() >= u->drain_until;
+	return (u->fds[0] < 0 && u->fds[1] < 0) ||
+	       (u->drain_until && agentwire_now_ms() >= u->drain_until);
 }
 
 void run_supervise(pid_t pid, int fds[2], int sigfd, long long timeout_ms,

@@ -2,7 +2,9 @@
 # values come from a file the service puts in place, before the start or into a warm container that waits for it (never from the
 # container's environment, which every exec would inherit), removed once read: the git URL
 # (http://host:port/owner/name.git, no credential in it), the sandbox's token, the commit, the branch (empty: a detached
-# HEAD), the author's name and email. The outcome goes to $state/clone.state (done or
+# HEAD), the author's name and email, the agent's key. The agent (bind-mounted read-only
+# from the host) starts first, in the background, so that it answers as soon as the
+# container runs; its key goes to a file of its own (0400), never to an environment. The outcome goes to $state/clone.state (done or
 # failed) and the reason for a failure to $state/clone.log, whose last line the service
 # shows as clone.error.
 # shellcheck shell=bash
@@ -30,8 +32,17 @@ rm -f /tmp/.sandboxd/go
 	read -r branch
 	read -r name
 	read -r email
+	read -r key
 } </tmp/.sandboxd/clone
 rm -f /tmp/.sandboxd/clone
+
+agent=/usr/local/lib/sandboxd/sandboxd-agent
+if [ -x "$agent" ] && [ -n "$key" ] && (umask 0377 && printf '%s' "$key" >"$state/agent.key"); then
+	"$agent" --listen 0.0.0.0:7070 --key "$state/agent.key" --dir "$state/agent" \
+		</dev/null >/dev/null 2>"$state/agent.log" &
+	echo "$!" >"$state/agent.pid"
+fi
+unset key
 
 # The token goes into the clone's git configuration as an Authorization header for the
 # service's URL only (never for other remotes), and never into a URL or an argument, which

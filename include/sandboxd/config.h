@@ -46,6 +46,10 @@ struct config {
 	int git_workers;            /* serve git only, so that execs never starve it */
 	size_t body_limit;
 	int log_level;
+	/* The agent in every sandbox (README "The agent"): attached execs through it (0: Docker
+	 * exec only), and the host's copy bind-mounted read-only into each container. */
+	int agent;
+	char agent_path[256];
 };
 
 typedef const char *(*config_getenv_fn)(const char *name);

@@ -80,6 +80,9 @@ struct docker_create {
 	int64_t memory;                   /* bytes, also MemorySwap (no swap); 0: no limit */
 	int64_t nano_cpus;                /* 1e9 per CPU; 0: no limit */
 	int64_t pids_limit;               /* 0: no limit */
+	/* A host file bind-mounted read-only at ro_bind_target (both absolute; NULL: none):
+	 * the sandbox's agent. */
+	const char *ro_bind_source, *ro_bind_target;
 };
 
 /* POST /containers/create with the hardening always on: CapDrop ALL, SecurityOpt
@@ -104,6 +107,10 @@ int docker_container_inspect(const char *id, struct docker_container_state *out,
 			     long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 /* DELETE /containers/{id}?force=1&v=1 (kills it, removes its anonymous volumes). A
  * container that is already gone: ERR_NOTFOUND. */
+/* The container's IPv4 address on network, as the engine reports it (never what the
+ * container says), into ip (at least 16 bytes). ERR_NOTFOUND when it has none there. */
+int docker_container_ip(const char *id, const char *network, char *ip, size_t ip_len,
+			long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 int docker_container_remove(const char *id, long timeout_ms, struct err *e)
 	__attribute__((warn_unused_result));
 

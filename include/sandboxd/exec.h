@@ -36,6 +36,10 @@ struct exec_spec {
 	const char **env;          /* NAME=value, NULL-terminated: the sandbox's, then the caller's */
 	int64_t timeout_ms;
 	int detach;
+	/* Attached runs: through the sandbox's agent (SANDBOXD_AGENT), reached at its address
+	 * on network (SANDBOXD_SANDBOX_NETWORK). The caller sets both; 0: Docker exec. */
+	int agent;
+	const char *network;
 };
 
 /* Reads cmd, cwd, timeoutMs, detach and env from body into x (strings in pool memory).
@@ -61,6 +65,10 @@ int exec_mark_running(struct db *db, const struct sandbox *s, const struct exec_
  * must not be shown. */
 int exec_token(struct db *db, const struct sandbox *s, const char **out, struct err *e)
 	__attribute__((warn_unused_result));
+/* The same, the config read through the agent when x->agent (x may be NULL), else (or when
+ * that fails) through Docker exec. */
+int exec_token_for(struct db *db, const struct sandbox *s, const struct exec_spec *x,
+		   const char **out, struct err *e) __attribute__((warn_unused_result));
 
 /* c set up with the default caps and the token's forms registered (token may be NULL). On
  * failure c holds nothing. */
@@ -84,10 +92,18 @@ struct exec_result {
 	int exit_code;             /* 124 past the limit */
 	int timed_out;
 	long long duration_ms;
+	const char *backend;       /* "agent" or "docker": what ran it (for the audit row) */
+	char agent_error[256];     /* why the agent was asked and Docker ran it; "" otherwise */
 };
 
 /* Runs x attached in s's container. When the call returns, the command has ended, or its
- * tree is being ended (cancelled: the container side reads EOF and does it). */
+ * tree is being ended (cancelled: the container side reads EOF and does it). With x->agent,
+ * through the sandbox's agent; when it cannot be reached or refuses before the command
+ * started (no address, connection refused, no answer within EXEC_AGENT_CONNECT_MS, a failed
+ * handshake, garbage, busy), through Docker exec, out->agent_error saying why. Once the
+ * agent started the command, its failure is the call's (ERR_FAIL, "the sandbox's agent
+ * ..."): the command is never run twice. */
+#define EXEC_AGENT_CONNECT_MS 1500
 int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
 	     struct exec_result *out, struct err *e) __attribute__((warn_unused_result));
 

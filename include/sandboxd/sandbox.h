@@ -28,7 +28,13 @@ struct sandbox {
 	char container_id[80];
 	char created_at[32], last_used_at[32], idle_stop_at[32];
 	int pooled;                /* sandbox_create only: its container came from the warm pool */
+	/* Its agent's key (sandboxes.agent_key, SANDBOX_AGENT_KEY_HEX hex digits; "": none:
+	 * made before the agent, or ended). */
+	char agent_key[65];
 };
+#define SANDBOX_AGENT_KEY_HEX 64
+#define SANDBOX_AGENT_PORT 7070
+#define SANDBOX_AGENT_BIN "/usr/local/lib/sandboxd/sandboxd-agent"  /* in the container */
 
 /* The creating call holds a session advisory lock on this key (for the sandbox id as $1)
  * from before its row is committed until it ends. A row in state starting whose lock is

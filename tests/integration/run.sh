@@ -6,7 +6,9 @@
 #   bash tests/integration/run.sh t_auth t_repos.sh
 #
 # Settings: SANDBOXD_SKIP_DEPS (default 1: do not apt-get), IT_WORKERS (default 4),
-# IT_KEEP=1 keeps the var dir for inspection (processes are still stopped).
+# IT_KEEP=1 keeps the var dir for inspection (processes are still stopped). SANDBOXD_*
+# settings in the environment reach the stack's sandboxd: SANDBOXD_AGENT=0 runs the suites
+# with execs through Docker exec only (t_agent then asserts backend docker).
 
 set -u
 

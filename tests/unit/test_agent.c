@@ -142,6 +142,15 @@ static int on_started(void *arg)
 	return 0;
 }
 
+/* o made empty for a call's output, and a connection for the call. */
+static void out_open(struct out *o, struct agent_conn *c)
+{
+	memset(o, 0, sizeof(*o));
+	for (int i = 0; i < 3; i++)
+		buf_init(&o->b[i], 4 << 20);
+	conn(c);
+}
+
 /* Runs cmd attached with a limit; its output in o (released by the caller). */
 static int run(const char *cmd, int64_t ms, struct out *o, struct agent_exit *x, struct err *e)
 {
@@ -150,10 +159,7 @@ static int run(const char *cmd, int64_t ms, struct out *o, struct agent_exit *x,
 	struct agent_conn c;
 	int rc;
 
-	memset(o, 0, sizeof(*o));
-	for (int i = 0; i < 3; i++)
-		buf_init(&o->b[i], 4 << 20);
-	conn(&c);
+	out_open(o, &c);
 	rc = agent_exec(&c, &r, &h, x, e);
 	agent_close(&c);
 	return rc;
@@ -297,6 +303,12 @@ static void test_exec_limit(void **state)
 	assert_true(stray > 0 && alive(stray));
 	kill(stray, SIGKILL);
 	out_release(&o);
+
+	/* Its output is read to EOF, as through Docker exec: a background job's too. */
+	assert_int_equal(run("(sleep 1; echo late) & echo early", 10000, &o, &x, &e), 0);
+	assert_false(x.timed_out);
+	assert_string_equal(o.b[1].data, "early\nlate\n");
+	out_release(&o);
 }
 
 /* Reads a detached exec from a new connection. */
@@ -307,10 +319,7 @@ static int dread(const char *id, uint64_t out_off, uint64_t err_off, struct out 
 	struct agent_conn c;
 	int rc;
 
-	memset(o, 0, sizeof(*o));
-	for (int i = 0; i < 3; i++)
-		buf_init(&o->b[i], 4 << 20);
-	conn(&c);
+	out_open(o, &c);
 	rc = agent_detach_read(&c, id, want, 1 << 20, collect, o, st, e);
 	agent_close(&c);
 	return rc;

@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# t_agent.sh: attached and streamed execs through the agent inside each sandbox (README
+# "The agent"): the SPEC's exec rules over it, every exec's audit row naming its backend
+# with zero fallbacks, the key delivered beside the clone (a 0400 file, never the
+# environment), the agent unreachable from another sandbox but reached from the host, and
+# its faults (killed, hung) falling back to Docker exec with the reason audited.
+# With SANDBOXD_AGENT=0 (bash tests/integration/run.sh with it in the environment) the same
+# execs run through Docker exec and their rows say so; the fault checks need the agent.
+. "$(dirname "$0")/lib.sh"
+
+fails() { ! "$@"; }
+WANT=agent
+[ "${SANDBOXD_AGENT:-1}" = 0 ] && WANT=docker
+mk_sandbox "sba$SFX" agent
+A=$ID
+AT_EXIT+=("api POST '$SB/$A/close' '' '$OT' >/dev/null 2>&1")
+CA=$(docker ps -q --filter "label=sandboxd.sandbox=$A")
+run() { api POST "$SB/$ID/exec" "$1" "$OT"; }
+# Rows of execs that ran (a 400 before the run names no backend).
+RAN="action = 'sandbox.exec' and status <> 400"
+backends() { # SANDBOX: the backends of its exec rows, counted: "agent:N docker:M"
+	sql "select string_agg(b || ':' || n, ' ' order by b) from (select coalesce(details->>'backend', 'none') b, count(*) n from audit_log where sandbox_id = '$1' and $RAN group by 1) t"
+}
+left_rows() { [ "$(sql "select count(*) from audit_log where sandbox_id = '$A' and action = 'sandbox.exec' and status = 499")" = 1 ]; }
+last_row() { # SANDBOX: backend|agent_error of its newest exec row
+	sql "select coalesce(details->>'backend', '') || '|' || coalesce(details->>'agent_error', '') from audit_log where sandbox_id = '$1' and action = 'sandbox.exec' order by id desc limit 1"
+}
+
+# --- the SPEC's rules over the backend --------------------------------------------------------
+run '{"cmd":"cat x; echo to-err >&2; exit 3"}'
+expect_status 200 'an exec: 200'
+check_eq 'exit code and separate streams' '3|x|to-err|false' "$(_json '[.exitCode, .stdout, .stderr, .timedOut] | map(tostring | rtrimstr("\n")) | join("|")')"
+run '{"cmd":"mkdir -p sub"}'
+run '{"cmd":"pwd; echo \"$FOO $SANDBOX_ID\"","cwd":"sub","env":{"FOO":"bar baz"}}'
+expect_json .stdout $'/workspace/repo/sub\nbar baz '"$A" 'cwd and env (the sandbox'"'"'s and the caller'"'"'s)'
+run '{"cmd":"pwd","cwd":"nope"}'
+expect_status 400 'a missing cwd: 400'
+run '{"cmd":"printf \"\\xff\\xfeok\""}'
+expect_json .stdout $'\uFFFD\uFFFDok' 'invalid UTF-8 becomes U+FFFD'
+run '{"cmd":"head -c 3000000 /dev/zero | tr \"\\0\" a; echo; echo THE-END"}'
+check_eq 'capped: head + tail with the full count' 'true|3000009' "$(_json '[.truncated, .stdoutBytes] | join("|")')"
+expect_json_match .stdout 'THE-END$' 'the tail is kept'
+run '{"cmd":"git config --list"}'
+check 'the sandbox token is masked' fails grep -q 'dst_' <<<"$BODY"
+check 'and replaced with ***' grep -qF '***' <<<"$BODY"
+T0=$(date +%s%3N)
+run '{"cmd":"sleep 300 & (trap \"\" TERM; sleep 301) & wait","timeoutMs":1000}'
+T1=$(date +%s%3N)
+check_eq 'past the limit: 124 and timedOut' '124|true' "$(_json '[.exitCode, .timedOut] | join("|")')"
+check_cond 'answered within the limit and the 5 s grace' "(( T1 - T0 < 9000 ))"
+sleep 1
+run '{"cmd":"pgrep -f \"sleep 30[012]\" || echo none"}'
+expect_json .stdout none 'the tree is ended, what ignored SIGTERM too'
+run '{"cmd":"nohup sleep 121 >/dev/null 2>&1 &"}'
+run '{"cmd":"pgrep -f \"sleep 12[1]\" >/dev/null && echo alive"}'
+expect_json .stdout alive 'a background job of a command that ended by itself outlives its call'
+
+# Streamed: lines as output comes, the result last.
+stream() {
+	curl -sSN --max-time "${2:-30}" -H "Authorization: Bearer $OT" -H 'Accept: application/x-ndjson' \
+		-H 'Content-Type: application/json' --data-binary "$1" "$SANDBOXD_URL$SB/$ID/exec" >"$_T/lines" 2>/dev/null
+}
+stream '{"cmd":"echo one; sleep 1; echo two >&2; exit 4"}'
+check_eq 'streamed: stdout, stderr, then the result' 'one|two|4' "$(jq -rs '[(map(.stdout // empty) | join("")), (map(.stderr // empty) | join("")), (last.exitCode | tostring)] | map(rtrimstr("\n")) | join("|")' "$_T/lines")"
+stream '{"cmd":"sleep 30","timeoutMs":1000}'
+check_eq 'streamed past its limit: 124' '124|true' "$(tail -n 1 "$_T/lines" | jq -r '[.exitCode, .timedOut] | join("|")')"
+# A client that leaves: 499 in the audit row, the tree ended.
+curl -sS --max-time 2 -H "Authorization: Bearer $OT" -H 'Content-Type: application/json' \
+	--data-binary '{"cmd":"sleep 333"}' "$SANDBOXD_URL$SB/$ID/exec" >/dev/null 2>&1
+check 'the client left: its tree is ended' wait_until 10 bash -c "! docker exec '$CA' pgrep -f 'sleep 333' >/dev/null"
+check 'and its audit row says 499' wait_until 10 left_rows
+
+# Every exec so far, with its backend, and no fallback.
+N=$(sql "select count(*) from audit_log where sandbox_id = '$A' and $RAN")
+check_cond "the execs are audited ($N)" "(( N >= 13 ))"
+check_eq "every exec row says backend $WANT" "$WANT:$N" "$(backends "$A")"
+check_eq 'no row names an agent error (zero fallbacks)' 0 "$(sql "select count(*) from audit_log where sandbox_id = '$A' and details ? 'agent_error'")"
+
+if [ "$WANT" = docker ]; then
+	run '{"cmd":"true"}'
+	check_eq 'with SANDBOXD_AGENT=0 the agent is not asked' 'docker|' "$(last_row "$A")"
+	finish
+fi
+
+# The agent's own: what setsid away is still ended with its exec.
+run '{"cmd":"setsid sleep 303 & wait","timeoutMs":1000}'
+expect_json .exitCode 124 'a setsid child past the limit: 124'
+run '{"cmd":"pgrep -f \"sleep 30[3]\" || echo none"}'
+expect_json .stdout none 'and it is ended with its exec'
+run '{"cmd":"pgrep -f \"sandboxd-agen[t] --listen\" >/dev/null && echo running"}'
+expect_json .stdout running 'while the agent runs (pgrep sees processes)'
+
+# --- the key: beside the clone, a 0400 file, never the environment ----------------------------
+run '{"cmd":"stat -c %a /workspace/.sandboxd/agent.key; wc -c </workspace/.sandboxd/agent.key; test -e /tmp/.sandboxd/clone || echo gone"}'
+expect_json .stdout $'400\n64\ngone' 'the key file is 0400, 64 hex digits, the clone parameters removed'
+KEY=$(sql "select agent_key from sandboxes where id = '$A'")
+check 'the database holds the key for any worker' grep -qE '^[0-9a-f]{64}$' <<<"$KEY"
+check_eq 'the auditor role reads sandboxes but not the key' "$A|denied" "$(sql "set role sandboxd_auditor; select id from sandboxes where id = '$A'")|$(sql "set role sandboxd_auditor; select agent_key from sandboxes where id = '$A'" 2>&1 | grep -q 'permission denied' && echo denied)"
+check 'the container configuration does not hold it' fails grep -q "$KEY" <<<"$(docker inspect "$CA")"
+run '{"cmd":"cat /proc/1/environ /proc/$(cat /workspace/.sandboxd/agent.pid)/environ | tr \"\\0\" \"\\n\""}'
+check 'nor the environment of the first process or the agent' fails grep -q "$KEY" <<<"$BODY"
+check 'which the exec could read (the check ran)' grep -q 'SANDBOX_ID=' <<<"$BODY"
+run '{"cmd":"touch /usr/local/lib/sandboxd/sandboxd-agent 2>&1 || echo refused"}'
+expect_json_match .stdout 'refused$' 'the agent binary is read-only in the container'
+
+# --- reachable from the host, not from another sandbox -----------------------------------------
+IPA=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$CA")
+check "the host reaches the agent at $IPA:7070" timeout 3 bash -c "exec 3<>/dev/tcp/$IPA/7070"
+ID=$A
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a second sandbox'
+B=$(_json .id)
+AT_EXIT+=("api POST '$SB/$B/close' '' '$OT' >/dev/null 2>&1")
+ID=$B
+run "$(jq -n --arg c "timeout 3 bash -c 'exec 3<>/dev/tcp/$IPA/7070' 2>/dev/null && echo reached || echo refused" '{cmd: $c}')"
+expect_json .stdout refused 'another sandbox cannot reach the agent'
+run "$(jq -n '{cmd: "timeout 3 bash -c \"exec 3<>/dev/tcp/127.0.0.1/7070\" && echo reached || echo refused"}')"
+expect_json .stdout reached 'while its own agent listens (the check can connect)'
+check_eq "the second sandbox's execs ran through the agent" agent:2 "$(backends "$B")"
+ID=$A
+
+# --- faults --------------------------------------------------------------------------------------
+# Hung: SIGSTOP. The next exec falls back within its limits, the reason audited.
+run '{"cmd":"kill -STOP $(cat /workspace/.sandboxd/agent.pid) && echo stopped"}'
+expect_json .stdout stopped 'the agent stopped from inside (through itself)'
+T0=$(date +%s%3N)
+run '{"cmd":"echo via-fallback"}'
+T1=$(date +%s%3N)
+check_eq 'a hung agent: the exec still answers' '200|via-fallback' "$STATUS|$(_json .stdout)"
+check_cond "within the connect limit and a Docker exec ($((T1 - T0)) ms)" "(( T1 - T0 < 6000 ))"
+check 'its row says docker and why' grep -qE '^docker\|.+' <<<"$(last_row "$A")"
+echo "# hung: $(last_row "$A")"
+run '{"cmd":"kill -CONT $(cat /workspace/.sandboxd/agent.pid) && echo resumed"}'
+expect_json .stdout resumed 'resumed through Docker exec'
+run '{"cmd":"echo back"}'
+check_eq 'and the agent answers again' 'back|agent|' "$(_json .stdout)|$(last_row "$A")"
+
+# Killed: kill -9 of the agent from an exec. The next exec falls back; the worker is unharmed.
+run '{"cmd":"kill -9 $(cat /workspace/.sandboxd/agent.pid); echo killed"}'
+check_eq 'the exec that killed its agent still answers' '200|killed' "$STATUS|$(_json .stdout)"
+run '{"cmd":"echo after"}'
+check_eq 'the next exec answers through Docker exec' '200|after' "$STATUS|$(_json .stdout)"
+check 'its row says docker and the refused connection' grep -qE '^docker\|.*(refused|connect)' <<<"$(last_row "$A")"
+echo "# killed: $(last_row "$A")"
+stream '{"cmd":"echo streamed-after; exit 5"}'
+check_eq 'a streamed exec too' 'streamed-after|5' "$(jq -rs '[(map(.stdout // empty) | join("") | rtrimstr("\n")), (last.exitCode | tostring)] | join("|")' "$_T/lines")"
+run '{"cmd":"sleep 30","timeoutMs":1000}'
+check_eq 'and the limit still holds on the fallback' '124|true' "$(_json '[.exitCode, .timedOut] | join("|")')"
+# Garbage: a fake agent on the port (the sandbox's user may listen there once the agent is
+# gone): bytes that are no frame, then a header announcing 4 GiB. Each exec falls back.
+fake() { # PERL-PRINT-EXPR: a listener on :7070 answering it to every connection
+	run "$(jq -n --arg p "$1" '{cmd: ("kill $(cat /tmp/fake.pid 2>/dev/null) 2>/dev/null; sleep 0.2; nohup perl -MIO::Socket::INET -e '"'"'$0 = \"fake-agent\"; $s = IO::Socket::INET->new(LocalAddr => \"0.0.0.0:7070\", Listen => 5, ReuseAddr => 1) or die; while ($c = $s->accept) { print $c " + $p + "; sleep 1; close $c }'"'"' >/dev/null 2>&1 & echo $! >/tmp/fake.pid; sleep 0.5; echo listening")}')"
+}
+fake '"\xff" x 64'
+expect_json .stdout listening 'a fake agent sending garbage listens'
+run '{"cmd":"echo past-garbage"}'
+check_eq 'garbage: the exec answers through Docker exec' '200|past-garbage' "$STATUS|$(_json .stdout)"
+check 'its row says docker and names the bad frame' grep -qE '^docker\|agent.+' <<<"$(last_row "$A")"
+echo "# garbage: $(last_row "$A")"
+fake '"\x01\0\0\0\0\0\0\x01\xff\xff\xff\xff"'
+expect_json .stdout listening 'a fake agent announcing a 4 GiB frame listens'
+run '{"cmd":"echo past-huge"}'
+check_eq 'a huge frame: the exec answers through Docker exec' '200|past-huge' "$STATUS|$(_json .stdout)"
+check 'its row says docker and the limit' grep -qE '^docker\|.*(limit|bytes)' <<<"$(last_row "$A")"
+echo "# huge: $(last_row "$A")"
+run '{"cmd":"kill $(cat /tmp/fake.pid) && echo gone"}'
+expect_json .stdout gone 'the fake agent removed'
+
+ID=$B
+run '{"cmd":"echo other"}'
+check_eq "the workers are unharmed: the other sandbox's agent answers" 'other|agent|' "$(_json .stdout)|$(last_row "$B")"
+api GET /healthz
+expect_status 200 'the service is healthy'
+
+# Ending a sandbox clears its key.
+api POST "$SB/$B/close" "" "$OT"
+expect_status 204 'the second sandbox closed'
+check_eq 'its key is gone from the database' '' "$(sql "select coalesce(agent_key, '') from sandboxes where id = '$B'")"
+finish
