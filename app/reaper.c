@@ -117,14 +117,14 @@ static int orphan_check(void *arg, const char *id, const char *label_value, cons
 	(void)state;
 
 	/* A warm container is wanted while its row is, and once claimed while its sandbox
-	 * lives. */
+	 * lives; any other while a live sandbox has its label or names it (container_id). */
 	if (strncmp(label_value, WARM_OWNER_PREFIX, np) == 0) {
 		if (warm_owned(o->db, label_value + np, &live, &e))
 			return 0;
 	} else {
 		PGresult *res = db_exec(o->db, &e, &code,
-					"SELECT 1 FROM sandboxes WHERE id = $1"
-					"   AND state IN ('starting', 'ready')", 1, label_value);
+					"SELECT 1 FROM sandboxes WHERE (id = $1 OR container_id = $2)"
+					"   AND state IN ('starting', 'ready')", 2, label_value, id);
 		if (!res)
 			return 0;
 		live = PQntuples(res) > 0;

@@ -11,6 +11,7 @@
 #include <git2.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include "sandboxd/container.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/hostaddr.h"
 #include "sandboxd/log.h"
@@ -146,35 +147,6 @@ static int insert_rows(struct make *m, struct err *e)
 	return rc ? rc : commit_now(n->db, e);
 }
 
-int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
-			  long timeout_ms, char cid[DOCKER_ID_MAX], struct err *e)
-{
-	char label[64], ilabel[96];
-
-	snprintf(label, sizeof(label), SANDBOX_LABEL "=%s", owner);
-	snprintf(ilabel, sizeof(ilabel), "sandboxd.instance=%s", cfg->instance);
-	const char *labels[] = { label, ilabel, NULL };
-	/* The script holds no secret: it may stand in the container's configuration. */
-	const char *cmd[] = { "bash", "-c", sh_clone, "sandboxd-clone", NULL };
-	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
-	struct docker_create dc = {
-		.image = cfg->runner_image, .labels = labels, .volume_labels = labels,
-		.env = env, .cmd = cmd,
-		.extra_hosts = hosts, .network = cfg->sandbox_network,
-		.memory = cfg->sandbox_memory,
-		.nano_cpus = (int64_t)cfg->sandbox_cpus * 1000000000,
-		.pids_limit = cfg->sandbox_pids,
-		/* The host's agent, read-only: the container can neither change nor replace it.
-		 * Missing on the host: a sandbox without one (its execs take Docker exec). */
-		.ro_bind_source = access(cfg->agent_path, R_OK) == 0 ? cfg->agent_path : NULL,
-		.ro_bind_target = SANDBOX_AGENT_BIN,
-	};
-
-	if (!dc.ro_bind_source)
-		log_warn("%s: no agent at %s (SANDBOXD_AGENT_PATH)", owner, cfg->agent_path);
-	return docker_container_create(&dc, cid, timeout_ms, e);
-}
-
 /* Creates the container, pulling the image once when it is missing and pulling is on
  * (there may be no registry): the first sandbox on a host waits for the pull, within the
  * start limit; workers that pull at once are one pull for Docker. */
@@ -249,32 +221,6 @@ static int clone_params(struct make *m, struct buf *f, struct err *e)
 	return 0;
 }
 
-/* One file of name into cid's /tmp, as a one-file archive. */
-static int put_file(const char *cid, const char *name, const char *data, size_t len,
-		    struct err *e)
-{
-	struct buf tar;
-	int rc;
-
-	buf_init(&tar, 65536);
-	rc = tar_write_file(&tar, name, 0600, (int64_t)time(NULL), data, len, e);
-	if (!rc)
-		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, e);
-	if (tar.data)
-		OPENSSL_cleanse(tar.data, tar.len);
-	buf_release(&tar);
-	return rc;
-}
-
-int sandbox_put_clone(const char *cid, const char *params, size_t len, struct err *e)
-{
-	int rc = put_file(cid, ".sandboxd/clone", params, len, e);
-
-	/* The marker in a second archive: Docker writes the first whole before it reads the
-	 * second, so clone.sh, which waits for the marker, reads a complete file. */
-	return rc ? rc : put_file(cid, ".sandboxd/go", "", 0, e);
-}
-
 /* The parameters made and put into the container (the token leaves memory when the
  * create ends: a warm container that fails here leaves it for the cold start). */
 static int hand_over(struct make *m, struct err *e)
@@ -346,7 +292,7 @@ static int claim_warm(struct make *m, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
 	char cid[DOCKER_ID_MAX];
-	int rc = warm_claim(n->db, n->cfg->runner_image, m->s->id, cid, e);
+	int rc = warm_claim(n->db, n->cfg->instance, n->cfg->runner_image, m->s->id, cid, e);
 
 	if (rc == ERR_NOTFOUND)
 		return 1;
@@ -359,7 +305,7 @@ static int claim_warm(struct make *m, struct err *e)
 		return 0;
 	log_warn("sandbox %s: the warm container %.12s failed (%s): a cold start instead",
 		 m->s->id, cid, e->msg);
-	sandbox_remove_container(cid);
+	warm_discard(n->db, cid, e->msg);
 	m->warm = 0;
 	m->s->container_id[0] = 0;
 	return 1;

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "sandboxd/container.h"
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
 #include "sandboxd/randid.h"
@@ -13,16 +14,17 @@
 
 #define WARM_ID_LEN 27                 /* "wc_" + 24 hex */
 
-int warm_claim(struct db *db, const char *image, const char *sandbox_id,
+int warm_claim(struct db *db, const char *instance, const char *image, const char *sandbox_id,
 	       char cid[DOCKER_ID_MAX], struct err *e)
 {
 	int rc, code = 0;
 	PGresult *res = db_exec(db, e, &code,
 		"UPDATE warm_containers SET state = 'claimed', claimed_by = $2, claimed_at = now()"
 		" WHERE id = (SELECT id FROM warm_containers"
-		"              WHERE state = 'ready' AND image = $1 AND container_id IS NOT NULL"
+		"              WHERE state = 'ready' AND instance = $3 AND image = $1"
+		"                AND container_id IS NOT NULL"
 		"              ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)"
-		" RETURNING container_id", 2, image, sandbox_id);
+		" RETURNING container_id", 3, image, sandbox_id, instance);
 
 	if (!res)
 		return code;
@@ -61,6 +63,17 @@ static void fail(struct db *db, const char *id, const char *cid, const char *why
 	log_info("warm %s: %s", id, why);
 }
 
+void warm_discard(struct db *db, const char *cid, const char *why)
+{
+	struct err e;
+
+	if (db_run(db, &e, "UPDATE warm_containers SET state = 'failed', ended_at = now(),"
+			   "       end_reason = $2 WHERE container_id = $1 AND state = 'claimed'",
+		   2, cid, why))
+		log_warn("warm container %.12s: %s", cid, e.msg);
+	sandbox_remove_container(cid);
+}
+
 /* Fails the live rows that cannot serve: a start that timed out (its worker died between
  * the steps), a ready one whose container stopped or went. */
 static int repair(const struct config *cfg, struct db *db, struct err *e)
@@ -73,7 +86,8 @@ static int repair(const struct config *cfg, struct db *db, struct err *e)
 	res = db_exec(db, e, &code,
 		      "SELECT id, coalesce(container_id, ''), state,"
 		      "       created_at < now() - make_interval(secs => $1::int)"
-		      "  FROM warm_containers WHERE state IN ('starting', 'ready')", 1, secs);
+		      "  FROM warm_containers WHERE state IN ('starting', 'ready') AND instance = $2",
+		      2, secs, cfg->instance);
 	if (!res)
 		return code;
 	for (int i = 0; i < PQntuples(res); i++) {
@@ -106,8 +120,8 @@ static int start_one(const struct config *cfg, struct db *db, struct err *e)
 	if (randid(id, sizeof(id), "wc_", 12))
 		return err_set(e, ERR_FAIL, "RNG failed");
 	snprintf(owner, sizeof(owner), WARM_OWNER_PREFIX "%s", id);
-	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, image) VALUES ($1, $2)", 2, id,
-			 cfg->runner_image)))
+	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, instance, image)"
+				" VALUES ($1, $2, $3)", 3, id, cfg->instance, cfg->runner_image)))
 		return rc;
 	if (!(rc = sandbox_container_new(cfg, owner, (const char **)env, DOCKER_CALL_MS, cid, e)) &&
 	    !(rc = db_run(db, e, "UPDATE warm_containers SET container_id = $2 WHERE id = $1", 2,
@@ -132,8 +146,8 @@ int warm_refill(const struct config *cfg, struct db *db, struct err *e)
 	if ((rc = repair(cfg, db, e)))
 		return rc;
 	res = db_exec(db, e, &code, "SELECT count(*) FROM warm_containers"
-				    " WHERE state IN ('starting', 'ready') AND image = $1", 1,
-		      cfg->runner_image);
+				    " WHERE state IN ('starting', 'ready') AND instance = $2 AND image = $1",
+		      2, cfg->runner_image, cfg->instance);
 	if (!res)
 		return code;
 	rc = num_parse(db_val(res, 0, 0), 0, INT64_MAX, &live);

@@ -7,7 +7,6 @@
 #define SANDBOXD_SANDBOX_H
 #include <json-c/json.h>
 #include "sandboxd/auth.h"
-#include "sandboxd/docker.h"
 #include "sandboxd/http.h"
 
 #define SANDBOX_ID_LEN 27              /* "sb_" + 24 hex */
@@ -62,19 +61,6 @@ struct sandbox_new {
 #define SANDBOX_DETAIL_MAX 256
 int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 		   char detail[SANDBOX_DETAIL_MAX], struct err *e)
-	__attribute__((warn_unused_result));
-/* Creates (does not start) a sandbox's container, hardened, on the sandbox network, its
- * first process app/sh/clone.sh waiting for its parameters: labelled SANDBOX_LABEL=owner
- * (a sandbox id, or "pool:<id>" for a warm one) and with the instance, its workspace
- * volume too. env: the container's environment (NULL-terminated). ERR_NOIMAGE when the
- * engine lacks the image. */
-int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
-			  long timeout_ms, char cid[DOCKER_ID_MAX], struct err *e)
-	__attribute__((warn_unused_result));
-/* The clone's parameters into a container, as one tar: the parameters file, then the
- * marker clone.sh waits for, so that it never reads a file half written. params is
- * cleansed by the caller. */
-int sandbox_put_clone(const char *cid, const char *params, size_t len, struct err *e)
 	__attribute__((warn_unused_result));
 /* Removes a container (an empty id: nothing to do); one already gone is no error. A
  * failure is only logged: the reaper removes containers that no live sandbox owns. */

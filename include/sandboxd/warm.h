@@ -7,17 +7,16 @@
 #ifndef SANDBOXD_WARM_H
 #define SANDBOXD_WARM_H
 #include "sandboxd/config.h"
+#include "sandboxd/container.h"
 #include "sandboxd/db.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/err.h"
 
-/* The label value of warm containers: "pool:" and their row's id. */
-#define WARM_OWNER_PREFIX "pool:"
 
-/* Claims a ready warm container of image for sandbox_id (skipping rows another claim
- * holds), in the caller's transaction: its container id into cid. ERR_NOTFOUND when the
- * pool has none, or ERR_DB. */
-int warm_claim(struct db *db, const char *image, const char *sandbox_id,
+/* Claims a ready warm container of image on this engine (instance) for sandbox_id
+ * (skipping rows another claim holds), in the caller's transaction: its container id into
+ * cid. ERR_NOTFOUND when the pool has none, or ERR_DB. */
+int warm_claim(struct db *db, const char *instance, const char *image, const char *sandbox_id,
 	       char cid[DOCKER_ID_MAX], struct err *e) __attribute__((warn_unused_result));
 /* The reaper's pass (outside any transaction): fails warm rows whose start timed out or
  * whose container is no longer running (removing it: such a one is never handed out),
@@ -25,6 +24,10 @@ int warm_claim(struct db *db, const char *image, const char *sandbox_id,
  * started, or an error code (ERR_DB; an engine that fails is logged and the pass ends). */
 int warm_refill(const struct config *cfg, struct db *db, struct err *e)
 	__attribute__((warn_unused_result));
+/* A claimed container that could not serve (why): its row failed, the container removed.
+ * In the caller's transaction, if any; failures are logged (the reaper removes what is
+ * left). */
+void warm_discard(struct db *db, const char *cid, const char *why);
 /* Whether the container labelled "pool:<id>" (owner without the prefix) is still wanted:
  * its row is starting or ready, or it was claimed by a live sandbox. 0 with *live set, or
  * ERR_DB. */

@@ -11,10 +11,18 @@
 fails() { ! "$@"; }
 WANT=agent
 [ "${SANDBOXD_AGENT:-1}" = 0 ] && WANT=docker
+# The agent-on run also asserts that the pool was used (and the pool-off run that it was
+# not): the first create here takes a warm container when the pool has one.
+POOLED=true
+[ "${SANDBOXD_POOL_SIZE:-2}" = 0 ] && POOLED=false
+warm_ready() { (($(sql "select count(*) from warm_containers where state = 'ready' and instance = '$SANDBOXD_INSTANCE'") > 0)); }
+[ "$POOLED" = true ] && check 'the warm pool has a container ready' wait_until 60 warm_ready
 mk_sandbox "sba$SFX" agent
 A=$ID
+check_eq "the create is audited pooled: $POOLED" "$POOLED" \
+	"$(sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
 AT_EXIT+=("api POST '$SB/$A/close' '' '$OT' >/dev/null 2>&1")
-CA=$(docker ps -q --filter "label=sandboxd.sandbox=$A")
+CA=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$A")")
 run() { api POST "$SB/$ID/exec" "$1" "$OT"; }
 # Rows of execs that ran (a 400 before the run names no backend).
 RAN="action = 'sandbox.exec' and status <> 400"
