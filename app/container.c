@@ -46,15 +46,21 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 	return docker_container_create(&dc, cid, timeout_ms, e);
 }
 
-/* One file of name into cid's /tmp, as a one-file archive. */
-static int put_file(const char *cid, const char *name, const char *data, size_t len,
-		    struct err *e)
+int sandbox_put_clone(const char *cid, const char *params, size_t len, struct err *e)
 {
 	struct buf tar;
+	int64_t now = (int64_t)time(NULL);
 	int rc;
 
+	/* One archive, the parameters file and then the marker clone.sh waits for: Docker
+	 * extracts in order, so the marker appears only once the file is whole. tar_write_file
+	 * ends an archive, so the first one's end blocks come off before the second entry. */
 	buf_init(&tar, 65536);
-	rc = tar_write_file(&tar, name, 0600, (int64_t)time(NULL), data, len, e);
+	rc = tar_write_file(&tar, ".sandboxd/clone", 0600, now, params, len, e);
+	if (!rc) {
+		tar.len -= 2 * TAR_BLOCK;
+		rc = tar_write_file(&tar, ".sandboxd/go", 0600, now, "", 0, e);
+	}
 	if (!rc)
 		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, e);
 	if (tar.data)
@@ -62,13 +68,3 @@ static int put_file(const char *cid, const char *name, const char *data, size_t 
 	buf_release(&tar);
 	return rc;
 }
-
-int sandbox_put_clone(const char *cid, const char *params, size_t len, struct err *e)
-{
-	int rc = put_file(cid, ".sandboxd/clone", params, len, e);
-
-	/* The marker in a second archive: Docker writes the first whole before it reads the
-	 * second, so clone.sh, which waits for the marker, reads a complete file. */
-	return rc ? rc : put_file(cid, ".sandboxd/go", "", 0, e);
-}
-

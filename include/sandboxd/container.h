@@ -21,7 +21,7 @@
 int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
 			  long timeout_ms, char cid[DOCKER_ID_MAX], struct err *e)
 	__attribute__((warn_unused_result));
-/* The clone's parameters into a container: the parameters file, then (a second archive) the
+/* The clone's parameters into a container: one archive, the parameters file, then the
  * marker clone.sh waits for, so that it never reads a file half written. params is
  * cleansed by the caller. */
 int sandbox_put_clone(const char *cid, const char *params, size_t len, struct err *e)

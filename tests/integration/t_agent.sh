@@ -84,6 +84,25 @@ check_cond "the execs are audited ($N)" "(( N >= 13 ))"
 check_eq "every exec row says backend $WANT" "$WANT:$N" "$(backends "$A")"
 check_eq 'no row names an agent error (zero fallbacks)' 0 "$(sql "select count(*) from audit_log where sandbox_id = '$A' and details ? 'agent_error'")"
 
+# The file API takes the same backend, with the same answers.
+api POST "$SB/$A/write" '{"path":"via/agent.txt","content":"aGk=","mode":384}' "$OT"
+expect_status 200 'a write'
+run '{"cmd":"stat -c \"%a %U\" via/agent.txt; cat via/agent.txt"}'
+expect_json .stdout $'600 sandbox\nhi' 'lands with its mode, as the sandbox user'
+api POST "$SB/$A/read" '{"path":"via/agent.txt"}' "$OT"
+expect_json .content aGk= 'a read gives it back'
+api POST "$SB/$A/read" '{"path":"via/none"}' "$OT"
+expect_status 404 'a missing file: 404'
+expect_body '{"error":"no such file: via/none"}' 'a missing file: the same 404'
+api POST "$SB/$A/read" '{"path":"via"}' "$OT"
+expect_status 400 'a directory: 400'
+expect_body '{"error":"via is not a regular file (a directory)"}' 'a directory: the same 400'
+api POST "$SB/$A/write" '{"path":"via","content":"aGk="}' "$OT"
+expect_status 400 'a write over a directory: 400'
+expect_body '{"error":"via is a directory"}' 'a write over a directory: the same 400'
+check_eq "the file rows say backend $WANT, with no agent error" "$WANT $WANT $WANT $WANT $WANT|0" \
+	"$(sql "select string_agg(details->>'backend', ' ' order by id) || '|' || count(*) filter (where details ? 'agent_error') from audit_log where sandbox_id = '$A' and action in ('sandbox.read', 'sandbox.write')")"
+
 if [ "$WANT" = docker ]; then
 	run '{"cmd":"true"}'
 	check_eq 'with SANDBOXD_AGENT=0 the agent is not asked' 'docker|' "$(last_row "$A")"
