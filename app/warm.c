@@ -50,28 +50,25 @@ int warm_owned(struct db *db, const char *id, int *live, struct err *e)
 	return 0;
 }
 
-/* Row id failed for why; its container (cid, may be empty) removed. */
+/* Fails a row for why and removes its container cid (may be empty): row id while it is
+ * live and unclaimed, or (id "") the claimed row of container cid. */
 static void fail(struct db *db, const char *id, const char *cid, const char *why)
 {
 	struct err e;
 
 	if (db_run(db, &e, "UPDATE warm_containers SET state = 'failed', ended_at = now(),"
-			   "       end_reason = $2 WHERE id = $1 AND state IN ('starting', 'ready')",
-		   2, id, why))
-		log_warn("warm %s: %s", id, e.msg);
+			   "       end_reason = $3"
+			   " WHERE CASE WHEN $1 <> '' THEN id = $1 AND state IN ('starting', 'ready')"
+			   "            ELSE container_id = $2 AND state = 'claimed' END",
+		   3, id, cid, why))
+		log_warn("warm %s: %s", id[0] ? id : cid, e.msg);
 	sandbox_remove_container(cid);
-	log_info("warm %s: %s", id, why);
+	log_info("warm %s: %s", id[0] ? id : cid, why);
 }
 
 void warm_discard(struct db *db, const char *cid, const char *why)
 {
-	struct err e;
-
-	if (db_run(db, &e, "UPDATE warm_containers SET state = 'failed', ended_at = now(),"
-			   "       end_reason = $2 WHERE container_id = $1 AND state = 'claimed'",
-		   2, cid, why))
-		log_warn("warm container %.12s: %s", cid, e.msg);
-	sandbox_remove_container(cid);
+	fail(db, "", cid, why);
 }
 
 /* Fails the live rows that cannot serve: a start that timed out (its worker died between
