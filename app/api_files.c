@@ -75,6 +75,14 @@ static int path_field(struct req *r, const char **path, const char **abs, struct
 	return 0;
 }
 
+/* Which way the call went, in its audit row, as an exec's (README "The agent"). */
+static void via_audit(struct req *r, const struct files_via *via)
+{
+	json_add_str(r->audit_details, "backend", via->backend);
+	if (via->agent_error[0])
+		json_add_str(r->audit_details, "agent_error", via->agent_error);
+}
+
 /* The answer to a files_read that failed with rc. */
 static int read_failed(int rc, const char *path, int is_dir, struct err *e)
 {
@@ -97,6 +105,7 @@ int api_sandbox_read(struct req *r, struct err *e)
 	struct sandbox s;
 	struct read_out ro = { .r = r };
 	struct files_sink sink = { read_start, read_bytes, &ro };
+	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
 	int rc, is_dir = 0;
 
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
@@ -104,7 +113,8 @@ int api_sandbox_read(struct req *r, struct err *e)
 		return rc;
 	json_add_str(r->audit_details, "path", abs);
 	ro.path = path;
-	rc = files_read(&s, abs, r->cfg->file_limit, &sink, &is_dir, e);
+	rc = files_read(&s, &via, abs, r->cfg->file_limit, &sink, &is_dir, e);
+	via_audit(r, &via);
 	if (!rc && ro.ncarry) {
 		base64_encode(ro.carry, ro.ncarry, r->out.data + r->out.len);
 		buf_advance(&r->out, 4);
@@ -168,6 +178,7 @@ int api_sandbox_write(struct req *r, struct err *e)
 	struct repo repo;
 	struct sandbox s;
 	unsigned char *data = NULL;
+	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
 	size_t len = 0;
 	int rc;
 
@@ -182,8 +193,9 @@ int api_sandbox_write(struct req *r, struct err *e)
 		goto out;
 	json_add_str(r->audit_details, "path", abs);
 	json_add_int(r->audit_details, "size", (int64_t)len);
-	if ((rc = files_write(&s, abs, (unsigned)mode, data, len, e)) ||
-	    (rc = sandbox_touch(r, &s, e))) {
+	rc = files_write(&s, &via, abs, (unsigned)mode, data, len, e);
+	via_audit(r, &via);
+	if (rc || (rc = sandbox_touch(r, &s, e))) {
 		rc = write_failed(rc, path, e);
 		goto out;
 	}

@@ -32,6 +32,8 @@ int api_sandbox_create(struct req *r, struct err *e)
 		json_add_str(r->audit_details, "ref", s.ref);
 		json_add_str(r->audit_details, "commit", s.commit);
 	}
+	if (rc == 0)
+		json_add_bool(r->audit_details, "pooled", s.pooled);
 	if (detail[0])
 		json_add_str(r->audit_details, "error", detail);
 	if (rc == ERR_NOTFOUND)

@@ -207,6 +207,7 @@ static const struct setting settings[] = {
 	N("SANDBOXD_IDLE_TIMEOUT", INT, idle_timeout, 1800, 5, 86400),
 	N("SANDBOXD_REAPER_INTERVAL", INT, reaper_interval, 10, 1, 3600),
 	N("SANDBOXD_START_TIMEOUT", INT, start_timeout, 180, 5, 3600),
+	N("SANDBOXD_POOL_SIZE", INT, pool_size, 2, 0, 64),
 	N("SANDBOXD_MAX_SANDBOXES", INT, max_sandboxes, 20, 1, 10000),
 	N("SANDBOXD_SANDBOX_MEMORY_MB", MIB, sandbox_memory, 2048, 64, 1 << 20),
 	N("SANDBOXD_SANDBOX_CPUS", INT, sandbox_cpus, 2, 1, 256),

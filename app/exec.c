@@ -13,12 +13,12 @@
 #include "sandboxd/gitcred.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/sbagent.h"
 #include "sandboxd/scripts.h"
 #include "sandboxd/token.h"
 #include "sandboxd/banned.h"
 
 #define TOKEN_CACHE 8
-#define ADDR_CACHE 16
 
 static int valid_env_name(const char *k)
 {
@@ -144,69 +144,13 @@ static int token_is_ours(struct db *db, const struct sandbox *s, const char *t, 
 	return 0;
 }
 
-/* The containers' addresses on the sandbox network, as Docker's inspect reports them (the
- * container cannot choose it), cached per worker: a container keeps its address while it
- * lives, and an address reused by a later container answers with another key. */
-static struct {
-	char cid[80];
-	char ip[16];
-} addr_cache[ADDR_CACHE];
-static unsigned addr_next;
-
-static int agent_addr(const struct sandbox *s, const char *network, char ip[16],
-		      struct err *e)
-{
-	unsigned i;
-	int rc;
-
-	for (i = 0; i < ADDR_CACHE; i++)
-		if (addr_cache[i].cid[0] && strcmp(addr_cache[i].cid, s->container_id) == 0) {
-			memcpy(ip, addr_cache[i].ip, 16);
-			return 0;
-		}
-	if ((rc = docker_container_ip(s->container_id, network, ip, 16, DOCKER_CALL_MS, e)))
-		return rc;
-	i = addr_next++ % ADDR_CACHE;
-	snprintf(addr_cache[i].cid, sizeof(addr_cache[i].cid), "%s", s->container_id);
-	memcpy(addr_cache[i].ip, ip, 16);
-	return 0;
-}
-
-/* The first 4 KiB of the clone's config, read through the agent into g (the sink's arg);
- * non-zero when it could not (no agent, a symbolic link, ...): the caller asks Docker. */
-static int config_start(void *arg, uint64_t size, struct err *e)
-{
-	return 0;
-}
-
-static int config_bytes(void *arg, const char *p, size_t n, struct err *e)
-{
-	struct sandbox_output *g = arg;
-	size_t room = sizeof(g->out) - 1 - g->len;
-
-	memcpy(g->out + g->len, p, n < room ? n : room);
-	g->len += n < room ? n : room;
-	g->out[g->len] = 0;
-	return 0;
-}
-
+/* The first 4 KiB of the clone's config, read through the agent into g; non-zero when it
+ * could not (no agent, a symbolic link, ...): the caller asks Docker. */
 static int agent_config(const struct sandbox *s, const char *network, struct sandbox_output *g)
 {
-	struct agent_conn c = { .fd = -1 };
-	const struct files_sink sink = { config_start, config_bytes, g };
 	struct err e;
-	char ip[16];
-	int rc;
+	int rc = sbagent_read(s, network, SANDBOX_GIT_CONFIG, g, &e);
 
-	memset(g, 0, sizeof(*g));
-	if (strlen(s->agent_key) != SANDBOX_AGENT_KEY_HEX)
-		return ERR_NOTFOUND;
-	if ((rc = agent_addr(s, network ? network : "bridge", ip, &e)) ||
-	    (rc = agent_connect(&c, ip, SANDBOX_AGENT_PORT, (const unsigned char *)s->agent_key,
-				SANDBOX_AGENT_KEY_HEX, EXEC_AGENT_CONNECT_MS, &e)))
-		return rc;
-	rc = agent_file_read(&c, SANDBOX_GIT_CONFIG, 1 << 20, &sink, &e);
-	agent_close(&c);
 	if (rc)
 		log_info("sandbox %s: the git config through the agent: %s", s->id, e.msg);
 	return rc;
@@ -328,19 +272,11 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 	struct agent_exit ax;
 	struct timespec t0;
 	struct err ea;
-	char ip[16];
 	int rc;
 
 	*fallback = 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (strlen(s->agent_key) != SANDBOX_AGENT_KEY_HEX) {
-		snprintf(out->agent_error, sizeof(out->agent_error),
-			 "the sandbox has no agent key (made before the agent)");
-		return 0;
-	}
-	if ((rc = agent_addr(s, x->network ? x->network : "bridge", ip, &ea)) ||
-	    (rc = agent_connect(&c, ip, SANDBOX_AGENT_PORT, (const unsigned char *)s->agent_key,
-				SANDBOX_AGENT_KEY_HEX, EXEC_AGENT_CONNECT_MS, &ea))) {
+	if ((rc = sbagent_connect(s, x->network, &c, &ea))) {
 		snprintf(out->agent_error, sizeof(out->agent_error), "%.255s", ea.msg);
 		return 0;
 	}

@@ -6,6 +6,7 @@
 #include "sandboxd/files.h"
 #include "sandboxd/num.h"
 #include "sandboxd/randid.h"
+#include "sandboxd/sbagent.h"
 #include "sandboxd/scripts.h"
 #include "sandboxd/tar.h"
 #include "sandboxd/banned.h"
@@ -75,7 +76,73 @@ static int reading_feed(void *arg, int stream, const char *p, size_t n)
 	return 0;
 }
 
-int files_read(const struct sandbox *s, const char *abs, size_t limit,
+/* The agent's read, told whether the caller's sink has started (then nothing falls back). */
+struct agent_reading {
+	const struct files_sink *sink;
+	int started;
+};
+
+static int agent_start(void *arg, uint64_t size, struct err *e)
+{
+	struct agent_reading *a = arg;
+
+	a->started = 1;
+	return a->sink->start(a->sink->arg, size, e);
+}
+
+static int agent_bytes(void *arg, const char *p, size_t n, struct err *e)
+{
+	struct agent_reading *a = arg;
+
+	return a->sink->bytes(a->sink->arg, p, n, e);
+}
+
+/* The agent's refusal as the engine's path words it (file-read.sh's exit codes). */
+static int agent_read_error(int rc, int *is_dir, struct err *e)
+{
+	switch (rc) {
+	case ERR_NOTFOUND:
+	case ERR_NOTDIR: return err_set(e, ERR_NOTFOUND, "no such file");
+	case ERR_EXISTS: *is_dir = 1; return err_set(e, ERR_INVALID, "not a regular file");
+	case ERR_INVALID: return err_set(e, ERR_INVALID, "not a regular file");
+	case ERR_TOOBIG: return err_set(e, ERR_TOOBIG, "file too large");
+	case ERR_DENIED: return err_set(e, ERR_DENIED, "permission denied");
+	default: return rc;
+	}
+}
+
+/* 1 when the agent did not serve (via->agent_error says why): the engine's path then. */
+static int agent_read(const struct sandbox *s, struct files_via *via, const char *abs,
+		      size_t limit, const struct files_sink *sink, int *is_dir, int *rc,
+		      struct err *e)
+{
+	struct agent_reading a = { sink, 0 };
+	const struct files_sink as = { agent_start, agent_bytes, &a };
+	struct agent_conn c = { .fd = -1 };
+	struct err ea;
+
+	/* No connection, or the agent broke off before the first byte: nothing was answered
+	 * yet. A refusal of the agent's own (no such file, ...) is the answer. */
+	int fell = sbagent_connect(s, via->network, &c, &ea) != 0;
+
+	if (!fell) {
+		*rc = agent_file_read(&c, abs, limit, &as, &ea);
+		agent_close(&c);
+		fell = *rc && !a.started && (*rc == ERR_FAIL || *rc == ERR_LIMIT);
+	}
+	if (fell) {
+		snprintf(via->agent_error, sizeof(via->agent_error), "%.255s", ea.msg);
+		return 1;
+	}
+	via->backend = "agent";
+	if (*rc && a.started)
+		*rc = err_set(e, *rc == ERR_FAIL ? ERR_EXISTS : *rc, "%s", ea.msg);
+	else if (*rc)
+		*rc = agent_read_error(*rc, is_dir, e);
+	return 0;
+}
+
+int files_read(const struct sandbox *s, struct files_via *via, const char *abs, size_t limit,
 	       const struct files_sink *sink, int *is_dir, struct err *e)
 {
 	char lim[24], id[DOCKER_ID_MAX];
@@ -84,6 +151,12 @@ int files_read(const struct sandbox *s, const char *abs, size_t limit,
 	int rc;
 
 	*is_dir = 0;
+	if (via) {
+		via->backend = "docker";
+		via->agent_error[0] = 0;
+		if (via->network && !agent_read(s, via, abs, limit, sink, is_dir, &rc, e))
+			return rc;
+	}
 	snprintf(lim, sizeof(lim), "%zu", limit);
 	const char *argv[] = { "bash", "-c", sh_file_read, "sandboxd-read", abs, lim, NULL };
 	struct docker_exec_opts o = { .cmd = argv };
@@ -136,12 +209,54 @@ static int stage(const struct sandbox *s, const char *name, const unsigned char 
 	return rc;
 }
 
-int files_write(const struct sandbox *s, const char *abs, unsigned mode,
-		const unsigned char *data, size_t len, struct err *e)
+/* 1 when the agent did not serve (via->agent_error says why): the engine's path then. A
+ * write the agent broke off left nothing under the name (it renames a whole file into
+ * place), so any connection failure may be tried again there. */
+static int agent_write(const struct sandbox *s, struct files_via *via, const char *abs,
+		       unsigned mode, const unsigned char *data, size_t len, int *rc,
+		       struct err *e)
+{
+	struct agent_conn c = { .fd = -1 };
+	struct err ea;
+
+	int fell = sbagent_connect(s, via->network, &c, &ea) != 0;
+
+	if (!fell) {
+		*rc = agent_file_write(&c, abs, mode, data, len, &ea);
+		agent_close(&c);
+		fell = *rc == ERR_FAIL || *rc == ERR_LIMIT;
+	}
+	if (fell) {
+		snprintf(via->agent_error, sizeof(via->agent_error), "%.255s", ea.msg);
+		return 1;
+	}
+	via->backend = "agent";
+	switch (*rc) {
+	case 0: break;
+	case ERR_EXISTS: *rc = err_set(e, ERR_EXISTS, "is a directory"); break;
+	case ERR_NOTDIR: *rc = err_set(e, ERR_NOTDIR, "a parent is not a directory"); break;
+	case ERR_DENIED: *rc = err_set(e, ERR_DENIED, "permission denied"); break;
+	default:
+		/* Its words without the "agent: " the client puts first. */
+		*rc = err_set(e, ERR_INVALID, "%s",
+			      strncmp(ea.msg, "agent: ", 7) ? ea.msg : ea.msg + 7);
+	}
+	return 0;
+}
+
+int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
+		unsigned mode, const unsigned char *data, size_t len, struct err *e)
 {
 	char name[40], staged[sizeof(STAGE) + 40], modes[8];
 	struct sandbox_output out;
 	int rc, code = 0;
+
+	if (via) {
+		via->backend = "docker";
+		via->agent_error[0] = 0;
+		if (via->network && !agent_write(s, via, abs, mode, data, len, &rc, e))
+			return rc;
+	}
 
 	if (randid(name, sizeof(name), "w-", 16))
 		return err_set(e, ERR_FAIL, "no randomness");

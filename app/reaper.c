@@ -11,6 +11,7 @@
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/reaper.h"
+#include "sandboxd/warm.h"
 #include "sandboxd/sandbox.h"
 #include "sandboxd/banned.h"
 
@@ -110,16 +111,25 @@ struct orphans {
 static int orphan_check(void *arg, const char *id, const char *label_value, const char *state)
 {
 	struct orphans *o = arg;
+	size_t np = strlen(WARM_OWNER_PREFIX);
 	struct err e;
-	int code = 0;
+	int code = 0, live = 0;
 	(void)state;
-	PGresult *res = db_exec(o->db, &e, &code,
-				"SELECT 1 FROM sandboxes WHERE id = $1"
-				"   AND state IN ('starting', 'ready')", 1, label_value);
-	if (!res)
-		return 0;
-	int live = PQntuples(res) > 0;
-	PQclear(res);
+
+	/* A warm container is wanted while its row is, and once claimed while its sandbox
+	 * lives; any other while a live sandbox has its label or names it (container_id). */
+	if (strncmp(label_value, WARM_OWNER_PREFIX, np) == 0) {
+		if (warm_owned(o->db, label_value + np, &live, &e))
+			return 0;
+	} else {
+		PGresult *res = db_exec(o->db, &e, &code,
+					"SELECT 1 FROM sandboxes WHERE (id = $1 OR container_id = $2)"
+					"   AND state IN ('starting', 'ready')", 2, label_value, id);
+		if (!res)
+			return 0;
+		live = PQntuples(res) > 0;
+		PQclear(res);
+	}
 	if (!live && o->remove(id, DOCKER_CALL_MS, &e) == 0) {
 		log_info("reaper: removed %s %.12s of %s: no live sandbox owns it", o->what, id,
 			 label_value[0] ? label_value : "(none)");
@@ -217,6 +227,13 @@ static void pass(const struct config *cfg, struct db *db)
 	end_all(db, sql, "failed", "start timed out", "sandbox.reconcile");
 	abandoned(db);
 	gone(db);
+	/* The pool is refilled before the orphans are looked for: a container started here is
+	 * wanted by its row from before it exists. */
+	int started = warm_refill(cfg, db, &e);
+	if (started < 0)
+		log_warn("reaper: the warm pool: %s", e.msg);
+	else if (started)
+		log_info("reaper: %d warm containers started", started);
 	char label[96];
 	snprintf(label, sizeof(label), "sandboxd.instance=%s", cfg->instance);
 	if (docker_container_list(label, SANDBOX_LABEL, orphan_check, &o, DOCKER_CALL_MS, &e))

@@ -11,6 +11,7 @@
 #include <git2.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include "sandboxd/container.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/hostaddr.h"
 #include "sandboxd/log.h"
@@ -20,6 +21,7 @@
 #include "sandboxd/scripts.h"
 #include "sandboxd/tar.h"
 #include "sandboxd/token.h"
+#include "sandboxd/warm.h"
 #include "sandboxd/banned.h"
 
 /* What one create carries from step to step. */
@@ -29,6 +31,7 @@ struct make {
 	char token[TOKEN_LEN + 1];
 	char agent_key[SANDBOX_AGENT_KEY_HEX + 1]; /* its agent's key; cleansed with the token */
 	int is_branch;
+	int warm;                  /* the container came from the warm pool */
 	long started;              /* time(NULL) at the start: the start limit counts from it */
 	const char *why;           /* what the client reads when the container did not start */
 };
@@ -144,15 +147,15 @@ static int insert_rows(struct make *m, struct err *e)
 	return rc ? rc : commit_now(n->db, e);
 }
 
-/* Creates the container from dc, pulling the image once when it is missing and pulling is
- * on (there may be no registry): the first sandbox on a host waits for the pull, within the
+/* Creates the container, pulling the image once when it is missing and pulling is on
+ * (there may be no registry): the first sandbox on a host waits for the pull, within the
  * start limit; workers that pull at once are one pull for Docker. */
-static int create_container(struct make *m, const struct docker_create *dc, char *cid,
-			    struct err *e)
+static int create_container(struct make *m, const char **env, char *cid, struct err *e)
 {
 	const struct config *cfg = m->n->cfg;
 	long left = (long)cfg->start_timeout * 1000;
-	int rc = docker_container_create(dc, cid, left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, e);
+	int rc = sandbox_container_new(cfg, m->s->id, env,
+				       left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, cid, e);
 
 	if (rc != ERR_NOIMAGE)
 		return rc;
@@ -168,43 +171,21 @@ static int create_container(struct make *m, const struct docker_create *dc, char
 				     "pulled: %s", cfg->runner_image, e->msg);
 		return err_set(e, ERR_NOTFOUND, "%s", m->why ? m->why : "no image");
 	}
-	return docker_container_create(dc, cid, DOCKER_CALL_MS, e);
+	return sandbox_container_new(cfg, m->s->id, env, DOCKER_CALL_MS, cid, e);
 }
 
 /* 2. The container, labelled with the sandbox, hardened; its id recorded. */
 static int make_container(struct make *m, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
-	char label[64], ilabel[96], cid[DOCKER_ID_MAX] = "";
+	char cid[DOCKER_ID_MAX] = "";
 	const char **env;
 	size_t nenv;
 	int rc;
 
-	snprintf(label, sizeof(label), SANDBOX_LABEL "=%s", m->s->id);
-	snprintf(ilabel, sizeof(ilabel), "sandboxd.instance=%s", n->cfg->instance);
-	const char *labels[] = { label, ilabel, NULL };
-	/* The script holds no secret: it may stand in the container's configuration. */
-	const char *cmd[] = { "bash", "-c", sh_clone, "sandboxd-clone", NULL };
-	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
 	if ((rc = sandbox_env(n->pool, m->s, pool_printf(n->pool, "%s/%s", n->repo->owner,
-							 n->repo->name), 0, &env, &nenv, e)))
-		return rc;
-	struct docker_create dc = {
-		.image = n->cfg->runner_image, .labels = labels, .volume_labels = labels,
-		.env = env, .cmd = cmd,
-		.extra_hosts = hosts, .network = n->cfg->sandbox_network,
-		.memory = n->cfg->sandbox_memory,
-		.nano_cpus = (int64_t)n->cfg->sandbox_cpus * 1000000000,
-		.pids_limit = n->cfg->sandbox_pids,
-		/* The host's agent, read-only: the container can neither change nor replace it.
-		 * Missing on the host: a sandbox without one (its execs take Docker exec). */
-		.ro_bind_source = access(n->cfg->agent_path, R_OK) == 0 ? n->cfg->agent_path : NULL,
-		.ro_bind_target = SANDBOX_AGENT_BIN,
-	};
-	if (!dc.ro_bind_source)
-		log_warn("sandbox %s: no agent at %s (SANDBOXD_AGENT_PATH)", m->s->id,
-			 n->cfg->agent_path);
-	if ((rc = create_container(m, &dc, cid, e)))
+							 n->repo->name), 0, &env, &nenv, e)) ||
+	    (rc = create_container(m, env, cid, e)))
 		return rc;
 	if (str_copy(m->s->container_id, sizeof(m->s->container_id), cid))
 		return err_set(e, ERR_FAIL, "container id %.12s… is too long", cid);
@@ -213,9 +194,10 @@ static int make_container(struct make *m, struct err *e)
 	return rc ? rc : commit_now(n->db, e);
 }
 
-/* The clone's parameters, one per line; a value with a newline could forge the next. The
- * last is the agent's key, which clone.sh writes to a file of its own for the agent. */
-static int clone_file(struct make *m, struct buf *tar, struct err *e)
+/* The clone's parameters into f, one per line; a value with a newline could forge the
+ * next. The last is the agent's key, which clone.sh writes to a file of its own for the
+ * agent. */
+static int clone_params(struct make *m, struct buf *f, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
 	const struct account *a = &n->caller->account;
@@ -223,8 +205,6 @@ static int clone_file(struct make *m, struct buf *tar, struct err *e)
 	char *email = a->has_email && a->email[0]
 			      ? pool_strdup(n->pool, a->email)
 			      : pool_printf(n->pool, "%s@users.noreply.sandboxd", a->login);
-	struct buf f;
-	int rc;
 
 	if (!name || !email)
 		return err_set(e, ERR_NOMEM, "out of memory");
@@ -234,40 +214,35 @@ static int clone_file(struct make *m, struct buf *tar, struct err *e)
 	for (char *p = email; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
+	if (buf_printf(f, "%s/%s/%s.git\n%s\n%s\n%s\n%s\n%s\n%s\n", n->cfg->sandbox_git_url,
+		       n->repo->owner, n->repo->name, m->token, m->s->commit,
+		       m->is_branch ? m->s->ref : "", name, email, m->agent_key))
+		return err_set(e, ERR_TOOBIG, "the clone's parameters are too long");
+	return 0;
+}
+
+/* The parameters made and put into the container (the token leaves memory when the
+ * create ends: a warm container that fails here leaves it for the cold start). */
+static int hand_over(struct make *m, struct err *e)
+{
+	struct buf f;
+	int rc;
+
 	buf_init(&f, 8192);
-	rc = buf_printf(&f, "%s/%s/%s.git\n%s\n%s\n%s\n%s\n%s\n%s\n", n->cfg->sandbox_git_url,
-			n->repo->owner, n->repo->name, m->token, m->s->commit,
-			m->is_branch ? m->s->ref : "", name, email, m->agent_key);
-	if (rc)
-		rc = err_set(e, rc, "the clone's parameters are too long");
-	else
-		rc = tar_write_file(tar, ".sandboxd/clone", 0600, (int64_t)time(NULL), f.data,
-				    f.len, e);
-	OPENSSL_cleanse(f.data, f.len);
+	rc = clone_params(m, &f, e);
+	if (!rc)
+		rc = sandbox_put_clone(m->s->container_id, f.data, f.len, e);
+	if (f.data)
+		OPENSSL_cleanse(f.data, f.len);
 	buf_release(&f);
 	return rc;
 }
 
-/* 3. The clone's parameters in place, the container started and running within the start
- * limit. The token leaves memory here, whatever happens. */
-static int start(struct make *m, struct err *e)
+/* Waits until cid runs, within the start limit. */
+static int wait_running(struct make *m, const char *cid, struct err *e)
 {
-	const char *cid = m->s->container_id;
-	struct buf tar;
-	int rc;
+	int rc = 0;
 
-	buf_init(&tar, 65536);
-	rc = clone_file(m, &tar, e);
-	OPENSSL_cleanse(m->token, sizeof(m->token));
-	OPENSSL_cleanse(m->agent_key, sizeof(m->agent_key));
-	if (!rc)
-		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, e);
-	if (tar.data)
-		OPENSSL_cleanse(tar.data, tar.len);
-	buf_release(&tar);
-	long left = (long)m->n->cfg->start_timeout * 1000 - ((long)time(NULL) - m->started) * 1000;
-	if (!rc)
-		rc = docker_container_start(cid, left > 1000 ? left : 1000, e);
 	while (!rc) {
 		struct docker_container_state st;
 		if ((rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, e)) || st.running)
@@ -279,6 +254,61 @@ static int start(struct make *m, struct err *e)
 			usleep(50000);
 	}
 	return rc;
+}
+
+/* 3. The clone's parameters in place, the container started and running within the start
+ * limit. */
+static int start(struct make *m, struct err *e)
+{
+	const char *cid = m->s->container_id;
+	long left;
+	int rc = hand_over(m, e);
+
+	left = (long)m->n->cfg->start_timeout * 1000 - ((long)time(NULL) - m->started) * 1000;
+	if (!rc)
+		rc = docker_container_start(cid, left > 1000 ? left : 1000, e);
+	return rc ? rc : wait_running(m, cid, e);
+}
+
+/* The parameters into a claimed warm container, which must still run: one killed behind
+ * our back is never handed out. */
+static int hand_over_warm(struct make *m, struct err *e)
+{
+	struct docker_container_state st;
+	int rc = hand_over(m, e);
+
+	if (!rc && !(rc = docker_container_inspect(m->s->container_id, &st, DOCKER_CALL_MS, e)) &&
+	    !st.running)
+		rc = err_set(e, ERR_FAIL, "the warm container is %s", st.status);
+	return rc;
+}
+
+/* 2 and 3 from the warm pool: a container of the image, started ahead, claimed for this
+ * sandbox in one statement (no other create can take it) and recorded as its container in
+ * the same commit; then the parameters, which its waiting clone.sh reads at once. 1 when
+ * the pool had none (the cold path follows), 0 when the sandbox has its container. A
+ * claimed container that fails here is removed (it never goes back): the cold path then. */
+static int claim_warm(struct make *m, struct err *e)
+{
+	const struct sandbox_new *n = m->n;
+	char cid[DOCKER_ID_MAX];
+	int rc = warm_claim(n->db, n->cfg->instance, n->cfg->runner_image, m->s->id, cid, e);
+
+	if (rc == ERR_NOTFOUND)
+		return 1;
+	if (rc || (rc = str_copy(m->s->container_id, sizeof(m->s->container_id), cid)) ||
+	    (rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2 WHERE id = $1", 2,
+			 m->s->id, cid)) || (rc = commit_now(n->db, e)))
+		return rc == ERR_TOOBIG ? err_set(e, ERR_FAIL, "container id too long") : rc;
+	m->warm = 1;
+	if ((rc = hand_over_warm(m, e)) == 0)
+		return 0;
+	log_warn("sandbox %s: the warm container %.12s failed (%s): a cold start instead",
+		 m->s->id, cid, e->msg);
+	warm_discard(n->db, cid, e->msg);
+	m->warm = 0;
+	m->s->container_id[0] = 0;
+	return 1;
 }
 
 /* A sandbox that did not start: failed (its token revoked, its container removed), and the
@@ -314,8 +344,12 @@ static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], st
 	*locked = 1;
 	if ((rc = insert_rows(m, e)))
 		return rc;
-	if ((rc = make_container(m, e)) || (rc = start(m, e)))
+	rc = n->cfg->pool_size > 0 ? claim_warm(m, e) : 1;
+	if (rc == 1 && !(rc = make_container(m, e)))
+		rc = start(m, e);
+	if (rc)
 		return failed(m, rc, detail, e);
+	m->s->pooled = m->warm;
 	PGresult *res = db_exec(n->db, e, &code,
 				"UPDATE sandboxes SET state = 'ready' WHERE id = $1 AND state = 'starting'"
 				" RETURNING rfc3339(created_at)", 1, m->s->id);

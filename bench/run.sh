@@ -47,6 +47,8 @@ part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
 export SANDBOXD_WORKERS=${BENCH_WORKERS:-16} SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
+# The reaper refills the warm pool: each second, so that each run starts with it full.
+export SANDBOXD_REAPER_INTERVAL=${SANDBOXD_REAPER_INTERVAL:-1}
 echo "bench: starting a throwaway stack in $VAR" >&2
 bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
 . "$VAR/local.env"
@@ -344,13 +346,28 @@ done
 declare -A RAW OURS
 add() { RAW[$1]+="$2 "; OURS[$1]+="$3 "; }
 settle() { sleep "$SETTLE"; }
+POOL=${SANDBOXD_POOL_SIZE:-2}
+sqlb() { psql "$SANDBOXD_DATABASE_URL" -Atc "$1"; }
+pool_wait() { # until the warm pool is full again (the reaper refills it)
+	local i
+	for ((i = 0; i < 600; i++)); do
+		(($(sqlb "select count(*) from warm_containers where state = 'ready'") >= POOL)) && return 0
+		sleep 0.1
+	done
+	echo "bench: the warm pool did not fill in 60 s" >&2
+	exit 1
+}
 for _ in $(seq "$RUNS"); do
-	# create (until 201 / until started) and the first exec result after it
+	# create (until 201 / until started) and the first exec result after it, with the
+	# pool full (the pool-empty figures come after this loop, with the pool off)
 	raw_create; c_raw=$CREATE_MS rid=$RID; e_raw=$(raw_exec "$rid" true); settle
+	((POOL > 0)) && pool_wait
 	c_ours=$(req -H "$AUTH" -d '{}' "$SB"); sid=$(jq -r .id "$BODY")
 	e_ours=$(ours_exec "$sid" '{"cmd":"true"}'); settle
-	add create "$c_raw" "$c_ours"
-	add "create to first exec" "$(sum "$c_raw" "$e_raw")" "$(sum "$c_ours" "$e_ours")"
+	how="pool empty"
+	[[ $(sqlb "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$sid'") == true ]] && how="pool warm"
+	add "create, $how" "$c_raw" "$c_ours"
+	add "create to exec, $how" "$(sum "$c_raw" "$e_raw")" "$(sum "$c_ours" "$e_ours")"
 	raw_create "$RAW_CREATE_DEFAULT"; add "raw create, default bridge" "$CREATE_MS" 0
 	curl -s "${D[@]}" -X DELETE "$API/containers/$RID?force=1&v=1" >/dev/null
 	a=$(raw_exec "$rid" true); settle; b=$(ours_exec "$sid" '{"cmd":"true"}'); settle
@@ -372,13 +389,35 @@ for _ in $(seq "$RUNS"); do
 	b=$(req -H "$AUTH" -X POST "$SB/$sid/close"); settle
 	add close "$a" "$b"
 done
+# The pool empty: sandboxd restarted with SANDBOXD_POOL_SIZE=0, so that no refill runs
+# beside the creates (a refill right after a claim competes with a cold create for the
+# engine: measured apart, it would be that contention, not the cold path). 50 execs in a
+# row in one sandbox, too.
+if ((POOL > 0)); then
+	SANDBOXD_POOL_SIZE=0 bash "$ROOT/deploy/local-stack.sh" up >>"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
+fi
+for _ in $(seq "$RUNS"); do
+	raw_create; c_raw=$CREATE_MS rid=$RID; e_raw=$(raw_exec "$rid" true); settle
+	c_ours=$(req -H "$AUTH" -d '{}' "$SB"); sid=$(jq -r .id "$BODY")
+	e_ours=$(ours_exec "$sid" '{"cmd":"true"}'); settle
+	add "create, pool empty" "$c_raw" "$c_ours"
+	add "create to exec, pool empty" "$(sum "$c_raw" "$e_raw")" "$(sum "$c_ours" "$e_ours")"
+	a=0 b=0
+	for _ in $(seq 50); do a=$(sum "$a" "$(raw_exec "$rid" true)"); done; settle
+	for _ in $(seq 50); do b=$(sum "$b" "$(ours_exec "$sid" '{"cmd":"true"}')"); done; settle
+	add "50 execs in a row" "$a" "$b"
+	curl -s "${D[@]}" -X DELETE "$API/containers/$rid?force=1&v=1" >/dev/null
+	req -H "$AUTH" -X POST "$SB/$sid/close" >/dev/null
+done
 # The p99 of n figures: the nearest rank (with 15 runs, the largest).
 p99() { sort -n | awk '{a[NR] = $1} END {i = int(NR * 0.99 + 0.999); print a[i < 1 ? 1 : i]}'; }
 echo
 echo "sandboxes: sandboxd beside the raw Docker Engine API ($RUNS runs, ms, curl's own timer)"
 printf '%-22s %9s %9s %9s %9s %8s %8s\n' "what" "raw p50" "ours p50" "raw p99" "ours p99" "p50 x" "p99 x"
-for k in create "create to first exec" "exec true" "exec 1 MiB out" "write 1 MiB" "read 1 MiB" \
+for k in "create, pool warm" "create to exec, pool warm" "create, pool empty" \
+	"create to exec, pool empty" "exec true" "50 execs in a row" "exec 1 MiB out" "write 1 MiB" "read 1 MiB" \
 	"write 10 MiB" "read 10 MiB" close; do
+	[[ -n ${OURS[$k]:-} ]] || continue # e.g. no pool (SANDBOXD_POOL_SIZE=0)
 	a=$(tr ' ' '\n' <<<"${RAW[$k]}" | grep . | median)
 	b=$(tr ' ' '\n' <<<"${OURS[$k]}" | grep . | median)
 	c=$(tr ' ' '\n' <<<"${RAW[$k]}" | grep . | p99)

@@ -1,5 +1,5 @@
 # clone.sh: the container's first process: clone, check out, configure, then wait. The
-# values come from a file the service puts in place before the start (never from the
+# values come from a file the service puts in place, before the start or into a warm container that waits for it (never from the
 # container's environment, which every exec would inherit), removed once read: the git URL
 # (http://host:port/owner/name.git, no credential in it), the sandbox's token, the commit, the branch (empty: a detached
 # HEAD), the author's name and email, the agent's key. The agent (bind-mounted read-only
@@ -12,6 +12,19 @@
 set -u
 state=/workspace/.sandboxd
 mkdir -p "$state"
+
+# A warm container (the pool) starts before anyone asks for it and waits here for the
+# marker the service puts after the parameters file; a cold one finds both at once. The
+# wait is read's time-out on a FIFO held open both ways: no process is started per look.
+if [ ! -e /tmp/.sandboxd/go ]; then
+	wait_fifo=$(mktemp -u /tmp/.sandboxd-wait.XXXXXX)
+	mkfifo -m 600 "$wait_fifo" && exec 9<>"$wait_fifo" && rm -f "$wait_fifo"
+	until [ -e /tmp/.sandboxd/go ]; do
+		read -r -t 0.01 -u 9 _ || true
+	done
+	exec 9<&-
+fi
+rm -f /tmp/.sandboxd/go
 {
 	read -r url
 	read -r token

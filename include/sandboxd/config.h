@@ -36,6 +36,7 @@ struct config {
 	int idle_timeout;           /* seconds without a call before a sandbox is stopped */
 	int reaper_interval;        /* seconds between the reaper's passes */
 	int start_timeout;          /* seconds a container may take to start */
+	int pool_size;              /* warm containers kept started ahead (0: none) */
 	int max_sandboxes;          /* running sandboxes per account */
 	int64_t sandbox_memory;     /* bytes */
 	int sandbox_cpus;

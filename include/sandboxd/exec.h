@@ -99,11 +99,10 @@ struct exec_result {
 /* Runs x attached in s's container. When the call returns, the command has ended, or its
  * tree is being ended (cancelled: the container side reads EOF and does it). With x->agent,
  * through the sandbox's agent; when it cannot be reached or refuses before the command
- * started (no address, connection refused, no answer within EXEC_AGENT_CONNECT_MS, a failed
+ * started (no address, connection refused, no answer within SBAGENT_CONNECT_MS, a failed
  * handshake, garbage, busy), through Docker exec, out->agent_error saying why. Once the
  * agent started the command, its failure is the call's (ERR_FAIL, "the sandbox's agent
  * ..."): the command is never run twice. */
-#define EXEC_AGENT_CONNECT_MS 1500
 int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
 	     struct exec_result *out, struct err *e) __attribute__((warn_unused_result));
 

@@ -8,7 +8,13 @@
  * Errors: 0, or ERR_NOTFOUND (no such file), ERR_NOTDIR (a parent is not a directory),
  * ERR_EXISTS (the path is a directory), ERR_INVALID (not a regular file: *what says which),
  * ERR_DENIED (the user may not), ERR_TOOBIG (over the limit), and the engine's codes; a
- * write the kernel refused otherwise (a full disk) is ERR_INVALID with its words. */
+ * write the kernel refused otherwise (a full disk) is ERR_INVALID with its words.
+ *
+ * With via->network set, both go through the sandbox's agent first (sbagent.h; the same
+ * user, the same answers), and through the engine as above when the agent cannot be
+ * reached or breaks off before a read's first byte (a write only appears whole, so any
+ * broken write is tried again there). via->backend and via->agent_error say what served
+ * it, for the audit row. */
 #ifndef SANDBOXD_FILES_H
 #define SANDBOXD_FILES_H
 #include <stddef.h>
@@ -24,15 +30,22 @@ struct files_sink {
 	void *arg;
 };
 
+/* Which way a call goes (NULL: the engine's only) and, after it, which way it went. */
+struct files_via {
+	const char *network;       /* the sandbox network, for the agent's address; NULL: none */
+	const char *backend;       /* out: "agent" or "docker" */
+	char agent_error[256];     /* out: why the agent was asked and the engine served it */
+};
+
 /* Reads the file at abs (absolute, normalised) of at most limit bytes. *is_dir is set when
  * an ERR_INVALID was a directory. */
-int files_read(const struct sandbox *s, const char *abs, size_t limit,
+int files_read(const struct sandbox *s, struct files_via *via, const char *abs, size_t limit,
 	       const struct files_sink *sink, int *is_dir, struct err *e)
 	__attribute__((warn_unused_result));
 
 /* Writes data[0..len) at abs with mode, creating its parents. */
-int files_write(const struct sandbox *s, const char *abs, unsigned mode,
-		const unsigned char *data, size_t len, struct err *e)
+int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
+		unsigned mode, const unsigned char *data, size_t len, struct err *e)
 	__attribute__((warn_unused_result));
 
 #endif

@@ -86,7 +86,7 @@ _basic_password() {
 _it_sandbox_token() { # SANDBOX_ID
 	local cid out i
 	for ((i = 0; i < 150; i++)); do
-		cid=$(docker ps -q --filter "label=sandboxd.sandbox=$1" 2>/dev/null)
+		cid=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$1")" 2>/dev/null)
 		[[ -n $cid ]] || break
 		out=$(docker exec -u 1000:1000 "$cid" sh -c 'cat /tmp/.sandboxd/clone 2>/dev/null;
 			cat /workspace/repo/.git/config 2>/dev/null' 2>/dev/null)
@@ -98,6 +98,15 @@ _it_sandbox_token() { # SANDBOX_ID
 		sleep 0.2
 	done
 	printf '%s\n' "$1" >>"$IT_TOKENS.missed"
+}
+
+# The label value a sandbox's container carries: the sandbox's id, or, for a container
+# from the warm pool, its pool row's (pool:wc_…), given before any sandbox asked for it.
+owner_label_of() { # SANDBOX_ID
+	local w=""
+	[[ $1 =~ ^sb_[0-9a-f]{24}$ ]] &&
+		w=$(psql -X -Atq -c "SELECT id FROM warm_containers WHERE claimed_by = '$1'" 2>/dev/null)
+	if [[ -n $w ]]; then printf 'pool:%s\n' "$w"; else printf '%s\n' "$1"; fi
 }
 
 # The sandbox token of container CID, from its clone's git config (app/sh/clone.sh). Older

@@ -11,10 +11,18 @@
 fails() { ! "$@"; }
 WANT=agent
 [ "${SANDBOXD_AGENT:-1}" = 0 ] && WANT=docker
+# The agent-on run also asserts that the pool was used (and the pool-off run that it was
+# not): the first create here takes a warm container when the pool has one.
+POOLED=true
+[ "${SANDBOXD_POOL_SIZE:-2}" = 0 ] && POOLED=false
+warm_ready() { (($(sql "select count(*) from warm_containers where state = 'ready' and instance = '$SANDBOXD_INSTANCE'") > 0)); }
+[ "$POOLED" = true ] && check 'the warm pool has a container ready' wait_until 60 warm_ready
 mk_sandbox "sba$SFX" agent
 A=$ID
+check_eq "the create is audited pooled: $POOLED" "$POOLED" \
+	"$(sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
 AT_EXIT+=("api POST '$SB/$A/close' '' '$OT' >/dev/null 2>&1")
-CA=$(docker ps -q --filter "label=sandboxd.sandbox=$A")
+CA=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$A")")
 run() { api POST "$SB/$ID/exec" "$1" "$OT"; }
 # Rows of execs that ran (a 400 before the run names no backend).
 RAN="action = 'sandbox.exec' and status <> 400"
@@ -76,6 +84,25 @@ check_cond "the execs are audited ($N)" "(( N >= 13 ))"
 check_eq "every exec row says backend $WANT" "$WANT:$N" "$(backends "$A")"
 check_eq 'no row names an agent error (zero fallbacks)' 0 "$(sql "select count(*) from audit_log where sandbox_id = '$A' and details ? 'agent_error'")"
 
+# The file API takes the same backend, with the same answers.
+api POST "$SB/$A/write" '{"path":"via/agent.txt","content":"aGk=","mode":384}' "$OT"
+expect_status 200 'a write'
+run '{"cmd":"stat -c \"%a %U\" via/agent.txt; cat via/agent.txt"}'
+expect_json .stdout $'600 sandbox\nhi' 'lands with its mode, as the sandbox user'
+api POST "$SB/$A/read" '{"path":"via/agent.txt"}' "$OT"
+expect_json .content aGk= 'a read gives it back'
+api POST "$SB/$A/read" '{"path":"via/none"}' "$OT"
+expect_status 404 'a missing file: 404'
+expect_body '{"error":"no such file: via/none"}' 'a missing file: the same 404'
+api POST "$SB/$A/read" '{"path":"via"}' "$OT"
+expect_status 400 'a directory: 400'
+expect_body '{"error":"via is not a regular file (a directory)"}' 'a directory: the same 400'
+api POST "$SB/$A/write" '{"path":"via","content":"aGk="}' "$OT"
+expect_status 400 'a write over a directory: 400'
+expect_body '{"error":"via is a directory"}' 'a write over a directory: the same 400'
+check_eq "the file rows say backend $WANT, with no agent error" "$WANT $WANT $WANT $WANT $WANT|0" \
+	"$(sql "select string_agg(details->>'backend', ' ' order by id) || '|' || count(*) filter (where details ? 'agent_error') from audit_log where sandbox_id = '$A' and action in ('sandbox.read', 'sandbox.write')")"
+
 if [ "$WANT" = docker ]; then
 	run '{"cmd":"true"}'
 	check_eq 'with SANDBOXD_AGENT=0 the agent is not asked' 'docker|' "$(last_row "$A")"
@@ -99,7 +126,7 @@ check_eq 'the auditor role reads sandboxes but not the key' "$A|denied" "$(sql "
 check 'the container configuration does not hold it' fails grep -q "$KEY" <<<"$(docker inspect "$CA")"
 run '{"cmd":"cat /proc/1/environ /proc/$(cat /workspace/.sandboxd/agent.pid)/environ | tr \"\\0\" \"\\n\""}'
 check 'nor the environment of the first process or the agent' fails grep -q "$KEY" <<<"$BODY"
-check 'which the exec could read (the check ran)' grep -q 'SANDBOX_ID=' <<<"$BODY"
+check_eq 'which the exec could read, both (the check ran)' 2 "$(_json .stdout | grep -c '^HOME=/home/sandbox$')"
 run '{"cmd":"touch /usr/local/lib/sandboxd/sandboxd-agent 2>&1 || echo refused"}'
 expect_json_match .stdout 'refused$' 'the agent binary is read-only in the container'
 

@@ -111,7 +111,7 @@ SB=/api/v3/repos/$R/diffinery/sandboxes
 api POST "$SB" '{}' "$OT"
 expect_status 201 'a sandbox'
 ID=$(_json .id)
-CID=$(docker ps -q --filter "label=sandboxd.sandbox=$ID")
+CID=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")
 AT_EXIT+=("api POST '$SB/$ID/close' '' '$OT' >/dev/null")
 check_eq "the sandbox is on the stack's network $NET" "$NET" \
 	"$(docker inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}}{{end}}' "$CID" 2>/dev/null)"

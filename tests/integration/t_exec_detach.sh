@@ -6,7 +6,7 @@
 
 fails() { ! "$@"; }
 mk_sandbox "sbd$SFX" detach
-CONTAINER=$(docker ps -q --filter "label=sandboxd.sandbox=$ID")
+CONTAINER=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")
 
 detach() { # JSON -> EXEC
 	api POST "$SB/$ID/exec" "$1" "$OT"

@@ -6,7 +6,7 @@
 
 fails() { ! "$@"; }
 mk_sandbox "sbs$SFX" stream
-CONTAINER=$(docker ps -q --filter "label=sandboxd.sandbox=$ID")
+CONTAINER=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")
 
 # stream JSON [MAX_TIME]: the exec streamed; each line prefixed with its arrival time (ms)
 # in $_T/lines; headers in $_T/sheaders; curl's exit code in SRC.

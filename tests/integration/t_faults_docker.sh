@@ -91,7 +91,8 @@ expect_status 201 'sandbox B'
 B=$(_json .id)
 api POST "$SB/$A/exec" '{"cmd":"cat x"}' "$OT"
 expect_json .stdout x 'A works (cloned over the private bridge)'
-check_eq 'both containers run on the private engine' 2 "$(dk ps -q --filter "label=sandboxd.sandbox" | wc -l)"
+on_private() { dk ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$1")"; }
+check_eq 'both containers run on the private engine' 2 "$({ on_private "$A"; on_private "$B"; } | wc -l)"
 
 state() { sql "select state from sandboxes where id = '$1'"; }
 is_state() { [[ $(state "$1") == "$2" ]]; }
@@ -129,7 +130,7 @@ check 'dockerd answers again' wait_until 60 ping_ok
 agrees() { # SANDBOX
 	local st cs
 	st=$(state "$1")
-	cs=$(dk ps -a --filter "label=sandboxd.sandbox=$1" --format '{{.State}}' | head -n 1)
+	cs=$(dk ps -a --filter "label=sandboxd.sandbox=$(owner_label_of "$1")" --format '{{.State}}' | head -n 1)
 	case $st in
 	ready) [[ $cs == running ]] ;;
 	failed) [[ -z $cs && $(live_tokens "$1") == 0 ]] ;;
@@ -160,7 +161,7 @@ check_eq "with the reason" 'container gone' "$(sql "select end_reason from sandb
 check_eq 'its git token is revoked' 0 "$(live_tokens "$E")"
 check_eq 'A, B and E: each failure is audited once, by the reaper' 3 \
 	"$(sql "select count(*) from audit_log where action = 'sandbox.reconcile' and via = 'reaper' and sandbox_id in ('$A', '$B', '$E')")"
-no_containers() { [[ -z $(dk ps -aq --filter "label=sandboxd.sandbox") ]]; }
+no_containers() { [[ -z $(for s in "$A" "$B" "$E"; do dk ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$s")"; done) ]]; }
 check 'no container is left of them' wait_until 20 no_containers
 api POST "$SB/$A/exec" '{"cmd":"true"}' "$OT"
 expect_error 410 'sandbox is failed' 'A answers 410 sandbox is failed'

@@ -20,7 +20,7 @@ mk_repo "$O" r
 api POST "$SB" '{}' "$OT"
 expect_status 201 'a sandbox'
 ID=$(_json .id)
-CID=$(docker ps -q --no-trunc --filter "label=sandboxd.sandbox=$ID")
+CID=$(docker ps -q --no-trunc --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")
 api POST "$SB/$ID/exec" '{"cmd":"echo ready"}' "$OT"
 expect_json .stdout ready 'its first exec works (the clone is done)'
 

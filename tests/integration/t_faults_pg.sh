@@ -82,7 +82,7 @@ wait "$LOCKER" 2>/dev/null
 LAST_REQ="POST $SB (its database connection cut)"
 STATUS=$(cat "$_T/caught.status") BODY=$(cat "$_T/caught.body")
 expect_error 503 'database unavailable' 'the caught create answers 503 database unavailable'
-no_container() { [[ -z $(docker ps -aq --filter "label=sandboxd.sandbox=$CID") ]]; }
+no_container() { [[ -z $(docker ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$CID")") ]]; }
 check 'its container does not outlive the failed call (15 s)' wait_until 15 no_container
 ended() { [[ $(sql "select state from sandboxes where id = '$CID'") == failed ]]; }
 check 'its row is failed (15 s), not left starting for the start timeout' wait_until 15 ended
@@ -99,7 +99,7 @@ check_eq 'by the reaper, which saw its creator gone' 'start interrupted|reaper' 
 api POST "$SB" '{}' "$OT"
 expect_status 201 'a second sandbox, never exec-ed through the service'
 MS=$(_json .id)
-MC=$(docker ps -q --no-trunc --filter "label=sandboxd.sandbox=$MS")
+MC=$(docker ps -q --no-trunc --filter "label=sandboxd.sandbox=$(owner_label_of "$MS")")
 cloned() { [[ $(docker exec "$MC" cat /workspace/.sandboxd/clone.state 2>/dev/null) == "done" ]]; }
 check 'its clone is done' wait_until 60 cloned
 MTOK=$(box_token_of "$MC")
@@ -285,7 +285,7 @@ check_cond 'and tokens were made across the outage' '[[ $(wc -l <<<"$OKNOTES") -
 # Sandboxes: none stuck starting, every live one with its running container, every ended
 # one without a container (the reaper finishes what a failed call left).
 state_of() { sql "select state from sandboxes where id = '$1'"; }
-container_state() { docker ps -a --filter "label=sandboxd.sandbox=$1" --format '{{.State}}' | head -n 1; }
+container_state() { docker ps -a --filter "label=sandboxd.sandbox=$(owner_label_of "$1")" --format '{{.State}}' | head -n 1; }
 inconsistent() { # prints the sandboxes of the second account whose row and container disagree
 	local id st cs
 	while read -r id st; do
@@ -297,7 +297,12 @@ inconsistent() { # prints the sandboxes of the second account whose row and cont
 	done < <(sql "select s.id, s.state from sandboxes s join accounts a on a.id = s.account_id where a.login = '$S'" | tr '|' ' ')
 	# containers of this stack that belong to no row at all
 	docker ps -a --filter "label=sandboxd.instance=$SANDBOXD_INSTANCE" --format '{{.Label "sandboxd.sandbox"}}' |
-		while read -r id; do [[ -n $(state_of "$id") ]] || echo "$id:no-row"; done
+		while read -r id; do
+			case $id in # a warm container's row is in the pool's table while it lives
+			pool:*) [[ -n $(sql "select 1 from warm_containers where id = '${id#pool:}' and state <> 'failed'") ]] ;;
+			*) [[ -n $(state_of "$id") ]] ;;
+			esac || echo "$id:no-row"
+		done
 }
 consistent() { [[ -z $(inconsistent) ]]; }
 check 'every sandbox agrees with its container within 30 s (none stuck starting)' wait_until 30 consistent

@@ -75,7 +75,12 @@ check "egress: of the host, the git port on $GW" \
 check "egress: the rules are on $BR" eval 'iptables -w 10 -S INPUT | grep -q -- "-i $BR .*-j SBXD-IN-$SUM"'
 
 # ---- the address goes away ---------------------------------------------------------------------------
-containers() { dk ps -aq --filter "label=sandboxd.sandbox" | wc -l; }
+# The containers made for sandboxes, and the warm ones handed to one (the pool refills
+# itself meanwhile: its waiting containers are no create's).
+containers() {
+	dk ps -a --filter "label=sandboxd.sandbox" --format '{{.Label "sandboxd.sandbox"}}' | grep -vc '^pool:'
+	sql "select count(*) from warm_containers where state = 'claimed'"
+}
 BEFORE=$(containers)
 check "the address $GW is removed from $BR" ip addr del "$GW/24" dev "$BR"
 api GET /healthz "" -

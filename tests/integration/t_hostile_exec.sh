@@ -12,7 +12,7 @@ DEC="git config --get-regexp extraheader | awk '{print \$NF}' | base64 -d"
 
 mk_sandbox "hx$SFX" box
 AT_EXIT+=("api POST '$SB/$ID/close' '' '$OT' >/dev/null")
-CID=$(docker ps -q --filter "label=sandboxd.sandbox=$ID")
+CID=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")
 cloned() { api GET "$SB/$ID" "" "$OT"; [ "$(_json .clone.state)" = "done" ]; }
 check 'the clone is done' wait_until 60 cloned
 run() { api POST "$SB/$ID/exec" "$1" "$OT"; }
@@ -103,7 +103,7 @@ try_ref() { # REF WANT_BRANCH WANT_FILE_TEXT
 	expect_status 201 "a sandbox on ref '$1'"
 	local id cid
 	id=$(_json .id)
-	cid=$(docker ps -q --filter "label=sandboxd.sandbox=$id")
+	cid=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$id")")
 	check "its clone of '$1' is done" wait_until 60 eval "api GET '$SB/$id' '' '$OT'; [ \"\$(_json .clone.state)\" = done ]"
 	check_eq "HEAD is on '$2'" "$2" "$(docker exec -u 1000:1000 -w /workspace/repo "$cid" git symbolic-ref -q --short HEAD)"
 	check_eq "the work tree holds '$1''s files" "$3" "$(docker exec -w /workspace/repo "$cid" sh -c 'cat which 2>/dev/null || echo none; cat x')"
@@ -168,7 +168,7 @@ check_eq 'nothing is left in the staging folder' 0 \
 api POST "$SB" '{}' "$OT"
 expect_status 201 'a sandbox to close under an exec'
 RID=$(_json .id)
-RCID=$(docker ps -q --filter "label=sandboxd.sandbox=$RID")
+RCID=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$RID")")
 check 'its clone is done' wait_until 60 eval "api GET '$SB/$RID' '' '$OT'; [ \"\$(_json .clone.state)\" = done ]"
 curl -s -o "$_T/race.body" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $OT" \
 	-H 'Content-Type: application/json' -d '{"cmd":"sleep 20"}' \

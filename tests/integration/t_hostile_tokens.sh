@@ -24,7 +24,7 @@ git_refs() { # TOKEN OWNER/NAME: "status body" of info/refs with the token as pa
 		"$SANDBOXD_URL/$2.git/info/refs?service=git-upload-pack"
 	printf ' %s' "$(head -c 200 "$_T/gitbody" | tr -d '\n')"
 }
-no_container() { [[ -z $(docker ps -aq --filter "label=sandboxd.sandbox=$1") ]]; }
+no_container() { [[ -z $(docker ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$1")") ]]; }
 git_status() { git_refs "$@" | cut -d' ' -f1; }
 
 O_LOGIN="hto$SFX"

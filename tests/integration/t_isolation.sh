@@ -16,8 +16,8 @@ A_SB=$SB A_ID=$ID A_OT=$OT
 mk_sandbox "isob$SFX" app
 B_SB=$SB B_ID=$ID B_OT=$OT
 AT_EXIT+=("api POST '$A_SB/$A_ID/close' '' '$A_OT' >/dev/null" "api POST '$B_SB/$B_ID/close' '' '$B_OT' >/dev/null")
-A_CID=$(docker ps -q --filter "label=sandboxd.sandbox=$A_ID")
-B_CID=$(docker ps -q --filter "label=sandboxd.sandbox=$B_ID")
+A_CID=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$A_ID")")
+B_CID=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$B_ID")")
 clone_done() { api GET "$1/$2" "" "$3"; [[ $(_json .clone.state) == done ]]; }
 check 'the clone of A is done' wait_until 60 clone_done "$A_SB" "$A_ID" "$A_OT"
 check 'the clone of B is done' wait_until 60 clone_done "$B_SB" "$B_ID" "$B_OT"

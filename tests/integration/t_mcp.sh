@@ -154,7 +154,7 @@ api POST "/api/v3/repos/$R/diffinery/sandboxes" '{}' "$OT"
 expect_status 201 'a REST sandbox for the token check'
 RID=$(_json .id)
 box_token() {
-	box_token_of "$(docker ps -q --filter "label=sandboxd.sandbox=$RID")"
+	box_token_of "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$RID")")"
 }
 check 'the clone has its token' wait_until 60 eval '[ -n "$(box_token)" ]'
 rpc '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' "$(box_token)"
@@ -243,6 +243,6 @@ check_eq 'protocol errors are audited too' 1 \
 	"$(sql "select count(*) from audit_log where login = '$O' and via = 'mcp' and action = 'mcp.unknown' and details->>'rpc_method' = 'tools/lisst'")"
 check_eq 'the no-token attempts are audited as mcp' t \
 	"$(sql "select count(*) >= 1 from audit_log where action = 'auth.required' and via = 'mcp'")"
-check 'no container of the cycle is left' [ -z "$(docker ps -aq --filter "label=sandboxd.sandbox=$SB_ID")" ]
+check 'no container of the cycle is left' [ -z "$(docker ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$SB_ID")")" ]
 
 finish

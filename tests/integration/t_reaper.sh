@@ -8,7 +8,7 @@ O="rp$SFX"
 mk_repo "$O" r
 state() { sql "select state from sandboxes where id = '$1'"; }
 is_state() { [ "$(state "$1")" = "$2" ]; }
-no_container() { [ -z "$(docker ps -aq --filter "label=sandboxd.sandbox=$1")" ]; }
+no_container() { [ -z "$(docker ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$1")")" ]; }
 
 # --- a second master on the same database: two reapers ----------------------------------
 SECOND=$_T/second
@@ -56,10 +56,10 @@ check_eq "its token is revoked" 0 "$(sql "select count(*) from tokens where sand
 # --- a container removed behind the service's back -------------------------------------------
 api POST "$SB" '{}' "$OT"
 C=$(_json .id)
-volumes_of() { docker volume ls -q --filter "label=sandboxd.sandbox=$1" | wc -l; }
+volumes_of() { docker volume ls -q --filter "label=sandboxd.sandbox=$(owner_label_of "$1")" | wc -l; }
 check_eq "its /workspace volume carries the sandbox's label" 1 "$(volumes_of "$C")"
 # Without -v: the anonymous volume, with the clone, stays behind.
-docker rm -f "$(docker ps -q --filter "label=sandboxd.sandbox=$C")" >/dev/null
+docker rm -f "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$C")")" >/dev/null
 check 'is reconciled: the sandbox fails' wait_until 15 is_state "$C" failed
 check_eq 'with the reason' 'container gone' "$(sql "select end_reason from sandboxes where id = '$C'")"
 check 'and the volume left behind is removed' wait_until 15 eval "[ \"\$(volumes_of '$C')\" = 0 ]"
@@ -82,7 +82,7 @@ docker run -d --label "sandboxd.sandbox=sb_000000000000000000000000" --label "sa
 check 'a labelled container that no sandbox owns is removed' wait_until 15 no_container sb_000000000000000000000000
 
 check_eq 'a live sandbox survives those passes' ready "$(state "$LIVE")"
-check 'and so does its container' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$LIVE")" ]
+check 'and so does its container' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$LIVE")")" ]
 check_eq 'and its volume' 1 "$(volumes_of "$LIVE")"
 
 # --- the lease lapses when its holder dies ------------------------------------------------------

@@ -7,7 +7,7 @@ export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
 HOSTPORT=${SANDBOXD_URL#http://}
 fails() { ! "$@"; }
-container_of() { docker ps -aq --filter "label=sandboxd.sandbox=$1"; }
+container_of() { docker ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$1")"; }
 in_box() { # SANDBOX CMD…: run as the sandbox user, like an exec would
 	docker exec -u 1000:1000 -w /workspace/repo "$(container_of "$1")" "${@:2}"
 }
@@ -39,7 +39,7 @@ expect_json .ref main 'ref defaults to the default branch'
 expect_json .state ready 'state ready once the container runs'
 expect_json_match .id '^sb_[0-9a-f]{24}$' 'an opaque id'
 ID=$(_json .id)
-check 'its container runs, labelled with the sandbox' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$ID")" ]
+check 'its container runs, labelled with the sandbox' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")" ]
 check 'the clone finishes' wait_until 60 clone_state "$ID" done
 expect_keys . 'clone,commit,created_at,id,idle_stop_at,last_used_at,ref,state' 'GET shape'
 expect_json .commit "$(git -C "$W" rev-parse main)" 'commit is the resolved ref'
@@ -51,11 +51,15 @@ HDR=$(in_box "$ID" git config --get "http.http://sandboxd.internal:${SANDBOXD_UR
 check 'the clone sends the sandbox token in a header for the service only' grep -q '^Authorization: Basic ' <<<"$HDR"
 check 'the header holds the sandbox token' grep -q '^x-access-token:dst_' <<<"$(base64 -d <<<"${HDR##* }")"
 check_eq 'the remote URL holds no credential' "http://sandboxd.internal:${SANDBOXD_URL##*:}/$R.git" "$(in_box "$ID" git config remote.origin.url)"
-BOX_ENV=$(in_box "$ID" env)
+# What a command sees (a container from the warm pool was made before its sandbox: its
+# own environment cannot name it; every exec's does).
+api POST "$SB/$ID/exec" '{"cmd":"env"}' "$OT"
+BOX_ENV=$(_json .stdout)
 check 'the environment is readable' grep -q "^SANDBOX_ID=$ID\$" <<<"$BOX_ENV"
 check 'and holds no token' eval '! grep -q dst_ <<<"$BOX_ENV"'
 check 'commands run as an unprivileged user' [ "$(in_box "$ID" id -u)" = 1000 ]
-check_eq 'SANDBOX_ID is set' "$ID" "$(in_box "$ID" printenv SANDBOX_ID)"
+api POST "$SB/$ID/exec" '{"cmd":"printenv SANDBOX_ID SANDBOX_REPOSITORY"}' "$OT"
+check_eq 'SANDBOX_ID and SANDBOX_REPOSITORY are set' "$ID"$'\n'"$R" "$(_json .stdout)"
 echo three >"$_T/three"
 check 'git push from inside the sandbox works' in_box "$ID" sh -c 'echo in-box > g && git add g && git commit -qm in-box && git push -q origin HEAD:refs/heads/from-box'
 check_eq 'the pushed branch landed' "$(in_box "$ID" git rev-parse HEAD)" "$(git --git-dir "$REPOS_DIR/$R.git" rev-parse -q --verify refs/heads/from-box)"
@@ -134,14 +138,14 @@ api POST "$SB/$ID/close" "" "$OT"
 expect_status 204 'close: 204'
 api POST "$SB/$ID/close" "" "$OT"
 expect_status 204 'closing again: 204'
-check_eq 'its container is gone' '' "$(docker ps -aq --filter "label=sandboxd.sandbox=$ID")"
+check_eq 'its container is gone' '' "$(docker ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")"
 api GET "$SB/$ID" "" "$OT"
 expect_json .state closed 'state closed'
 check_eq 'its git token stops working' 401 "$(curl -s -o /dev/null -w '%{http_code}' -u "x:$TOK" "$SANDBOXD_URL/$R.git/info/refs?service=git-upload-pack")"
 check_eq 'create and close are audited with the sandbox id' 2 "$(sql "select count(distinct action) from audit_log where sandbox_id = '$ID' and action in ('sandbox.create', 'sandbox.close')")"
 for s in $TAGID $SHAID; do api POST "$SB/$s/close" "" "$OT"; done
 for s in $(sql "select id from sandboxes where account_id = (select id from accounts where login = '$OTHER') and state = 'ready'"); do api POST "$SB/$s/close" "" "$XT"; done
-check_eq 'nothing of this test runs any more' '' "$(docker ps -q --filter "label=sandboxd.sandbox=$TAGID"; docker ps -q --filter "label=sandboxd.sandbox=$XID")"
+check_eq 'nothing of this test runs any more' '' "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$TAGID")"; docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$XID")")"
 # --- the per-account limit under concurrent creates ----------------------------------------
 # The count and the insert are one step for the database (the account row is locked):
 # creates that race never pass the limit (4 in the test configuration).
@@ -178,5 +182,5 @@ OUT=$(race 4 | sort | uniq -c | awk '{print $2 "x" $1}' | paste -sd' ')
 check_eq 'two running, four creates at once: two 201 and two 429' '201x2 429x2' "$OUT"
 check_eq 'never more than the limit' 4 "$(running)"
 close_all
-check_eq 'nothing of the race runs any more' '' "$(for s in $(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$L'"); do docker ps -q --filter "label=sandboxd.sandbox=$s"; done)"
+check_eq 'nothing of the race runs any more' '' "$(for s in $(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$L'"); do docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$s")"; done)"
 finish

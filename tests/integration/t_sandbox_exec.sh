@@ -67,7 +67,7 @@ expect_json .stdoutBytes 3000009 'stdoutBytes counts all of it'
 expect_json_match .stdout '\[… 1951433 bytes omitted …\]' 'one marker line naming the omitted bytes'
 expect_json_match .stdout 'THE-END$' 'the last 512 KiB are kept'
 check 'and stay within 1 MiB and the marker' [ "$(_json '.stdout | length')" -lt 1048700 ]
-TOK=$(box_token_of "$(docker ps -q --filter "label=sandboxd.sandbox=$ID")")
+TOK=$(box_token_of "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")")
 # The header in the clone's config, decoded: the token in its raw form.
 DEC="git config --get-regexp extraheader | awk '{print \$NF}' | base64 -d"
 check 'the test found the sandbox token' grep -q '^dst_' <<<"$TOK"

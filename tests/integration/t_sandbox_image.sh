@@ -28,7 +28,7 @@ leftovers() { # what is left of the account's sandboxes: running rows, live toke
 	sql "select count(*) from sandboxes s join accounts a on a.id = s.account_id where a.login = '$O' and s.state in ('starting', 'ready')"
 	sql "select count(*) from tokens t join accounts a on a.id = t.account_id where a.login = '$O' and t.kind = 'sandbox' and t.revoked_at is null"
 	for id in $(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$O'"); do
-		docker ps -aq --filter "label=sandboxd.sandbox=$id"
+		docker ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$id")"
 	done
 }
 

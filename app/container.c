@@ -1,0 +1,70 @@
+/* container.c: a sandbox's container (container.h), made the same way for a create and for
+ * the warm pool, and the clone's parameters put into it. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/crypto.h>
+#include "sandboxd/buf.h"
+#include "sandboxd/container.h"
+#include "sandboxd/log.h"
+#include "sandboxd/sandbox.h"
+#include "sandboxd/scripts.h"
+#include "sandboxd/tar.h"
+#include "sandboxd/banned.h"
+
+int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
+			  long timeout_ms, char cid[DOCKER_ID_MAX], struct err *e)
+{
+	size_t np = strlen(WARM_OWNER_PREFIX);
+	char label[64], ilabel[96], plabel[64];
+
+	snprintf(label, sizeof(label), SANDBOX_LABEL "=%s", owner);
+	snprintf(ilabel, sizeof(ilabel), "sandboxd.instance=%s", cfg->instance);
+	snprintf(plabel, sizeof(plabel), POOL_LABEL "=%s", owner + np);
+	const char *labels[] = { label, ilabel, strncmp(owner, WARM_OWNER_PREFIX, np) ? NULL : plabel,
+				 NULL };
+	/* The script holds no secret: it may stand in the container's configuration. */
+	const char *cmd[] = { "bash", "-c", sh_clone, "sandboxd-clone", NULL };
+	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
+	struct docker_create dc = {
+		.image = cfg->runner_image, .labels = labels, .volume_labels = labels,
+		.env = env, .cmd = cmd,
+		.extra_hosts = hosts, .network = cfg->sandbox_network,
+		.memory = cfg->sandbox_memory,
+		.nano_cpus = (int64_t)cfg->sandbox_cpus * 1000000000,
+		.pids_limit = cfg->sandbox_pids,
+		/* The host's agent, read-only: the container can neither change nor replace it.
+		 * Missing on the host: a sandbox without one (its execs take Docker exec). */
+		.ro_bind_source = access(cfg->agent_path, R_OK) == 0 ? cfg->agent_path : NULL,
+		.ro_bind_target = SANDBOX_AGENT_BIN,
+	};
+
+	if (!dc.ro_bind_source)
+		log_warn("%s: no agent at %s (SANDBOXD_AGENT_PATH)", owner, cfg->agent_path);
+	return docker_container_create(&dc, cid, timeout_ms, e);
+}
+
+int sandbox_put_clone(const char *cid, const char *params, size_t len, struct err *e)
+{
+	struct buf tar;
+	int64_t now = (int64_t)time(NULL);
+	int rc;
+
+	/* One archive, the parameters file and then the marker clone.sh waits for: Docker
+	 * extracts in order, so the marker appears only once the file is whole. tar_write_file
+	 * ends an archive, so the first one's end blocks come off before the second entry. */
+	buf_init(&tar, 65536);
+	rc = tar_write_file(&tar, ".sandboxd/clone", 0600, now, params, len, e);
+	if (!rc) {
+		tar.len -= 2 * TAR_BLOCK;
+		rc = tar_write_file(&tar, ".sandboxd/go", 0600, now, "", 0, e);
+	}
+	if (!rc)
+		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, e);
+	if (tar.data)
+		OPENSSL_cleanse(tar.data, tar.len);
+	buf_release(&tar);
+	return rc;
+}

@@ -1,0 +1,158 @@
+/* warm.c: the warm pool (warm.h): claiming a container started ahead, and the reaper's
+ * refill and repair of the pool. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "sandboxd/container.h"
+#include "sandboxd/log.h"
+#include "sandboxd/num.h"
+#include "sandboxd/randid.h"
+#include "sandboxd/sandbox.h"
+#include "sandboxd/warm.h"
+#include "sandboxd/banned.h"
+
+#define WARM_ID_LEN 27                 /* "wc_" + 24 hex */
+
+int warm_claim(struct db *db, const char *instance, const char *image, const char *sandbox_id,
+	       char cid[DOCKER_ID_MAX], struct err *e)
+{
+	int rc, code = 0;
+	PGresult *res = db_exec(db, e, &code,
+		"UPDATE warm_containers SET state = 'claimed', claimed_by = $2, claimed_at = now()"
+		" WHERE id = (SELECT id FROM warm_containers"
+		"              WHERE state = 'ready' AND instance = $3 AND image = $1"
+		"                AND container_id IS NOT NULL"
+		"              ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)"
+		" RETURNING container_id", 3, image, sandbox_id, instance);
+
+	if (!res)
+		return code;
+	rc = PQntuples(res) == 1 ? 0 : ERR_NOTFOUND;
+	if (!rc && str_copy(cid, DOCKER_ID_MAX, db_val(res, 0, 0)))
+		rc = err_set(e, ERR_FAIL, "a warm container's id does not fit");
+	PQclear(res);
+	return rc == ERR_NOTFOUND ? err_set(e, rc, "the warm pool is empty") : rc;
+}
+
+int warm_owned(struct db *db, const char *id, int *live, struct err *e)
+{
+	int code = 0;
+	PGresult *res = db_exec(db, e, &code,
+		"SELECT 1 FROM warm_containers w LEFT JOIN sandboxes s ON s.id = w.claimed_by"
+		" WHERE w.id = $1 AND (w.state IN ('starting', 'ready')"
+		"       OR (w.state = 'claimed' AND s.state IN ('starting', 'ready')))", 1, id);
+
+	if (!res)
+		return code;
+	*live = PQntuples(res) > 0;
+	PQclear(res);
+	return 0;
+}
+
+/* Fails a row for why and removes its container cid (may be empty): row id while it is
+ * live and unclaimed, or (id "") the claimed row of container cid. */
+static void fail(struct db *db, const char *id, const char *cid, const char *why)
+{
+	struct err e;
+
+	if (db_run(db, &e, "UPDATE warm_containers SET state = 'failed', ended_at = now(),"
+			   "       end_reason = $3"
+			   " WHERE CASE WHEN $1 <> '' THEN id = $1 AND state IN ('starting', 'ready')"
+			   "            ELSE container_id = $2 AND state = 'claimed' END",
+		   3, id, cid, why))
+		log_warn("warm %s: %s", id[0] ? id : cid, e.msg);
+	sandbox_remove_container(cid);
+	log_info("warm %s: %s", id[0] ? id : cid, why);
+}
+
+void warm_discard(struct db *db, const char *cid, const char *why)
+{
+	fail(db, "", cid, why);
+}
+
+/* Fails the live rows that cannot serve: a start that timed out (its worker died between
+ * the steps), a ready one whose container stopped or went. */
+static int repair(const struct config *cfg, struct db *db, struct err *e)
+{
+	char secs[24];
+	int code = 0;
+	PGresult *res;
+
+	snprintf(secs, sizeof(secs), "%d", cfg->start_timeout + 30);
+	res = db_exec(db, e, &code,
+		      "SELECT id, coalesce(container_id, ''), state,"
+		      "       created_at < now() - make_interval(secs => $1::int)"
+		      "  FROM warm_containers WHERE state IN ('starting', 'ready') AND instance = $2",
+		      2, secs, cfg->instance);
+	if (!res)
+		return code;
+	for (int i = 0; i < PQntuples(res); i++) {
+		const char *id = db_val(res, i, 0), *cid = db_val(res, i, 1);
+		struct docker_container_state st;
+		struct err de;
+
+		if (strcmp(db_val(res, i, 2), "starting") == 0) {
+			if (db_bool(res, i, 3))
+				fail(db, id, cid, "start timed out");
+			continue;
+		}
+		int rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, &de);
+		if (rc == ERR_NOTFOUND || (!rc && !st.running))
+			fail(db, id, cid, rc ? "container gone" : "container stopped");
+	}
+	PQclear(res);
+	return 0;
+}
+
+/* One new warm container, its row first: 0, or the step's error (the row then failed). */
+static int start_one(const struct config *cfg, struct db *db, struct err *e)
+{
+	static const char *const env[] = { "HOME=/home/sandbox",
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	char id[WARM_ID_LEN + 1], owner[64], cid[DOCKER_ID_MAX] = "";
+	struct docker_container_state st;
+	int rc;
+
+	if (randid(id, sizeof(id), "wc_", 12))
+		return err_set(e, ERR_FAIL, "RNG failed");
+	snprintf(owner, sizeof(owner), WARM_OWNER_PREFIX "%s", id);
+	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, instance, image)"
+				" VALUES ($1, $2, $3)", 3, id, cfg->instance, cfg->runner_image)))
+		return rc;
+	if (!(rc = sandbox_container_new(cfg, owner, (const char **)env, DOCKER_CALL_MS, cid, e)) &&
+	    !(rc = db_run(db, e, "UPDATE warm_containers SET container_id = $2 WHERE id = $1", 2,
+			  id, cid)) &&
+	    !(rc = docker_container_start(cid, (long)cfg->start_timeout * 1000, e)) &&
+	    !(rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, e)) && !st.running)
+		rc = err_set(e, ERR_FAIL, "the warm container is %s", st.status);
+	if (!rc)
+		rc = db_run(db, e, "UPDATE warm_containers SET state = 'ready'"
+				   " WHERE id = $1 AND state = 'starting'", 1, id);
+	if (rc)
+		fail(db, id, cid, e->msg);
+	return rc;
+}
+
+int warm_refill(const struct config *cfg, struct db *db, struct err *e)
+{
+	int64_t live = 0;
+	int rc, code = 0, started = 0;
+	PGresult *res;
+
+	if ((rc = repair(cfg, db, e)))
+		return rc;
+	res = db_exec(db, e, &code, "SELECT count(*) FROM warm_containers"
+				    " WHERE state IN ('starting', 'ready') AND instance = $2 AND image = $1",
+		      2, cfg->runner_image, cfg->instance);
+	if (!res)
+		return code;
+	rc = num_parse(db_val(res, 0, 0), 0, INT64_MAX, &live);
+	PQclear(res);
+	if (rc)
+		return err_set(e, ERR_FAIL, "cannot count the warm containers");
+	for (; live < cfg->pool_size; live++, started++)
+		if ((rc = start_one(cfg, db, e)))
+			return rc == ERR_DB ? rc : started;
+	return started;
+}

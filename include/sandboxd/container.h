@@ -1,0 +1,29 @@
+/* container.h: a sandbox's container, hardened and labelled, the same for a create and for
+ * the warm pool (warm.h), and the clone's parameters handed to it. */
+#ifndef SANDBOXD_CONTAINER_H
+#define SANDBOXD_CONTAINER_H
+#include <stddef.h>
+#include "sandboxd/config.h"
+#include "sandboxd/docker.h"
+#include "sandboxd/err.h"
+
+/* The SANDBOX_LABEL value of a warm container (warm.h): "pool:" and its row's id. One
+ * label key for every container of ours, so that one filter lists them all; a warm one
+ * also carries POOL_LABEL=<row id>, for people who look with docker ps. */
+#define WARM_OWNER_PREFIX "pool:"
+#define POOL_LABEL "sandboxd.pool"
+
+/* Creates (does not start) a sandbox's container, hardened, on the sandbox network, its
+ * first process app/sh/clone.sh waiting for its parameters: labelled SANDBOX_LABEL=owner
+ * (a sandbox id, or WARM_OWNER_PREFIX<id> for a warm one, which also gets POOL_LABEL=<id>) and with the instance, its workspace
+ * volume too. env: the container's environment (NULL-terminated). ERR_NOIMAGE when the
+ * engine lacks the image. */
+int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
+			  long timeout_ms, char cid[DOCKER_ID_MAX], struct err *e)
+	__attribute__((warn_unused_result));
+/* The clone's parameters into a container: one archive, the parameters file, then the
+ * marker clone.sh waits for, so that it never reads a file half written. params is
+ * cleansed by the caller. */
+int sandbox_put_clone(const char *cid, const char *params, size_t len, struct err *e)
+	__attribute__((warn_unused_result));
+#endif

@@ -1,0 +1,37 @@
+/* warm.h: the warm pool (issue 13). SANDBOXD_POOL_SIZE containers of the runner image are
+ * kept started ahead, with no repository and no credential in them: their clone.sh waits
+ * for its parameters. A create claims one in one statement (any worker, any host), hands
+ * it the parameters and answers; a claimed container never comes back. Crash safety as for
+ * sandboxes: a row (warm_containers) exists before its container, and the container's
+ * SANDBOX_LABEL says "pool:<row id>", so the reaper can always tell whose it is. */
+#ifndef SANDBOXD_WARM_H
+#define SANDBOXD_WARM_H
+#include "sandboxd/config.h"
+#include "sandboxd/container.h"
+#include "sandboxd/db.h"
+#include "sandboxd/docker.h"
+#include "sandboxd/err.h"
+
+
+/* Claims a ready warm container of image on this engine (instance) for sandbox_id
+ * (skipping rows another claim holds), in the caller's transaction: its container id into
+ * cid. ERR_NOTFOUND when the pool has none, or ERR_DB. */
+int warm_claim(struct db *db, const char *instance, const char *image, const char *sandbox_id,
+	       char cid[DOCKER_ID_MAX], struct err *e) __attribute__((warn_unused_result));
+/* The reaper's pass (outside any transaction): fails warm rows whose start timed out or
+ * whose container is no longer running (removing it: such a one is never handed out),
+ * then starts new ones until the pool has cfg->pool_size live. Returns how many were
+ * started, or an error code (ERR_DB; an engine that fails is logged and the pass ends). */
+int warm_refill(const struct config *cfg, struct db *db, struct err *e)
+	__attribute__((warn_unused_result));
+/* A claimed container that could not serve (why): its row failed, the container removed.
+ * In the caller's transaction, if any; failures are logged (the reaper removes what is
+ * left). */
+void warm_discard(struct db *db, const char *cid, const char *why);
+/* Whether the container labelled "pool:<id>" (owner without the prefix) is still wanted:
+ * its row is starting or ready, or it was claimed by a live sandbox. 0 with *live set, or
+ * ERR_DB. */
+int warm_owned(struct db *db, const char *id, int *live, struct err *e)
+	__attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# t_pool.sh: the warm pool (SANDBOXD_POOL_SIZE): containers started ahead with nothing of a
+# repository or a credential in them, a create that takes one (audited as pooled) and works
+# like any other, concurrent creates that never share one, a warm container that died, one
+# no row wants any more, and the refill after each.
+. "$(dirname "$0")/lib.sh"
+
+export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false
+POOL=${SANDBOXD_POOL_SIZE:-2}
+if ((POOL < 2)); then
+	fail 'the test stack keeps a warm pool of 2 or more' "SANDBOXD_POOL_SIZE=$POOL"
+	finish
+fi
+INST=$SANDBOXD_INSTANCE
+O="pl$SFX"
+mk_repo "$O" r
+
+rows() { # STATE: this engine's warm rows in it, "id cid" per line, oldest first
+	sql "select id, container_id from warm_containers where instance = '$INST' and state = '$1'
+	     order by created_at" | tr '|' ' '
+}
+ready_count() { rows ready | grep -c .; }
+pool_full() { (($(ready_count) >= POOL)); }
+label_of() { docker inspect -f '{{index .Config.Labels "sandboxd.sandbox"}}' "$1" 2>/dev/null; }
+status_of() { docker inspect -f '{{.State.Status}}' "$1" 2>/dev/null; }
+gone() { [[ -z $(docker ps -aq --no-trunc --filter "id=$1") ]]; }
+pooled_of() { sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$1'"; }
+row_cid() { sql "select container_id from sandboxes where id = '$1'"; }
+clone_done() { api GET "$SB/$1" "" "$OT"; [[ $(_json .clone.state) == "done" ]]; }
+
+# ---- the pool, before anyone asks ---------------------------------------------------------------
+check "the pool fills to $POOL ready containers" wait_until 60 pool_full
+WARM=$(rows ready)
+while read -r wid cid; do
+	check_eq "warm $wid: its container runs" running "$(status_of "$cid")"
+	check_eq 'labelled with its row, not with any sandbox' "pool:$wid" "$(label_of "$cid")"
+	check_eq 'and sandboxd.pool names its row too' "$wid" "$(docker inspect -f '{{index .Config.Labels "sandboxd.pool"}}' "$cid")"
+	check_eq 'and with this engine' "$INST" "$(docker inspect -f '{{index .Config.Labels "sandboxd.instance"}}' "$cid")"
+	check_eq 'no repository in it yet' "" "$(docker exec "$cid" sh -c 'ls -A /workspace/repo 2>/dev/null')"
+	check_eq 'no parameters, no token in it' "" "$(docker exec "$cid" sh -c 'ls /tmp/.sandboxd 2>/dev/null; env | grep -o "dst_[A-Za-z0-9]*"')"
+	check_eq 'its first process is clone.sh, waiting' sandboxd-clone \
+		"$(docker exec "$cid" sh -c "tr '\\0' '\\n' </proc/1/cmdline | tail -n 1")"
+done <<<"$WARM"
+
+# ---- a create takes the oldest ----------------------------------------------------------------
+read -r WID WCID <<<"$(head -n 1 <<<"$WARM")"
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a create with the pool full'
+A=$(_json .id)
+check_eq 'its container is the oldest warm one' "$WCID" "$(row_cid "$A")"
+check_eq 'whose row is claimed by it' "claimed $A" "$(sql "select state || ' ' || claimed_by from warm_containers where id = '$WID'")"
+check_eq 'the create is audited as pooled' true "$(pooled_of "$A")"
+check 'its clone is done' wait_until 60 clone_done "$A"
+api POST "$SB/$A/exec" '{"cmd":"cat x; printenv SANDBOX_ID; git rev-parse --abbrev-ref HEAD"}' "$OT"
+expect_json .stdout "x"$'\n'"$A"$'\n'"main" 'a command sees the repository and its sandbox'
+api POST "$SB/$A/exec" '{"cmd":"echo w > w && git add w && git -c user.name=t -c user.email=t@t commit -qm w && git push -q origin HEAD:refs/heads/from-warm 2>&1 && git rev-parse HEAD"}' "$OT"
+expect_json .exitCode 0 'git push from the warm sandbox works'
+PUSHED=$(_json .stdout)
+check_eq 'the branch landed' "$PUSHED" \
+	"$(git ls-remote "http://t:$OT@${SANDBOXD_URL#http://}/$R.git" refs/heads/from-warm | cut -f1)"
+check 'the pool refills' wait_until 60 pool_full
+check_eq 'with containers it did not have' "" "$(comm -12 <(rows ready | cut -d' ' -f2 | sort) <(echo "$WCID"))"
+
+# ---- closing a pooled sandbox leaves nothing ----------------------------------------------------
+api POST "$SB/$A/close" "" "$OT"
+expect_status 204 'the pooled sandbox closes'
+check 'its container is removed' wait_until 20 gone "$WCID"
+check_eq 'and its volume' "" "$(docker volume ls -q --filter "label=sandboxd.sandbox=pool:$WID")"
+
+# ---- concurrent creates never share a warm container -----------------------------------------
+check 'the pool is full again' wait_until 60 pool_full
+N=4
+for ((i = 0; i < N; i++)); do
+	curl -s -o "$_T/c$i" -w '%{http_code}' -X POST -H "Authorization: Bearer $OT" \
+		-H 'Content-Type: application/json' -d '{}' "$SANDBOXD_URL$SB" >"$_T/s$i" &
+done
+wait
+IDS=()
+for ((i = 0; i < N; i++)); do
+	check_eq "concurrent create $i: 201" 201 "$(cat "$_T/s$i")"
+	IDS+=("$(jq -r .id "$_T/c$i")")
+	_it_sandbox_token "${IDS[-1]}" # for the run's check that no token reaches a log
+done
+in_list=$(printf "'%s'," "${IDS[@]}")
+in_list=${in_list%,}
+check_eq "$N sandboxes, $N different containers" "$N" \
+	"$(sql "select count(distinct container_id) from sandboxes where id in ($in_list)")"
+POOLED=$(sql "select count(*) from audit_log where action = 'sandbox.create' and sandbox_id in ($in_list) and details->>'pooled' = 'true'")
+check_cond "at least the $POOL ready ones were taken ($POOLED pooled)" "(( POOLED >= POOL ))"
+check_eq 'each pooled create claimed exactly one warm row, its own container' "$POOLED" \
+	"$(sql "select count(*) from warm_containers w join sandboxes s on s.id = w.claimed_by
+	        where s.id in ($in_list) and w.container_id = s.container_id")"
+check_eq 'no warm row is claimed twice' 0 \
+	"$(sql "select count(*) from (select claimed_by from warm_containers where claimed_by in ($in_list)
+	        group by claimed_by having count(*) > 1) d")"
+for id in "${IDS[@]}"; do
+	api POST "$SB/$id/exec" '{"cmd":"printenv SANDBOX_ID"}' "$OT"
+	expect_json .stdout "$id" "$id ($(pooled_of "$id" | sed 's/true/pooled/;s/false/cold/')) runs its own commands"
+	api POST "$SB/$id/close" "" "$OT"
+done
+
+# ---- a warm container killed behind the service's back is never handed out ---------------------
+check 'the pool is full again' wait_until 60 pool_full
+KILLED=$(rows ready | cut -d' ' -f2)
+# shellcheck disable=SC2086
+docker kill $KILLED >/dev/null
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a create right after every warm container was killed'
+B=$(_json .id)
+check_eq 'gets a container that runs, none of the killed' "" "$(grep -Fx "$(row_cid "$B")" <<<"$KILLED")"
+api POST "$SB/$B/exec" '{"cmd":"cat x"}' "$OT"
+expect_json .stdout x 'and works'
+all_failed() {
+	local c
+	for c in $KILLED; do
+		[[ $(sql "select state from warm_containers where container_id = '$c'") == failed ]] && gone "$c" || return 1
+	done
+}
+check 'the killed rows are failed and their containers removed' wait_until 30 all_failed
+check_eq 'each with its reason' "" "$(for c in $KILLED; do sql "select end_reason from warm_containers where container_id = '$c'"; done |
+	grep -vE '^(container stopped|container gone|the warm container is exited)$')"
+api POST "$SB/$B/close" "" "$OT"
+
+# ---- a warm container no row wants is removed --------------------------------------------------
+check 'the pool refills after the kill' wait_until 60 pool_full
+read -r XID XCID <<<"$(rows ready | head -n 1)"
+sql "update warm_containers set state = 'failed', end_reason = 't_pool' where id = '$XID'" >/dev/null
+check 'a warm container whose row failed is removed by the reaper' wait_until 30 gone "$XCID"
+check 'and the pool is refilled without it' wait_until 60 pool_full
+
+finish
