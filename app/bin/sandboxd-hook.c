@@ -80,48 +80,25 @@ static int fast_forward(const char *old, const char *new_)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static void refuse(struct update *u, int i, const char *fmt, const char *a, const char *b)
+static int ff_of(void *arg)
 {
-	snprintf(reasons[i], sizeof(reasons[i]), fmt, a, b);
-	u->reason = reasons[i];
+	const struct update *u = arg;
+	return fast_forward(u->old, u->new_);
 }
 
-/* Ref policies and branch protection for one update. */
+/* Ref policies and branch protection for one update: the rules policy_push_refused keeps
+ * for every door that changes refs (the REST routes too). */
 static void check_ref(struct update *u, int i, const struct policy_list *policies,
 		      const char *default_ref, int agent)
 {
-	int creating = strcmp(u->old, ZERO) == 0, deleting = strcmp(u->new_, ZERO) == 0;
-	int ff = -1;  /* unknown until needed */
-	const char *pattern = NULL;
-	unsigned ops = policy_decide(policies, u->ref, &pattern);
+	struct policy_push p = {
+		.policies = policies, .ref = u->ref, .default_ref = default_ref, .agent = agent,
+		.creating = strcmp(u->old, ZERO) == 0, .deleting = strcmp(u->new_, ZERO) == 0,
+		.fast_forward = ff_of, .arg = u,
+	};
 
-	if (ops) {
-		enum policy_update up = POLICY_CREATE;
-		if (deleting)
-			up = POLICY_DELETE;
-		else if (!creating && !(ops & POLICY_NO_PUSH))
-			up = (ff = fast_forward(u->old, u->new_)) ? POLICY_FAST_FORWARD
-								   : POLICY_NON_FAST_FORWARD;
-		else if (!creating)
-			up = POLICY_NON_FAST_FORWARD; /* no-push refuses either way */
-		if (policy_refused(ops, pattern, u->ref, up, reasons[i], sizeof(reasons[i]))) {
-			u->reason = reasons[i];
-			return;
-		}
-	}
-	if (strcmp(u->ref, default_ref))
-		return;
-	if (agent) {
-		refuse(u, i, "%s: agents may not update the default branch%s", u->ref, "");
-		return;
-	}
-	if (deleting) {
-		refuse(u, i, "%s: the default branch can't be deleted%s", u->ref, "");
-		return;
-	}
-	if (!creating && (ff < 0 ? !fast_forward(u->old, u->new_) : !ff))
-		refuse(u, i, "%s: the default branch takes no force-push (not a fast-forward)%s",
-		       u->ref, "");
+	if (policy_push_refused(&p, reasons[i], sizeof(reasons[i])))
+		u->reason = reasons[i];
 }
 
 /* The oids already scanned in this push (blobs) or walked (trees): each is read once,
