@@ -237,7 +237,13 @@ static json_object *commit_json(const git_commit *c)
 	char hex[GIT_OID_HEXSZ + 1];
 
 	json_add_str(o, "sha", git_oid_tostr(hex, sizeof(hex), git_commit_id(c)));
-	json_add_str(inner, "message", git_commit_message(c));
+	const char *msg = git_commit_message(c) ? git_commit_message(c) : "";
+	size_t len = strlen(msg);
+
+	/* As GitHub's: the message without the newline git ends it with. */
+	while (len && msg[len - 1] == '\n')
+		len--;
+	json_object_object_add(inner, "message", json_object_new_string_len(msg, (int)len));
 	json_object_object_add(inner, "author", signature_json(git_commit_author(c)));
 	json_object_object_add(inner, "committer", signature_json(git_commit_committer(c)));
 	json_object_object_add(o, "commit", inner);
