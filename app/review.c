@@ -175,8 +175,7 @@ out:
 	return rc;
 }
 
-/* The commit spec names (see review.h): a branch, a tag, then a commit id. */
-static int resolve(git_commit **out, git_repository *g, int ephemeral, const char *spec,
+int review_resolve(git_commit **out, git_repository *g, int ephemeral, const char *spec,
 		   struct err *e)
 {
 	static const char *const kinds[] = { "refs/heads/", "refs/tags/" };
@@ -214,7 +213,7 @@ static int resolve(git_commit **out, git_repository *g, int ephemeral, const cha
 	return grc < 0 ? git_fail(e, "read a commit") : 0;
 }
 
-static json_object *signature_json(const git_signature *s)
+json_object *review_signature_json(const git_signature *s)
 {
 	json_object *o = json_object_new_object();
 	time_t t = (time_t)s->when.time;
@@ -244,8 +243,8 @@ static json_object *commit_json(const git_commit *c)
 	while (len && msg[len - 1] == '\n')
 		len--;
 	json_object_object_add(inner, "message", json_object_new_string_len(msg, (int)len));
-	json_object_object_add(inner, "author", signature_json(git_commit_author(c)));
-	json_object_object_add(inner, "committer", signature_json(git_commit_committer(c)));
+	json_object_object_add(inner, "author", review_signature_json(git_commit_author(c)));
+	json_object_object_add(inner, "committer", review_signature_json(git_commit_committer(c)));
 	json_object_object_add(o, "commit", inner);
 	for (unsigned i = 0; i < git_commit_parentcount(c); i++)
 		json_object_array_add(parents, sha_json(git_commit_parent_id(c, i)));
@@ -412,7 +411,7 @@ int review_commit(json_object **out, git_repository *g, int ephemeral, const cha
 	int rc;
 
 	*out = NULL;
-	if ((rc = resolve(&c, g, ephemeral, spec, e)))
+	if ((rc = review_resolve(&c, g, ephemeral, spec, e)))
 		return rc;
 	if (git_commit_tree(&tree, c) < 0 ||
 	    (git_commit_parentcount(c) > 0 &&
@@ -486,7 +485,7 @@ int review_compare(json_object **out, git_repository *g, int ephemeral, const ch
 	int rc, grc;
 
 	*out = NULL;
-	if ((rc = resolve(&b, g, 0, base, e)) || (rc = resolve(&h, g, ephemeral, head, e)))
+	if ((rc = review_resolve(&b, g, 0, base, e)) || (rc = review_resolve(&h, g, ephemeral, head, e)))
 		goto out;
 	grc = git_merge_base(&base_id, g, git_commit_id(b), git_commit_id(h));
 	if (grc == GIT_ENOTFOUND) {

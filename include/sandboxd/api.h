@@ -40,6 +40,7 @@ int api_review_branches(struct req *r, struct err *e) __attribute__((warn_unused
 int api_review_commit(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_review_compare(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_review_ref_delete(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_review_merge(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* POST /mcp: MCP's JSON-RPC over streamable HTTP (api_mcp.c). */
 int api_mcp(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_exec_get(struct req *r, struct err *e) __attribute__((warn_unused_result));

@@ -56,6 +56,14 @@ const char *review_status(size_t ahead, size_t behind);
 /* 1 when s is 7 to 40 hex digits (a commit id or an abbreviation of one), else 0. */
 int review_is_hex(const char *s) __attribute__((warn_unused_result));
 
+/* The commit spec names (a branch, a tag, then a commit id; in the namespace when
+ * ephemeral). The caller frees *out. 0, ERR_NOTFOUND "unknown ref", or ERR_FAIL. */
+int review_resolve(git_commit **out, git_repository *g, int ephemeral, const char *spec,
+		   struct err *e) __attribute__((warn_unused_result));
+
+/* {name, email, date} of a signature, the date in RFC 3339 UTC. */
+json_object *review_signature_json(const git_signature *s);
+
 /* Opens the repository's bare directory; the caller frees *out (git_repository_free).
  * 0 or ERR_FAIL/ERR_NOMEM. */
 int review_open(git_repository **out, const char *repos_dir, const struct repo *repo,

@@ -248,6 +248,120 @@ api DELETE "$API/git/refs/heads/huge" '' "$OT"
 expect_error 403 'repository is archived (read-only)' 'an archived repository: 403'
 api PATCH "$API" '{"archived":false}' "$OT"
 
+# --- POST …/merges -------------------------------------------------------------------------
+AWS="AKIA""Q3EGRLW7PLXNZK4T"
+eph_branch() { # NAME FILE TEXT [FROM]: an ephemeral branch pushed by the agent's URL; its sha
+	g switch -q -c "$1" "${4:-$MAIN}" && printf '%s\n' "$3" >"$W/$2" && g add "$2" &&
+		g commit -qm "$1" && g push -q "$EURL" "$1" && g rev-parse HEAD && g switch -q main
+}
+merge() { # BASE HEAD [TOKEN] [EXTRA JSON]
+	api POST "$API/merges" "{\"base\":\"$1\",\"head\":\"$2\",\"namespace\":\"ephemeral\"${4:+,$4}}" "${3:-$OT}"
+}
+g push -q "http://t:$OT@$HOSTPORT/$R.git" "$MAIN:refs/heads/integ"
+M1=$(eph_branch agent/m1 m1.txt one)
+M2=$(eph_branch agent/m2 m2.txt two)
+merge integ agent/m1
+expect_status 201 'merging agent/m1 into integ: 201'
+expect_keys . 'commit,fast_forward,sha' '{sha, fast_forward, commit}'
+expect_json '"\(.sha) \(.fast_forward)"' "$M1 true" 'a fast-forward to the agent commit'
+expect_json '[.commit.parents[].sha] | join(",")' "$MAIN" 'commit: {message, author, parents}'
+check_eq 'integ moved' "$M1" "$(bare_ref refs/heads/integ)"
+check_eq 'audited as a push of the ref, via rest' "200 accepted $MAIN $M1 rest" \
+	"$(sql "select status, details->>'result', details->>'old', details->>'new', via from audit_log where action = 'git.push.ref' and request_id = '$REQ_ID' and details->>'ref' = 'refs/heads/integ'" | tr '|' ' ')"
+merge integ agent/m1
+expect_status 204 'merging it again: 204, nothing to merge'
+expect_empty_body
+merge integ agent/m2 "$OT" '"commit_message":"promote m2"'
+expect_status 201 'merging the diverged agent/m2: 201'
+MC=$(_json .sha)
+expect_json '"\(.fast_forward) \(.commit.message)"' 'false promote m2' 'a merge commit, with the message asked for'
+expect_json '[.commit.parents[].sha] | join(",")' "$M1,$M2" 'its parents: base, then head'
+expect_json .commit.author.name "$O" 'authored by the caller'
+check_eq 'integ is the merge commit' "$MC" "$(bare_ref refs/heads/integ)"
+check_eq 'which holds both files' 'm1.txt m2.txt' "$(git --git-dir "$REPOS_DIR/$R.git" ls-tree --name-only "$MC" | grep '^m' | paste -sd' ')"
+api GET "$API/commits/integ" '' "$OT"
+expect_json '.commit.message' 'promote m2' 'the merge commit reads back'
+# a conflict: integ2 and agent/c1 change the same line
+g switch -q -c integ2 "$MAIN" && printf 'line1 B\n' >"$W/f.txt" && g commit -qam B && g switch -q main
+g push -q "http://t:$OT@$HOSTPORT/$R.git" integ2
+I2=$(bare_ref refs/heads/integ2)
+eph_branch agent/c1 f.txt 'line1 A' >/dev/null
+merge integ2 agent/c1
+expect_body '{"message":"merge conflict","files":["f.txt"]}' 'a conflict: 409 with the conflicting paths'
+expect_status 409 'and its status is 409'
+check_eq 'and nothing changed' "$I2" "$(bare_ref refs/heads/integ2)"
+# agents and the default branch
+merge main agent/m1 "$AGT"
+expect_error 403 'refs/heads/main: agents may not update the default branch' "an agent's token cannot merge into the default branch"
+check_eq 'main is unchanged' "$MAIN" "$(bare_ref refs/heads/main)"
+merge integ agent/m1 "$AGT"
+expect_status 204 'the agent may merge elsewhere (here nothing to merge)'
+merge main agent/m1 "$RO_T"
+expect_error 403 'this needs a token with write scope' 'a read token cannot merge'
+merge integ nope
+expect_error 404 'unknown ref' 'an unknown head: 404'
+api POST "$API/merges" '{"base":"nope","head":"agent/m1","namespace":"ephemeral"}' "$OT"
+expect_error 404 'unknown ref' 'an unknown base: 404'
+api POST "$API/merges" '{"base":"integ","head":"agent/m1","namespace":"x"}' "$OT"
+expect_error 422 "field 'namespace' must be absent or 'ephemeral'" 'a bad namespace: 422'
+api POST "$API/merges" '{"head":"agent/m1"}' "$OT"
+expect_error 400 "field 'base' is required" 'no base: 400'
+# a secret that already sits in the repository (written by an operator, under an
+# ephemeral ref, where no push checked it) is refused when the merge would promote it
+g switch -q -c agent/sec "$MAIN" && printf 'key=%s\n' "$AWS" >"$W/sec.txt" && g add sec.txt &&
+	g commit -qm sec && g switch -q main
+SEC=$(g rev-parse agent/sec)
+git --git-dir "$REPOS_DIR/$R.git" fetch -q "$W" "agent/sec:refs/namespaces/ephemeral/refs/heads/agent/sec"
+chown -R --reference="$REPOS_DIR/$R.git/config" "$REPOS_DIR/$R.git"
+g push -q "http://t:$OT@$HOSTPORT/$R.git" "$MAIN:refs/heads/secbase"
+merge secbase agent/sec
+expect_error 403 "push refused: AWS access key id found in sec.txt (line 1) in commit ${SEC:0:12}; remove it from the history and push again" 'a secret is refused at merge time (a fast-forward: the agent commit is named)'
+check_eq 'secbase is unchanged' "$MAIN" "$(bare_ref refs/heads/secbase)"
+check 'the secret is not in the answer' fails grep -q "$AWS" <<<"$BODY"
+merge integ2 agent/sec
+expect_status 403 'and as a merge commit (which is then the commit that adds it to integ2)'
+expect_json_match .message '^push refused: AWS access key id found in sec\.txt \(line 1\) in commit [0-9a-f]{12}; remove it from the history and push again$' 'named by the same text'
+check_eq 'integ2 is unchanged' "$I2" "$(bare_ref refs/heads/integ2)"
+merge integ2 agent/m1
+expect_status 201 'a clean merge into integ2 lands'
+# the owner promotes the agent's work into main
+merge main agent/m1
+expect_json '"\(.sha) \(.fast_forward)"' "$M1 true" 'the owner may: main moves'
+check_eq 'main is at agent/m1' "$M1" "$(bare_ref refs/heads/main)"
+# concurrent merges into one branch: each lands or gets 409, and none that landed is lost
+g push -q "http://t:$OT@$HOSTPORT/$R.git" "$MAIN:refs/heads/race"
+for i in 1 2 3 4 5 6; do eph_branch "agent/r$i" "r$i.txt" "$i" >/dev/null; done
+for i in 1 2 3 4 5 6; do
+	curl -s -o "$_T/race$i.body" -w '%{http_code}' -H "Authorization: Bearer $OT" \
+		-H 'Content-Type: application/json' -X POST "$SANDBOXD_URL$API/merges" \
+		--data-binary "{\"base\":\"race\",\"head\":\"agent/r$i\",\"namespace\":\"ephemeral\"}" \
+		>"$_T/race$i.code" &
+done
+wait
+RACE=$(bare_ref refs/heads/race) landed=0 lost=0 odd=0
+for i in 1 2 3 4 5 6; do
+	code=$(cat "$_T/race$i.code")
+	if [[ $code == 201 ]]; then
+		landed=$((landed + 1))
+		git --git-dir "$REPOS_DIR/$R.git" merge-base --is-ancestor "$(jq -r .sha "$_T/race$i.body")" "$RACE" || lost=$((lost + 1))
+	elif [[ $code != 409 || $(jq -r .message "$_T/race$i.body") != 'base moved; try again' ]]; then
+		odd=$((odd + 1))
+	fi
+done
+check_cond "concurrent merges: $landed of 6 landed, the rest 409 'base moved; try again'" "((landed >= 1 && odd == 0))"
+check_eq 'none that landed is lost' 0 "$lost"
+for i in 1 2 3 4 5 6; do
+	api DELETE "$API/git/refs/heads/agent/r$i?namespace=ephemeral" '' "$OT"
+done
+for ref in heads/integ heads/integ2 heads/race heads/secbase; do
+	api DELETE "$API/git/refs/$ref" '' "$OT"
+	expect_status 204 "clean-up: $ref deleted"
+done
+for ref in agent/m1 agent/m2 agent/c1 agent/sec; do
+	api DELETE "$API/git/refs/heads/$ref?namespace=ephemeral" '' "$OT"
+	expect_status 204 "clean-up: the ephemeral $ref deleted"
+done
+
 # --- clean up what the suite made: its refs (then its tokens and accounts, at exit) -------
 for ref in heads/huge heads/big; do
 	api DELETE "$API/git/refs/$ref" '' "$OT"
