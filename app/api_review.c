@@ -283,7 +283,7 @@ static int merge_answer(struct req *r, git_repository *g, const struct merge *m,
 	parents = json_object_new_array();
 	json_add_str(o, "sha", git_oid_tostr(hex, sizeof(hex), &m->new_));
 	json_add_bool(o, "fast_forward", m->kind == MERGE_FAST_FORWARD);
-	json_add_str(inner, "message", git_commit_message(c));
+	json_object_object_add(inner, "message", review_message_json(c));
 	json_object_object_add(inner, "author", review_signature_json(git_commit_author(c)));
 	for (unsigned i = 0; i < git_commit_parentcount(c); i++) {
 		json_object *p = json_object_new_object();

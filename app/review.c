@@ -228,6 +228,16 @@ json_object *review_signature_json(const git_signature *s)
 	return o;
 }
 
+json_object *review_message_json(const git_commit *c)
+{
+	const char *msg = git_commit_message(c) ? git_commit_message(c) : "";
+	size_t len = strlen(msg);
+
+	while (len && msg[len - 1] == '\n')
+		len--;
+	return json_object_new_string_len(msg, (int)len);
+}
+
 /* {sha, commit: {message, author, committer}, parents: [{sha}]}. */
 static json_object *commit_json(const git_commit *c)
 {
@@ -236,13 +246,7 @@ static json_object *commit_json(const git_commit *c)
 	char hex[GIT_OID_HEXSZ + 1];
 
 	json_add_str(o, "sha", git_oid_tostr(hex, sizeof(hex), git_commit_id(c)));
-	const char *msg = git_commit_message(c) ? git_commit_message(c) : "";
-	size_t len = strlen(msg);
-
-	/* As GitHub's: the message without the newline git ends it with. */
-	while (len && msg[len - 1] == '\n')
-		len--;
-	json_object_object_add(inner, "message", json_object_new_string_len(msg, (int)len));
+	json_object_object_add(inner, "message", review_message_json(c));
 	json_object_object_add(inner, "author", review_signature_json(git_commit_author(c)));
 	json_object_object_add(inner, "committer", review_signature_json(git_commit_committer(c)));
 	json_object_object_add(o, "commit", inner);
@@ -485,7 +489,8 @@ int review_compare(json_object **out, git_repository *g, int ephemeral, const ch
 	int rc, grc;
 
 	*out = NULL;
-	if ((rc = review_resolve(&b, g, 0, base, e)) || (rc = review_resolve(&h, g, ephemeral, head, e)))
+	if ((rc = review_resolve(&b, g, 0, base, e)) ||
+	    (rc = review_resolve(&h, g, ephemeral, head, e)))
 		goto out;
 	grc = git_merge_base(&base_id, g, git_commit_id(b), git_commit_id(h));
 	if (grc == GIT_ENOTFOUND) {

@@ -61,6 +61,9 @@ int review_is_hex(const char *s) __attribute__((warn_unused_result));
 int review_resolve(git_commit **out, git_repository *g, int ephemeral, const char *spec,
 		   struct err *e) __attribute__((warn_unused_result));
 
+/* A commit's message as GitHub gives it: without the newlines git ends it with. */
+json_object *review_message_json(const git_commit *c);
+
 /* {name, email, date} of a signature, the date in RFC 3339 UTC. */
 json_object *review_signature_json(const git_signature *s);
 

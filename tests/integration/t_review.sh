@@ -264,6 +264,7 @@ merge integ agent/m1
 expect_status 201 'merging agent/m1 into integ: 201'
 expect_keys . 'commit,fast_forward,sha' '{sha, fast_forward, commit}'
 expect_json '"\(.sha) \(.fast_forward)"' "$M1 true" 'a fast-forward to the agent commit'
+expect_json .commit.message agent/m1 "the message of the commit it moved to, without git's newline"
 expect_json '[.commit.parents[].sha] | join(",")' "$MAIN" 'commit: {message, author, parents}'
 check_eq 'integ moved' "$M1" "$(bare_ref refs/heads/integ)"
 check_eq 'audited as a push of the ref, via rest' "200 accepted $MAIN $M1 rest" \
