@@ -5,9 +5,9 @@
 #include <time.h>
 #include "sandboxd/buf.h"
 #include "sandboxd/json.h"
-#include "sandboxd/mcp.h"
 #include "sandboxd/repo.h"
 #include "sandboxd/review.h"
+#include "sandboxd/utf8.h"
 #include "sandboxd/banned.h"
 
 #define NS_PARAM "namespace"
@@ -86,6 +86,34 @@ static int git_fail(struct err *e, const char *what)
 	return err_set(e, ERR_FAIL, "cannot %s: %s", what, ge && ge->message ? ge->message : "unknown");
 }
 
+/* s as a JSON string. JSON holds only UTF-8 and git stores bytes (a message in Latin-1, a
+ * file name in anything): each byte that starts no UTF-8 sequence becomes U+FFFD, so that
+ * the answer stays JSON. */
+static json_object *text_json(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	json_object *o;
+	struct buf b;
+	size_t k;
+
+	if (utf8_text_ok(u, n))
+		return json_object_new_string_len(s, (int)n);
+	buf_init(&b, n * 3 + 1);  /* at most three bytes for each one */
+	for (size_t i = 0; i < n; i += k) {
+		k = u[i] ? utf8_seq(u + i, n - i) : 0;
+		if (k ? buf_append(&b, s + i, k) : (k = 1, buf_append(&b, "\xef\xbf\xbd", 3)))
+			break;
+	}
+	o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
+	buf_release(&b);
+	return o;
+}
+
+static void add_text(json_object *o, const char *key, const char *s)
+{
+	json_object_object_add(o, key, text_json(s ? s : "", s ? strlen(s) : 0));
+}
+
 int review_open(git_repository **out, const char *repos_dir, const struct repo *repo,
 		struct err *e)
 {
@@ -152,7 +180,7 @@ int review_branches(json_object **out, git_repository *g, int ephemeral,
 			rc = err_set(e, ERR_NOMEM, "out of memory");
 			goto out;
 		}
-		json_add_str(b, "name", name);
+		add_text(b, "name", name);
 		json_object_object_add(b, "commit", sha_json(git_reference_target(resolved)));
 		json_add_bool(b, "protected", !ephemeral && strcmp(name, default_branch) == 0);
 		json_object_array_add(arr, b);
@@ -222,8 +250,8 @@ json_object *review_signature_json(const git_signature *s)
 
 	if (gmtime_r(&t, &tm))
 		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_add_str(o, "name", s->name);
-	json_add_str(o, "email", s->email);
+	add_text(o, "name", s->name);
+	add_text(o, "email", s->email);
 	json_add_str(o, "date", date);
 	return o;
 }
@@ -235,7 +263,7 @@ json_object *review_message_json(const git_commit *c)
 
 	while (len && msg[len - 1] == '\n')
 		len--;
-	return json_object_new_string_len(msg, (int)len);
+	return text_json(msg, len);
 }
 
 /* {sha, commit: {message, author, committer}, parents: [{sha}]}. */
@@ -320,7 +348,7 @@ static const char *patch_text(git_patch *p, git_odb *odb, size_t *budget, struct
 	if (git_patch_print(p, patch_line, b) < 0)
 		return "too large";  /* past the buffer's bound: the size above was short */
 	/* A patch goes into JSON as a string: only UTF-8 text can. */
-	if (!mcp_text_ok((const unsigned char *)(b->data ? b->data : ""), b->len))
+	if (!utf8_text_ok((const unsigned char *)(b->data ? b->data : ""), b->len))
 		return "binary";
 	if (b->len && b->data[b->len - 1] == '\n')
 		b->data[--b->len] = 0;  /* GitHub's patch has no newline at its end */
@@ -350,14 +378,14 @@ static int file_json(json_object *files, git_diff *diff, size_t i, git_odb *odb,
 		git_patch_free(p);
 		return err_set(e, ERR_NOMEM, "out of memory");
 	}
-	json_add_str(f, "filename",
-		     d->status == GIT_DELTA_DELETED ? d->old_file.path : d->new_file.path);
+	add_text(f, "filename",
+		 d->status == GIT_DELTA_DELETED ? d->old_file.path : d->new_file.path);
 	json_add_str(f, "status", delta_status(d->status));
 	json_add_int(f, "additions", (int64_t)adds);
 	json_add_int(f, "deletions", (int64_t)dels);
 	json_add_int(f, "changes", (int64_t)(adds + dels));
 	if (d->status == GIT_DELTA_RENAMED || d->status == GIT_DELTA_COPIED)
-		json_add_str(f, "previous_filename", d->old_file.path);
+		add_text(f, "previous_filename", d->old_file.path);
 	buf_init(&b, REVIEW_PATCH_MAX);
 	if ((omitted = patch_text(p, odb, budget, &b)))
 		json_add_str(f, "patch_omitted", omitted);

@@ -169,6 +169,16 @@ api GET "$API/commits/$MANY" '' "$OT"
 expect_json '.files | length' 300 'a commit of 310 files answers 300'
 expect_json .files_truncated true 'with files_truncated true'
 
+# bytes that are not UTF-8 (a Latin-1 message and file name): the answer stays JSON
+g switch -q -c latin "$BASE" && printf 'x\n' >"$W/"$'\xe9'.txt && g add -A &&
+	g commit -q -m $'caf\xe9' 2>/dev/null && g switch -q main
+g push -q "http://t:$OT@$HOSTPORT/$R.git" latin
+api GET "$API/commits/latin" '' "$OT"
+expect_json .commit.message $'caf\xef\xbf\xbd' 'a Latin-1 message: its stray byte becomes U+FFFD'
+expect_json '.files[0].filename' $'\xef\xbf\xbd.txt' 'and so in a file name'
+api DELETE "$API/git/refs/heads/latin" '' "$OT"
+expect_status 204 'clean-up: latin deleted'
+
 # --- compare ------------------------------------------------------------------------------
 api GET "$API/compare/main...feature" '' "$OT"
 expect_status 200 'GET compare/main...feature: 200'
