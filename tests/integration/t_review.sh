@@ -169,9 +169,10 @@ api GET "$API/commits/$MANY" '' "$OT"
 expect_json '.files | length' 300 'a commit of 310 files answers 300'
 expect_json .files_truncated true 'with files_truncated true'
 
-# bytes that are not UTF-8 (a Latin-1 message and file name): the answer stays JSON
+# bytes that are not UTF-8 (a Latin-1 message, which git keeps as it is under an encoding
+# header, and a Latin-1 file name): the answer stays JSON
 g switch -q -c latin "$BASE" && printf 'x\n' >"$W/"$'\xe9'.txt && g add -A &&
-	g commit -q -m $'caf\xe9' 2>/dev/null && g switch -q main
+	g -c i18n.commitEncoding=ISO-8859-1 commit -q -m $'caf\xe9' && g switch -q main
 g push -q "http://t:$OT@$HOSTPORT/$R.git" latin
 api GET "$API/commits/latin" '' "$OT"
 expect_json .commit.message $'caf\xef\xbf\xbd' 'a Latin-1 message: its stray byte becomes U+FFFD'
