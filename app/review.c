@@ -367,10 +367,12 @@ static int file_json(json_object *files, git_diff *diff, size_t i, git_odb *odb,
 	const char *omitted;
 	json_object *f;
 
-	if (git_patch_from_diff(&p, diff, i) < 0 || !p)
+	if (git_patch_from_diff(&p, diff, i) < 0)
 		return git_fail(e, "diff a file");
-	d = git_patch_get_delta(p);
-	if (!(d->flags & GIT_DIFF_FLAG_BINARY) && git_patch_line_stats(&ctx, &adds, &dels, p) < 0) {
+	/* No patch object (libgit2 makes none for some deltas): the file without its text. */
+	d = p ? git_patch_get_delta(p) : git_diff_get_delta(diff, i);
+	if (p && !(d->flags & GIT_DIFF_FLAG_BINARY) &&
+	    git_patch_line_stats(&ctx, &adds, &dels, p) < 0) {
 		git_patch_free(p);
 		return git_fail(e, "count a file's lines");
 	}
@@ -387,7 +389,7 @@ static int file_json(json_object *files, git_diff *diff, size_t i, git_odb *odb,
 	if (d->status == GIT_DELTA_RENAMED || d->status == GIT_DELTA_COPIED)
 		add_text(f, "previous_filename", d->old_file.path);
 	buf_init(&b, REVIEW_PATCH_MAX);
-	if ((omitted = patch_text(p, odb, budget, &b)))
+	if ((omitted = p ? patch_text(p, odb, budget, &b) : "binary"))
 		json_add_str(f, "patch_omitted", omitted);
 	else
 		json_object_object_add(f, "patch",
