@@ -87,22 +87,20 @@ static int git_fail(struct err *e, const char *what)
 }
 
 /* s as a JSON string. JSON holds only UTF-8 and git stores bytes (a message in Latin-1, a
- * file name in anything): each byte that starts no UTF-8 sequence becomes U+FFFD, so that
- * the answer stays JSON. */
+ * file name in anything): what is not UTF-8 is repaired as exec output is (each maximal
+ * ill-formed subpart becomes U+FFFD), so that the answer stays JSON. */
 static json_object *text_json(const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	json_object *o;
 	struct buf b;
-	size_t k;
 
 	if (utf8_text_ok(u, n))
 		return json_object_new_string_len(s, (int)n);
 	buf_init(&b, n * 3 + 1);  /* at most three bytes for each one */
-	for (size_t i = 0; i < n; i += k) {
-		k = u[i] ? utf8_seq(u + i, n - i) : 0;
-		if (k ? buf_append(&b, s + i, k) : (k = 1, buf_append(&b, "\xef\xbf\xbd", 3)))
-			break;
+	if (utf8_append_repaired(&b, u, n)) {
+		buf_release(&b);
+		return json_object_new_string("");
 	}
 	o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
 	buf_release(&b);
