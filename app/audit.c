@@ -82,9 +82,9 @@ int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e)
 	rc = db_run(db, e,
 		    "INSERT INTO audit_log (action, status, account_id, login, token_id,"
 		    "  token_kind, repository, request_id, via, details)"
-		    " VALUES ('git.push.ref', $1, $2, $3, $4, $5, $6, $7, 'git', $8)",
-		    8, a->status, a->account_id, a->login, a->token_id, a->token_kind,
-		    a->repository, a->request_id, text);
+		    " VALUES ('git.push.ref', $1, $2, $3, $4, $5, $6, $7, $8, $9)",
+		    9, a->status, a->account_id, a->login, a->token_id, a->token_kind,
+		    a->repository, a->request_id, a->via ? a->via : "git", text);
 out:
 	free(text);
 	json_object_put(d);

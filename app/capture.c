@@ -6,6 +6,7 @@
 #include <string.h>
 #include "sandboxd/base64.h"
 #include "sandboxd/capture.h"
+#include "sandboxd/utf8.h"
 #include "sandboxd/banned.h"
 
 /* A secret, with the KMP failure tables of it and of its reverse. */
@@ -18,7 +19,6 @@ struct capture_secret {
 	uint32_t tab[];            /* fail, rfail, then the bytes of s and rs */
 };
 
-#define REPLACEMENT "\xEF\xBF\xBD"
 /* "[… " and " bytes omitted …]" around the count. */
 #define MARKER_OPEN "[\xE2\x80\xA6 "
 #define MARKER_CLOSE " bytes omitted \xE2\x80\xA6]\n"
@@ -272,103 +272,17 @@ int capture_feed_cb(void *c, int stream, const char *data, size_t n)
 
 /* ---- UTF-8 ---- */
 
-enum { UTF8_OK, UTF8_BAD, UTF8_SHORT };
-
-/* The sequence at p[0..n), n > 0: UTF8_OK and its length; UTF8_BAD and the length of its
- * maximal subpart (the bytes that are a valid start, at least 1); UTF8_SHORT and n when
- * p[0..n) is a valid start cut by the end. The WHATWG decoder's bounds. */
-static size_t utf8_seq(const unsigned char *p, size_t n, int *state)
-{
-	unsigned char ch = p[0], lo = 0x80, hi = 0xBF;
-	size_t need;
-
-	if (ch < 0x80) {
-		*state = UTF8_OK;
-		return 1;
-	}
-	if (ch >= 0xC2 && ch <= 0xDF) {
-		need = 1;
-	} else if (ch >= 0xE0 && ch <= 0xEF) {
-		need = 2;
-		if (ch == 0xE0)
-			lo = 0xA0;
-		else if (ch == 0xED)
-			hi = 0x9F;
-	} else if (ch >= 0xF0 && ch <= 0xF4) {
-		need = 3;
-		if (ch == 0xF0)
-			lo = 0x90;
-		else if (ch == 0xF4)
-			hi = 0x8F;
-	} else {
-		*state = UTF8_BAD;
-		return 1;
-	}
-	for (size_t i = 1; i <= need; i++) {
-		if (i == n) {
-			*state = UTF8_SHORT;
-			return n;
-		}
-		if (p[i] < lo || p[i] > hi) {
-			*state = UTF8_BAD;
-			return i;
-		}
-		lo = 0x80;
-		hi = 0xBF;
-	}
-	*state = UTF8_OK;
-	return need + 1;
-}
-
-/* Appends p[0..n) to out as valid UTF-8: each maximal subpart of an ill-formed sequence,
- * including one cut by the end, becomes U+FFFD. Replacements gather in a small stage, so that
- * a stream of garbage is not a buf_append per byte. */
-static int utf8_append(struct buf *out, const unsigned char *p, size_t n)
-{
-	char stage[1024];
-	size_t i = 0, run = 0, sn = 0;
-	int rc, state;
-
-	while (i < n) {
-		size_t k;
-
-		if (p[i] < 0x80) {
-			i++;
-			continue;
-		}
-		k = utf8_seq(p + i, n - i, &state);
-		if (state == UTF8_OK) {
-			i += k;
-			continue;
-		}
-		if (sn + (i - run) + 3 > sizeof(stage)) {
-			if ((rc = buf_append(out, stage, sn)) ||
-			    (rc = buf_append(out, p + run, i - run)))
-				return rc;
-			sn = 0;
-		} else {
-			memcpy(stage + sn, p + run, i - run);
-			sn += i - run;
-		}
-		memcpy(stage + sn, REPLACEMENT, 3);
-		sn += 3;
-		i += k;
-		run = i;
-	}
-	if ((rc = buf_append(out, stage, sn)))
-		return rc;
-	return buf_append(out, p + run, n - run);
-}
+/* The decoder and the repairing append are utf8.h's (one decoder for every module). */
 
 /* The head p[0..n) without an incomplete but valid sequence at its end. */
 static size_t utf8_cut_end(const unsigned char *p, size_t n)
 {
 	for (size_t back = 1; back <= 3 && back <= n; back++) {
-		int state;
+		enum utf8_state state;
 
 		if ((p[n - back] & 0xC0) == 0x80)
 			continue;
-		utf8_seq(p + n - back, back, &state);
+		utf8_scan(p + n - back, back, &state);
 		return state == UTF8_SHORT ? n - back : n;
 	}
 	return n;
@@ -493,7 +407,7 @@ static int mask_append(const struct capture *c, struct buf *out, const unsigned 
 			continue;
 		}
 		if (open) {
-			if ((rc = utf8_append(out, t + done, ms - done)) ||
+			if ((rc = utf8_append_repaired(out, t + done, ms - done)) ||
 			    (rc = buf_append(out, CAPTURE_MASK, 3)))
 				return rc;
 			done = me;
@@ -503,12 +417,12 @@ static int mask_append(const struct capture *c, struct buf *out, const unsigned 
 		me = en;
 	}
 	if (open) {
-		if ((rc = utf8_append(out, t + done, ms - done)) ||
+		if ((rc = utf8_append_repaired(out, t + done, ms - done)) ||
 		    (rc = buf_append(out, CAPTURE_MASK, 3)))
 			return rc;
 		done = me;
 	}
-	return utf8_append(out, t + done, n - done);
+	return utf8_append_repaired(out, t + done, n - done);
 }
 
 /* ---- the end ---- */

@@ -8,6 +8,7 @@
 #include "sandboxd/base64.h"
 #include "sandboxd/json.h"
 #include "sandboxd/mcp.h"
+#include "sandboxd/utf8.h"
 #include "sandboxd/banned.h"
 
 enum arg_type { ARG_STRING, ARG_INT, ARG_ENV };
@@ -291,38 +292,7 @@ int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_cal
 
 int mcp_text_ok(const unsigned char *s, size_t n)
 {
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned c = s[i], len, min;
-		if (c == 0)
-			return 0;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			len = 2, min = 0x80;
-		else if (c >= 0xe0 && c <= 0xef)
-			len = 3, min = 0x800;
-		else if (c >= 0xf0 && c <= 0xf4)
-			len = 4, min = 0x10000;
-		else
-			return 0;
-		if (n - i < len)
-			return 0;
-		unsigned cp = c & (0x7f >> len);
-		for (unsigned k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		/* Overlong forms, UTF-16 surrogates and past U+10FFFF are not UTF-8. */
-		if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-			return 0;
-		i += len;
-	}
-	return 1;
+	return utf8_text_ok(s, n);
 }
 
 json_object *mcp_tool_error(const char *text)

@@ -231,3 +231,46 @@ int policy_check(const struct policy_list *list, const char *refname,
 
 	return policy_refused(ops, pattern, refname, update, reason, reasonsz);
 }
+
+/* fast_forward answered once: -1 until asked. */
+static int is_ff(const struct policy_push *p, int *ff)
+{
+	if (*ff < 0)
+		*ff = p->fast_forward ? p->fast_forward(p->arg) != 0 : 0;
+	return *ff;
+}
+
+int policy_push_refused(const struct policy_push *p, char *reason, size_t reasonsz)
+{
+	const char *pattern = NULL;
+	unsigned ops = policy_decide(p->policies, p->ref, &pattern);
+	int ff = -1;  /* unknown until needed: the answer may cost a walk of the history */
+	const char *why;
+
+	if (reasonsz > 0)
+		reason[0] = 0;
+	if (ops) {
+		enum policy_update up = POLICY_CREATE;
+		if (p->deleting)
+			up = POLICY_DELETE;
+		else if (!p->creating && !(ops & POLICY_NO_PUSH))
+			up = is_ff(p, &ff) ? POLICY_FAST_FORWARD : POLICY_NON_FAST_FORWARD;
+		else if (!p->creating)
+			up = POLICY_NON_FAST_FORWARD; /* no-push refuses either way */
+		if (policy_refused(ops, pattern, p->ref, up, reason, reasonsz))
+			return 1;
+	}
+	if (!p->default_ref[0] || strcmp(p->ref, p->default_ref))
+		return 0;
+	if (p->agent)
+		why = "agents may not update the default branch";
+	else if (p->deleting)
+		why = "the default branch can't be deleted";
+	else if (!p->creating && !is_ff(p, &ff))
+		why = "the default branch takes no force-push (not a fast-forward)";
+	else
+		return 0;
+	if (reasonsz > 0)
+		snprintf(reason, reasonsz, "%s: %s", p->ref, why);
+	return 1;
+}

@@ -46,7 +46,7 @@ int repo_valid_branch(const char *branch, const char *field, struct err *e)
 	return 0;
 }
 
-static char *repo_path(const char *repos_dir, const char *owner, const char *name)
+char *repo_path(const char *repos_dir, const char *owner, const char *name)
 {
 	size_t n = strlen(repos_dir) + strlen(owner) + strlen(name) + 8;
 	char *p = malloc(n);

@@ -53,8 +53,11 @@ static int match_path(const char *pattern, const char *path, struct route_match 
 	while (*p) {
 		if (*p == '{') {
 			const char *pe = strchr(p, '}');
-			size_t n = strcspn(s, "/");
-			if (!pe || n == 0 || np >= ROUTER_MAX_PARAMS)
+			/* {name+}, last in its pattern, spans the rest of the path ('/' included:
+			 * ref names); any other parameter is one segment. */
+			int rest = pe && pe > p + 1 && pe[-1] == '+';
+			size_t n = rest ? strlen(s) : strcspn(s, "/");
+			if (!pe || n == 0 || np >= ROUTER_MAX_PARAMS || (rest && pe[1]))
 				return 0;
 			if (router_decode_segment(s, n, m ? m->params[np] : scratch, ROUTER_PARAM_MAX))
 				return 0;

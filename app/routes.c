@@ -36,6 +36,12 @@ const struct route api_routes[] = {
 	  ROUTE_JSON, NULL },
 	{ "DELETE", REPO "/collaborators/{login}", api_collaborator_remove, "collaborator.remove",
 	  0, NULL },
+	/* Reviewing agent work: {ref+} and {range+} span '/' (ref names hold them). */
+	{ "GET", REPO "/branches", api_review_branches, "review.branches", 0, NULL },
+	{ "GET", REPO "/commits/{ref+}", api_review_commit, "review.commit", 0, NULL },
+	{ "GET", REPO "/compare/{range+}", api_review_compare, "review.compare", 0, NULL },
+	{ "DELETE", REPO "/git/refs/{ref+}", api_review_ref_delete, "ref.delete", 0, NULL },
+	{ "POST", REPO "/merges", api_review_merge, "merge", ROUTE_JSON, NULL },
 	{ "POST", REPO "/git-urls", api_git_urls_create, "git_url.create", ROUTE_JSON, NULL },
 	{ "POST", "/api/v3/user/keys", api_user_keys_create, "key.create", ROUTE_JSON, NULL },
 	{ "POST", REPO SB, api_sandbox_create, "sandbox.create", ROUTE_JSON | ROUTE_SANDBOX, NULL },

@@ -35,6 +35,12 @@ int api_sandbox_close(struct req *r, struct err *e) __attribute__((warn_unused_r
 int api_sandbox_exec(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_read(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_write(struct req *r, struct err *e) __attribute__((warn_unused_result));
+/* Reviewing agent work (api_review.c, SPEC §5). */
+int api_review_branches(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_review_commit(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_review_compare(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_review_ref_delete(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_review_merge(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* POST /mcp: MCP's JSON-RPC over streamable HTTP (api_mcp.c). */
 int api_mcp(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_exec_get(struct req *r, struct err *e) __attribute__((warn_unused_result));

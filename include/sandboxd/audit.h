@@ -16,6 +16,7 @@ struct audit_ref {
 	const char *status, *account_id, *login, *token_id, *token_kind, *repository,
 		*request_id;
 	const char *ref, *old, *new_, *result, *reason, *kind;
+	const char *via;  /* the door: NULL for "git" (the hook), "rest" for a REST merge */
 };
 int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e)
 	__attribute__((warn_unused_result));

@@ -102,4 +102,30 @@ int policy_check(const struct policy_list *list, const char *refname,
 		 enum policy_update update, char *reason, size_t reasonsz)
 	__attribute__((warn_unused_result));
 
+/* One ref update against every push rule (SPEC §5 items 2 and 3), as the pre-receive hook
+ * and the REST routes that change refs (DELETE …/git/refs) both decide it: the ref
+ * policies first (first match), then branch protection of the default branch: agents may
+ * not update it at all, nobody deletes it, nobody force-pushes it. */
+struct policy_push {
+	const struct policy_list *policies;  /* the caller's (a git URL's); empty for tokens */
+	const char *ref;          /* the full stored name (namespace prefix included) */
+	const char *default_ref;  /* "refs/heads/<default>", or "" where none applies (the
+				     ephemeral namespace has no default branch) */
+	int agent;                /* the caller is an agent account */
+	int creating, deleting;   /* old is the zero id; new is the zero id */
+	/* Asked at most once, and only when a rule needs it: 1 when old is an ancestor of new.
+	 * May be NULL when creating or deleting (then never asked). */
+	int (*fast_forward)(void *arg);
+	void *arg;
+};
+
+/* Whether the update p describes is refused. Returns 1 with a one-line reason in reason
+ * (reasonsz bytes, always NUL-terminated when reasonsz > 0), e.g.
+ *   refs/heads/main: the default branch can't be deleted
+ *   refs/heads/main: agents may not update the default branch
+ *   refs/heads/main: the default branch takes no force-push (not a fast-forward)
+ * or a policy_refused reason; 0 when allowed, with reason "". */
+int policy_push_refused(const struct policy_push *p, char *reason, size_t reasonsz)
+	__attribute__((warn_unused_result));
+
 #endif

@@ -15,6 +15,10 @@ int repo_valid_name(const char *name, const char *field, struct err *e)
 int repo_valid_branch(const char *branch, const char *field, struct err *e)
 	__attribute__((warn_unused_result));
 
+/* "<repos_dir>/<owner>/<name>.git", malloc'd (the caller frees), or NULL out of memory. */
+char *repo_path(const char *repos_dir, const char *owner, const char *name)
+	__attribute__((warn_unused_result));
+
 /* Inserts the row and creates the bare repository with HEAD at branch. Must run inside a
  * transaction: on success *path (malloc'd, the caller frees) names the new directory, which
  * the caller removes with repo_remove_dir if the transaction does not commit. */

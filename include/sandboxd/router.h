@@ -1,6 +1,9 @@
 /* router.h: method + path pattern to handler. Patterns are literal segments and {name}
  * parameters, e.g. "/api/v3/repos/{owner}/{repo}"; a parameter matches one non-empty
- * segment, which is percent-decoded (a decoded '/' or NUL makes the path not match). */
+ * segment, which is percent-decoded (a decoded '/' or NUL makes the path not match).
+ * A parameter written {name+} must end its pattern and matches the rest of the path, one
+ * or more segments with their '/' (a ref name such as heads/feature/x), decoded the same
+ * way. */
 #ifndef SANDBOXD_ROUTER_H
 #define SANDBOXD_ROUTER_H
 #include <stddef.h>

@@ -551,6 +551,102 @@ static void test_reason_fits_bound(void **state)
 	assert_string_equal(r + strlen(r) - strlen("' (no-push)"), "' (no-push)");
 }
 
+/* --- the push rules, shared by the hook and the REST routes ------------------------- */
+
+static int ff_calls;
+static int ff_yes(void *arg) { ff_calls++; return 1; }
+static int ff_no(void *arg) { ff_calls++; return 0; }
+
+static void test_push_default_branch(void **state)
+{
+	struct policy_list none = { .n = 0 };
+	char reason[POLICY_REASON_MAX];
+	struct policy_push p = { .policies = &none, .ref = "refs/heads/main",
+				 .default_ref = "refs/heads/main", .deleting = 1 };
+
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 1);
+	assert_string_equal(reason, "refs/heads/main: the default branch can't be deleted");
+	p.agent = 1;
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 1);
+	assert_string_equal(reason, "refs/heads/main: agents may not update the default branch");
+	/* another branch: allowed, reason empty */
+	p.agent = 0;
+	p.ref = "refs/heads/feature";
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 0);
+	assert_string_equal(reason, "");
+	/* no default branch (the ephemeral namespace): the same name is free */
+	p.ref = "refs/namespaces/ephemeral/refs/heads/main";
+	p.default_ref = "";
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 0);
+}
+
+static void test_push_force_and_lazy_ff(void **state)
+{
+	struct policy_list none = { .n = 0 };
+	char reason[POLICY_REASON_MAX];
+	struct policy_push p = { .policies = &none, .ref = "refs/heads/main",
+				 .default_ref = "refs/heads/main", .fast_forward = ff_no };
+
+	ff_calls = 0;
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 1);
+	assert_string_equal(reason,
+			    "refs/heads/main: the default branch takes no force-push (not a fast-forward)");
+	assert_int_equal(ff_calls, 1);
+	p.fast_forward = ff_yes;
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 0);
+	/* creating and deleting never ask (NULL callback is fine there) */
+	ff_calls = 0;
+	p.fast_forward = NULL;
+	p.creating = 1;
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 0);
+	p.creating = 0;
+	p.ref = "refs/heads/x";
+	p.deleting = 1;
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 0);
+	assert_int_equal(ff_calls, 0);
+}
+
+static void test_push_policies_first(void **state)
+{
+	struct policy_list l = { .n = 2 };
+	char reason[POLICY_REASON_MAX];
+	struct policy_push p = { .policies = &l, .ref = "refs/heads/locked", .default_ref = "",
+				 .deleting = 1 };
+
+	snprintf(l.v[0].pattern, sizeof(l.v[0].pattern), "refs/heads/locked");
+	l.v[0].ops = POLICY_NO_FORCE_PUSH;
+	snprintf(l.v[1].pattern, sizeof(l.v[1].pattern), "refs/tags/*");
+	l.v[1].ops = POLICY_NO_PUSH;
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 1);
+	assert_string_equal(reason, "refs/heads/locked: push refused by ref policy "
+				    "'refs/heads/locked' (no-force-push: deletion)");
+	/* a fast-forward passes no-force-push; the callback is asked once */
+	ff_calls = 0;
+	p.deleting = 0;
+	p.fast_forward = ff_yes;
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 0);
+	assert_int_equal(ff_calls, 1);
+	/* no-push refuses without asking */
+	ff_calls = 0;
+	p.ref = "refs/tags/v1";
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 1);
+	assert_string_equal(reason, "refs/tags/v1: push refused by ref policy 'refs/tags/*' (no-push)");
+	assert_int_equal(ff_calls, 0);
+	/* a policy that matches the default branch decides before branch protection, and a
+	 * policy miss leaves it to branch protection */
+	p.ref = "refs/heads/main";
+	p.default_ref = "refs/heads/main";
+	p.fast_forward = ff_no;
+	assert_int_equal(policy_push_refused(&p, reason, sizeof(reason)), 1);
+	assert_string_equal(reason,
+			    "refs/heads/main: the default branch takes no force-push (not a fast-forward)");
+	assert_int_equal(ff_calls, 1);
+	/* a short buffer still holds a NUL-terminated prefix */
+	p.deleting = 1;
+	assert_int_equal(policy_push_refused(&p, reason, 10), 1);
+	assert_int_equal(strlen(reason), 9);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -577,6 +673,9 @@ int main(void)
 		cmocka_unit_test(test_refused_table),
 		cmocka_unit_test(test_refused_small_buffers),
 		cmocka_unit_test(test_reason_fits_bound),
+		cmocka_unit_test(test_push_default_branch),
+		cmocka_unit_test(test_push_force_and_lazy_ff),
+		cmocka_unit_test(test_push_policies_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,6 +24,8 @@ static const struct route table[] = {
 	{ "PATCH", "/items/{id}", h_update, "item.update", ROUTE_JSON, NULL },
 	{ "DELETE", "/items/{id}/tags/{tag}", h_tag, "tag.delete", 0, NULL },
 	{ "GET", "/s/{a}/{b}/{c}/x/{d}/{e}/{f}", h_six, "six", 0, NULL },
+	{ "GET", "/r/{o}/refs/{ref+}", h_get, "ref.get", 0, NULL },
+	{ "GET", "/bad/{ref+}/x", h_get, "bad", 0, NULL },
 };
 #define N (sizeof(table) / sizeof(table[0]))
 
@@ -405,6 +407,62 @@ static void test_sandbox_routes_flagged(void **state)
 	assert_true(n >= 8);
 }
 
+/* {name+} spans the rest of the path: ref names hold '/' */
+static void test_rest_param(void **state)
+{
+	struct route_match m;
+
+	assert_int_equal(match("GET", "/r/o/refs/heads/feature/x", &m), 0);
+	assert_ptr_equal(m.route, &table[6]);
+	assert_int_equal(m.nparams, 2);
+	assert_string_equal(m.params[0], "o");
+	assert_string_equal(m.params[1], "heads/feature/x");
+	assert_int_equal(match("GET", "/r/o/refs/main", &m), 0);
+	assert_string_equal(m.params[1], "main");
+	/* decoded as segments are: escapes, and a.b...c stays whole */
+	assert_int_equal(match("GET", "/r/o/refs/a%2Db...c/d", &m), 0);
+	assert_string_equal(m.params[1], "a-b...c/d");
+	/* empty, a NUL or a bad escape: no match */
+	assert_int_equal(match("GET", "/r/o/refs/", &m), ERR_NOTFOUND);
+	assert_int_equal(match("GET", "/r/o/refs", &m), ERR_NOTFOUND);
+	assert_int_equal(match("GET", "/r/o/refs/a%00", &m), ERR_NOTFOUND);
+	assert_int_equal(match("GET", "/r/o/refs/a/%zz", &m), ERR_NOTFOUND);
+	/* the ordinary parameter before it still takes one segment */
+	assert_int_equal(match("GET", "/r/o/p/refs/x", &m), ERR_NOTFOUND);
+	/* a {name+} that does not end its pattern matches nothing */
+	assert_int_equal(match("GET", "/bad/a/x", &m), ERR_NOTFOUND);
+	assert_int_equal(match("GET", "/bad/a/b/x", &m), ERR_NOTFOUND);
+	/* longer than a parameter holds: no match */
+	char path[ROUTER_PARAM_MAX + 32];
+	int w = snprintf(path, sizeof(path), "/r/o/refs/");
+	memset(path + w, 'a', ROUTER_PARAM_MAX);
+	path[w + ROUTER_PARAM_MAX] = 0;
+	assert_int_equal(match("GET", path, &m), ERR_NOTFOUND);
+	path[w + ROUTER_PARAM_MAX - 1] = 0;
+	assert_int_equal(match("GET", path, &m), 0);
+}
+
+static void test_api_review_routes(void **state)
+{
+	struct route_match m;
+
+	assert_int_equal(api("GET", "/api/v3/repos/o/r/branches", &m), 0);
+	assert_ptr_equal(m.route->handler, api_review_branches);
+	assert_int_equal(api("GET", "/api/v3/repos/o/r/commits/agent/session-1", &m), 0);
+	assert_ptr_equal(m.route->handler, api_review_commit);
+	assert_string_equal(m.params[2], "agent/session-1");
+	assert_int_equal(api("GET", "/api/v3/repos/o/r/compare/main...agent/s", &m), 0);
+	assert_ptr_equal(m.route->handler, api_review_compare);
+	assert_string_equal(m.params[2], "main...agent/s");
+	assert_int_equal(api("DELETE", "/api/v3/repos/o/r/git/refs/heads/a/b", &m), 0);
+	assert_ptr_equal(m.route->handler, api_review_ref_delete);
+	assert_string_equal(m.params[2], "heads/a/b");
+	assert_int_equal(api("GET", "/api/v3/repos/o/r/git/refs/heads/a", &m), ERR_METHOD);
+	assert_string_equal(m.allow, "DELETE");
+	assert_int_equal(api("GET", "/api/v3/repos/o/r/commits/", &m), ERR_NOTFOUND);
+	assert_int_equal(api("GET", "/api/v3/repos/o/r/branches/x", &m), ERR_NOTFOUND);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -419,6 +477,8 @@ int main(void)
 		cmocka_unit_test(test_result_is_reset),
 		cmocka_unit_test(test_param_length_bound),
 		cmocka_unit_test(test_decode_segment),
+		cmocka_unit_test(test_rest_param),
+		cmocka_unit_test(test_api_review_routes),
 		cmocka_unit_test(test_api_routes),
 		cmocka_unit_test(test_api_405),
 		cmocka_unit_test(test_api_404),
