@@ -6,9 +6,11 @@
 #include "sandboxd/api.h"
 #include "sandboxd/audit.h"
 #include "sandboxd/auth.h"
+#include "sandboxd/clock.h"
 #include "sandboxd/dispatch.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/metrics.h"
 #include "sandboxd/randid.h"
 #include "sandboxd/banned.h"
 
@@ -174,10 +176,18 @@ void request_finish(struct req *r, const char *action)
 	http_fail(r, rc == ERR_DB ? ERR_DB : ERR_FAIL, &e);
 }
 
+/* Counts the request once its answer is out (or failed to go out): the row of the route it
+ * matched when it arrived (MCP's calls clear r->match as they go), its method and status. */
+static void count(const struct req *r, size_t route)
+{
+	metrics_count_request(route, r->method, r->status, clock_us_since(&r->started));
+}
+
 void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 {
 	struct err e = { .msg = "" };
 	const char *uri, *q, *action;
+	size_t route = nroutes;   /* none matched */
 	int rc;
 
 	r->routes = routes;
@@ -203,6 +213,8 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 	}
 
 	rc = router_match(r->routes, r->nroutes, r->method, r->path, &r->match);
+	if (rc == 0)
+		route = (size_t)(r->match.route - r->routes);
 	/* Git requests can last long: they never hold a transaction; like a GET, the only row
 	 * they write is their audit row (the hook writes its own per ref). */
 	if (rc == 0 && (r->match.route->flags & ROUTE_GIT)) {
@@ -237,6 +249,7 @@ send:
 	if (!r->streamed && http_send(r))
 		log_info("the answer to %s %s did not reach nginx", r->method ? r->method : "-",
 			 r->path ? r->path : "-");
+	count(r, route);
 }
 
 void request_clear_answer(struct req *r)
