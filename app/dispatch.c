@@ -176,8 +176,10 @@ void request_finish(struct req *r, const char *action)
 	http_fail(r, rc == ERR_DB ? ERR_DB : ERR_FAIL, &e);
 }
 
-/* Counts the request once its answer is out (or failed to go out): the row of the route it
- * matched when it arrived (MCP's calls clear r->match as they go), its method and status. */
+/* Counts the request once its answer is made: the row of the route it matched when it
+ * arrived (MCP's calls clear r->match as they go), its method and status, and the time
+ * since it arrived (a streamed answer's whole run; a built one's up to its sending, which
+ * is a copy to nginx's buffers). */
 static void count(const struct req *r, size_t route)
 {
 	metrics_count_request(route, r->method, r->status, clock_us_since(&r->started));
@@ -245,11 +247,12 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 	request_finish(r, action);
 send:
 	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);
+	/* Before the answer goes: a client that has its answer finds it counted. */
+	count(r, route);
 	/* A client gone before its answer: nothing more to do for it. */
 	if (!r->streamed && http_send(r))
 		log_info("the answer to %s %s did not reach nginx", r->method ? r->method : "-",
 			 r->path ? r->path : "-");
-	count(r, route);
 }
 
 void request_clear_answer(struct req *r)

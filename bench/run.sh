@@ -14,6 +14,11 @@
 #      same http-backend behind an nginx that buffers the body whole first, as sandboxd's
 #      git location does (a second line: what the slow-client hardening costs).
 #
+#   4. (after the sandboxes) the sandbox operations beside the raw Docker Engine API.
+#   5. GET /metrics, a scrape of every process's slot (BENCH_SCRAPES, default 200, one after
+#      the other through nginx, curl's own timer): median and p99 beside the goal of 5 ms,
+#      and the handler's own mean from the route's histogram.
+#
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
 
@@ -42,7 +47,7 @@ free_port() {
 	done
 }
 
-PARTS=" ${BENCH_PARTS:-user clones push sandboxes} "
+PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
@@ -396,4 +401,32 @@ for _ in $(seq 1000); do echo "url = \"$SANDBOXD_URL/api/v3/user\""; done >"$VAR
 curl -s -H "$AUTH" --parallel --parallel-max 16 -K "$VAR/urls" >/dev/null 2>&1
 echo "worker resident memory before the sandbox work: $RSS_BEFORE"
 echo "worker resident memory after sandbox work and 1,000 more requests: $(worker_rss)"
+fi
+
+# --- 5. a metrics scrape --------------------------------------------------------------------
+# After the other parts, so that the exposition holds what a busy service's does (every route
+# and status seen so far, the Docker operations); the admin token, as Prometheus would send it.
+if part metrics; then
+SCRAPES=${BENCH_SCRAPES:-200}
+MAUTH="Authorization: Bearer $SANDBOXD_TOKEN"
+: >"$VAR/scrapes.txt"
+curl -sf -o "$VAR/scrape.txt" -H "$MAUTH" "$SANDBOXD_URL/metrics"  # warm-up
+for _ in $(seq "$SCRAPES"); do
+	out=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' -H "$MAUTH" "$SANDBOXD_URL/metrics")
+	[ "${out% *}" = 200 ] || { echo "bench: GET /metrics answered ${out% *}" >&2; exit 1; }
+	awk -v t="${out#* }" 'BEGIN { printf "%.3f\n", t * 1000 }' >>"$VAR/scrapes.txt"
+done
+curl -sf -o "$VAR/scrape.txt" -H "$MAUTH" "$SANDBOXD_URL/metrics"
+p50=$(median <"$VAR/scrapes.txt")
+p99=$(sort -n "$VAR/scrapes.txt" | awk '{a[NR] = $1} END {i = int(NR * 0.99); if (i < 1) i = 1; print a[i]}')
+series=$(grep -vc '^#' "$VAR/scrape.txt")
+bytes=$(wc -c <"$VAR/scrape.txt")
+mean=$(awk '/^sandboxd_http_request_duration_seconds_sum\{route="\/metrics"\}/ {s = $2}
+	/^sandboxd_http_request_duration_seconds_count\{route="\/metrics"\}/ {n = $2}
+	END {printf "%.3f", n ? s / n * 1000 : 0}' "$VAR/scrape.txt")
+echo
+echo "metrics scrape: GET /metrics through nginx, $SCRAPES one after the other, $series series, $bytes bytes"
+printf '%-22s %9s %9s %9s\n' "what" "p50 ms" "p99 ms" "goal ms"
+printf '%-22s %9s %9s %9s\n' "metrics scrape" "$p50" "$p99" "5"
+echo "the handler's own mean (sandboxd_http_request_duration_seconds{route=\"/metrics\"}): $mean ms"
 fi
