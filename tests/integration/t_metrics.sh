@@ -194,11 +194,26 @@ all_new() {
 check "every API and git worker SIGKILLed ($(wc -w <<<"$OLD")): all replaced within 15 s" wait_until 15 all_new
 check 'a scrape after the kill' fresh
 read_all A
-for s in U200 N404 M403 UCNT CREATE EXEC CCNT XCNT DCREATE GIN GOUT; do
+for s in "${!Q[@]}"; do
 	check_eq "after SIGKILL of every worker: ${Q[$s]} unchanged" "${B[$s]}" "${A[$s]}"
 done
 check_eq 'after SIGKILL: still SANDBOXD_WORKERS API workers' "${SANDBOXD_WORKERS:-4}" "$(qn 'sandboxd_workers{pool="api"}')"
-check_eq 'Prometheus saw no counter reset' 0 "$(qn "resets(${Q[U200]}[2m])")"
+
+# --- SIGHUP: the old workers drain on their slots while the new ones count on others -------
+OLD="$(procs sandboxd) $(procs sandboxd-git)"
+B=()
+read_all B
+kill -HUP "$M_PID"
+check 'SIGHUP: every worker replaced within 15 s' wait_until 15 all_new
+check 'a scrape after the SIGHUP' fresh
+A=()
+read_all A
+for s in "${!Q[@]}"; do
+	check_eq "after SIGHUP: ${Q[$s]} unchanged" "${B[$s]}" "${A[$s]}"
+done
+check_eq 'after SIGHUP: SANDBOXD_WORKERS API workers, none draining' "${SANDBOXD_WORKERS:-4}" \
+	"$(qn 'sandboxd_workers{pool="api",state!="draining"}')"
+check_eq 'Prometheus saw no counter reset through all of it' 0 "$(qn "resets(${Q[U200]}[5m])")"
 
 # --- an allowed address needs no token ----------------------------------------------------
 port=${HOSTPORT##*:}
