@@ -182,7 +182,8 @@ void request_finish(struct req *r, const char *action)
  * is a copy to nginx's buffers). */
 static void count(const struct req *r, size_t route)
 {
-	metrics_count_request(route, r->method, r->status, clock_us_since(&r->started));
+	metrics_count_request(r->routes, r->nroutes, route, r->method, r->status,
+			      clock_us_since(&r->started));
 }
 
 void dispatch(struct req *r, const struct route *routes, size_t nroutes)

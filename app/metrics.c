@@ -201,11 +201,33 @@ static void observe(struct metrics_hist *h, int64_t usec)
 	ADD(&h->sum_us, (uint64_t)usec);
 }
 
-void metrics_count_request(size_t route, const char *method, int status, int64_t usec)
+static int any_method(const struct route *routes, size_t n, size_t route)
 {
-	if (!mine || route >= METRICS_ROUTES_MAX)
+	return route >= n || strcmp(routes[route].method, "*") == 0;
+}
+
+int metrics_request_key(const struct route *routes, size_t n, size_t route, const char *method)
+{
+	size_t key = 0;
+
+	if (route > n)
+		return -1;
+	for (size_t i = 0; i < route; i++)
+		key += any_method(routes, n, i) ? METRICS_METHODS : 1;
+	if (any_method(routes, n, route))
+		key += (size_t)metrics_method_index(method);
+	return key < METRICS_KEYS_MAX ? (int)key : -1;
+}
+
+void metrics_count_request(const struct route *routes, size_t nroutes, size_t route,
+			   const char *method, int status, int64_t usec)
+{
+	int key;
+
+	if (!mine || route >= METRICS_ROUTES_MAX ||
+	    (key = metrics_request_key(routes, nroutes, route, method)) < 0)
 		return;
-	ADD(&mine->c.requests[route][metrics_method_index(method)][metrics_status_index(status)], 1);
+	ADD(&mine->c.requests[key][metrics_status_index(status)], 1);
 	observe(&mine->c.request_seconds[route], usec);
 }
 
@@ -419,15 +441,16 @@ static void requests(struct expo *x, const struct metrics_names *n, const struct
 
 	head(x, "sandboxd_http_requests_total", "counter",
 	     "HTTP requests answered, by route pattern, method and status.");
-	for (size_t r = 0; r < nr; r++) {
-		if (metrics_escape(route, sizeof(route), route_name(n, r)))
-			continue;
-		for (int m = 0; m < METRICS_METHODS; m++)
-			for (int s = 0; s < METRICS_STATUSES; s++)
-				if (c->requests[r][m][s])
+	for (size_t r = 0, key = 0; r < nr; r++) {
+		int any = any_method(n->routes, n->nroutes, r);
+		int ok = metrics_escape(route, sizeof(route), route_name(n, r)) == 0;
+		for (int m = 0; m < (any ? METRICS_METHODS : 1); m++, key++)
+			for (int s = 0; ok && key < METRICS_KEYS_MAX && s < METRICS_STATUSES; s++)
+				if (c->requests[key][s])
 					put(x, "sandboxd_http_requests_total{route=\"%s\",method=\"%s\","
-					    "status=\"%s\"} %llu\n", route, methods[m],
-					    status_name(s, sbuf), (unsigned long long)c->requests[r][m][s]);
+					    "status=\"%s\"} %llu\n", route,
+					    any ? methods[m] : n->routes[r].method, status_name(s, sbuf),
+					    (unsigned long long)c->requests[key][s]);
 	}
 	head(x, "sandboxd_http_request_duration_seconds", "histogram",
 	     "Time from a request's arrival to the end of its answer, by route pattern.");
@@ -500,9 +523,10 @@ int metrics_expose(const struct metrics_region *m, const struct metrics_names *n
 		x.rc = err_set(e, ERR_NOMEM, "metrics: out of memory");
 		goto out;
 	}
-	if (n->nroutes >= METRICS_ROUTES_MAX) {
-		x.rc = err_set(e, ERR_FAIL, "metrics: %zu routes, room for %d", n->nroutes,
-			       METRICS_ROUTES_MAX - 1);
+	if (n->nroutes >= METRICS_ROUTES_MAX ||
+	    metrics_request_key(n->routes, n->nroutes, n->nroutes, "other") < 0) {
+		x.rc = err_set(e, ERR_FAIL, "metrics: %zu routes, room for %d routes and %d keys",
+			       n->nroutes, METRICS_ROUTES_MAX - 1, METRICS_KEYS_MAX);
 		goto out;
 	}
 	metrics_sum(m, c, g);

@@ -30,6 +30,11 @@
 /* Rows of the route table, plus one for requests that match no route ("unmatched"). */
 #define METRICS_ROUTES_MAX 40
 #define METRICS_METHODS 8      /* GET HEAD POST PUT PATCH DELETE OPTIONS, and any other */
+/* Request counters are kept by (route, method) key: a route of one method has one key (the
+ * router gives it no other method), a route of any method ("*") and the unmatched row have
+ * METRICS_METHODS each. Five times smaller than a route x method table, and a scrape reads
+ * every slot in use: its cost is the slots' size. */
+#define METRICS_KEYS_MAX 64
 #define METRICS_STATUSES 36    /* the codes of metrics_status_index, classes, and "other" */
 #define METRICS_BUCKETS 16     /* 15 bounds and +Inf */
 #define METRICS_GAUGES_MAX 4   /* gauges from tables (metrics_db.c) */
@@ -58,7 +63,7 @@ struct metrics_hist {
 
 /* What one process counts; all fields only grow while the process lives. */
 struct metrics_counts {
-	uint64_t requests[METRICS_ROUTES_MAX][METRICS_METHODS][METRICS_STATUSES];
+	uint64_t requests[METRICS_KEYS_MAX][METRICS_STATUSES];
 	struct metrics_hist request_seconds[METRICS_ROUTES_MAX];
 	struct metrics_hist create_seconds, exec_seconds;
 	struct metrics_hist docker_seconds[METRICS_DOCKER_OPS];
@@ -93,7 +98,7 @@ struct metrics_region {
 /* What the exposition names that the region does not hold. */
 struct metrics_names {
 	const struct route *routes;  /* the route table the dispatcher counts by */
-	size_t nroutes;              /* at most METRICS_ROUTES_MAX - 1 */
+	size_t nroutes;              /* at most METRICS_ROUTES_MAX - 1, METRICS_KEYS_MAX keys */
 	const char *version;         /* sandboxd_build_info's label */
 };
 
@@ -120,9 +125,15 @@ int metrics_method_index(const char *method) __attribute__((warn_unused_result))
 int metrics_status_index(int status) __attribute__((warn_unused_result));
 int metrics_docker_op(const char *op) __attribute__((warn_unused_result));
 
-/* Counting into this process's slot. route is the row of the route table, or nroutes for a
- * request that matched none; out-of-range values are counted as "other" or dropped. */
-void metrics_count_request(size_t route, const char *method, int status, int64_t usec);
+/* The counter key of a request on row route of routes[n] (n: it matched none) by method;
+ * -1 when the table has more keys than METRICS_KEYS_MAX. */
+int metrics_request_key(const struct route *routes, size_t n, size_t route, const char *method)
+	__attribute__((warn_unused_result));
+/* Counting into this process's slot. A request: its route row (nroutes when it matched
+ * none) of the table, its method and status, its duration; out-of-range values are counted
+ * as "other" or dropped. */
+void metrics_count_request(const struct route *routes, size_t nroutes, size_t route,
+			   const char *method, int status, int64_t usec);
 void metrics_observe_create(int64_t usec);
 void metrics_observe_exec(int64_t usec);
 void metrics_observe_docker(int op, int64_t usec);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "sandboxd/addrlist.h"
+#include "sandboxd/api.h"
 #include "sandboxd/metrics.h"
 #include "sandboxd/banned.h"
 
@@ -27,8 +28,10 @@ static const struct route routes[] = {
 	{ "GET", "/api/v3/user", dummy, "user.get", 0, NULL },
 	{ "POST", "/api/v3/repos/{owner}/{repo}", dummy, "x.post", 0, NULL },
 	{ "GET", "/odd\"path\\", dummy, "odd.get", 0, NULL },
+	{ "*", "/{owner}/{repo}.git/…", dummy, "git.request", 0, NULL },
 };
-static const struct metrics_names names = { routes, 3, "1.2.3" };
+#define NR 4
+static const struct metrics_names names = { routes, NR, "1.2.3" };
 
 /* One region for the whole run (metrics_region_map is once per process); each test starts
  * from zero with slot 0 as this process's. */
@@ -93,6 +96,18 @@ static void test_indexes(void **state)
 	assert_int_equal(metrics_docker_op("read file"), METRICS_DOCKER_ARCHIVE);
 	assert_int_equal(metrics_docker_op("something new"), METRICS_DOCKER_OTHER);
 	assert_int_equal(metrics_docker_op(NULL), METRICS_DOCKER_OTHER);
+	/* Keys: one per route of one method, a method's worth for "*" and for unmatched. */
+	assert_int_equal(metrics_request_key(routes, NR, 0, "GET"), 0);
+	assert_int_equal(metrics_request_key(routes, NR, 0, "POST"), 0);
+	assert_int_equal(metrics_request_key(routes, NR, 2, "GET"), 2);
+	assert_int_equal(metrics_request_key(routes, NR, 3, "GET"), 3);
+	assert_int_equal(metrics_request_key(routes, NR, 3, "POST"), 5);
+	assert_int_equal(metrics_request_key(routes, NR, NR, "GET"), 3 + METRICS_METHODS);
+	assert_int_equal(metrics_request_key(routes, NR, NR, "x"), 2 + 2 * METRICS_METHODS);
+	assert_int_equal(metrics_request_key(routes, NR, NR + 1, "GET"), -1);
+	/* The service's own table fits, unmatched row included. */
+	assert_true(api_routes_count < METRICS_ROUTES_MAX);
+	assert_true(metrics_request_key(api_routes, api_routes_count, api_routes_count, "other") >= 0);
 }
 
 static void test_escape(void **state)
@@ -118,11 +133,13 @@ static void test_exposition(void **state)
 
 	(void)state;
 	fresh();
-	metrics_count_request(0, "GET", 200, 1000);     /* exactly 1 ms: le="0.001" */
-	metrics_count_request(0, "GET", 200, 30000);
-	metrics_count_request(0, "GET", 404, 5);
-	metrics_count_request(3, "BREW", 418, 200);     /* the unmatched row */
-	metrics_count_request(99, "GET", 200, 1);       /* out of range: dropped */
+	metrics_count_request(routes, NR, 0, "GET", 200, 1000);     /* exactly 1 ms: le="0.001" */
+	metrics_count_request(routes, NR, 0, "GET", 200, 30000);
+	metrics_count_request(routes, NR, 0, "GET", 404, 5);
+	metrics_count_request(routes, NR, NR, "BREW", 418, 200);     /* the unmatched row */
+	metrics_count_request(routes, NR, 99, "GET", 200, 1);       /* out of range: dropped */
+	metrics_count_request(routes, NR, 3, "POST", 200, 1);       /* "*": by the request's method */
+	metrics_count_request(routes, NR, 1, "GET", 201, 1);        /* one method: the route's */
 	metrics_observe_create(1500000);
 	metrics_observe_exec(60000);
 	metrics_observe_docker(METRICS_DOCKER_START, 220000);
@@ -136,7 +153,9 @@ static void test_exposition(void **state)
 	has(t, "sandboxd_http_requests_total{route=\"/api/v3/user\",method=\"GET\",status=\"200\"} 2");
 	has(t, "sandboxd_http_requests_total{route=\"/api/v3/user\",method=\"GET\",status=\"404\"} 1");
 	has(t, "sandboxd_http_requests_total{route=\"unmatched\",method=\"other\",status=\"4xx\"} 1");
-	lacks(t, "route=\"/api/v3/repos/{owner}/{repo}\",method");
+	has(t, "sandboxd_http_requests_total{route=\"/{owner}/{repo}.git/…\",method=\"POST\",status=\"200\"} 1");
+	has(t, "sandboxd_http_requests_total{route=\"/api/v3/repos/{owner}/{repo}\",method=\"POST\",status=\"201\"} 1");
+	lacks(t, "sandboxd_http_requests_total{route=\"/odd");
 	has(t, "sandboxd_http_request_duration_seconds_bucket{route=\"/api/v3/user\",le=\"0.001\"} 2");
 	has(t, "sandboxd_http_request_duration_seconds_bucket{route=\"/api/v3/user\",le=\"0.025\"} 2");
 	has(t, "sandboxd_http_request_duration_seconds_bucket{route=\"/api/v3/user\",le=\"0.05\"} 3");
@@ -144,7 +163,7 @@ static void test_exposition(void **state)
 	has(t, "sandboxd_http_request_duration_seconds_sum{route=\"/api/v3/user\"} 0.031005");
 	has(t, "sandboxd_http_request_duration_seconds_count{route=\"/api/v3/user\"} 3");
 	/* Routes without traffic still have their (zero) histogram; labels escaped. */
-	has(t, "sandboxd_http_request_duration_seconds_count{route=\"/api/v3/repos/{owner}/{repo}\"} 0");
+	has(t, "sandboxd_http_request_duration_seconds_count{route=\"/api/v3/repos/{owner}/{repo}\"} 1");
 	has(t, "sandboxd_http_request_duration_seconds_count{route=\"/odd\\\"path\\\\\"} 0");
 	has(t, "sandboxd_sandbox_create_duration_seconds_bucket{le=\"1\"} 0");
 	has(t, "sandboxd_sandbox_create_duration_seconds_bucket{le=\"2.5\"} 1");
@@ -174,7 +193,7 @@ static void test_shape(void **state)
 
 	(void)state;
 	fresh();
-	metrics_count_request(1, "POST", 201, 10);
+	metrics_count_request(routes, NR, 1, "POST", 201, 10);
 	t = expose(&b);
 	for (line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (strncmp(line, "# TYPE ", 7) == 0) {
@@ -232,7 +251,7 @@ static void test_fork_and_fold(void **state)
 	(void)state;
 	fresh();
 	m = metrics_region();
-	metrics_count_request(0, "GET", 200, 10);  /* the parent, on slot 0 */
+	metrics_count_request(routes, NR, 0, "GET", 200, 10);  /* the parent, on slot 0 */
 	slot = metrics_slot_take(METRICS_POOL_API);
 	assert_int_equal(slot, 1);
 	pid = fork();
@@ -241,7 +260,7 @@ static void test_fork_and_fold(void **state)
 		metrics_slot_use(slot);
 		metrics_set_state(METRICS_BUSY);
 		for (int i = 0; i < 5; i++)
-			metrics_count_request(0, "GET", 200, 10);
+			metrics_count_request(routes, NR, 0, "GET", 200, 10);
 		metrics_count_git_bytes(METRICS_GIT_OUT, 1000);
 		kill(getpid(), SIGKILL);
 		_exit(0);
@@ -260,7 +279,7 @@ static void test_fork_and_fold(void **state)
 	has(t, "sandboxd_workers{pool=\"api\",state=\"busy\"} 0");
 	buf_release(&b);
 	assert_int_equal(m->slots[slot].state, METRICS_FREE);
-	assert_true(m->slots[slot].c.requests[0][0][0] == 0);
+	assert_true(m->slots[slot].c.requests[0][0] == 0);
 	assert_int_equal(m->fold_gen % 2, 0);
 	/* The next process gets the freed slot. */
 	assert_int_equal(metrics_slot_take(METRICS_POOL_GIT), slot);
