@@ -4,8 +4,9 @@
 # short mixed load with known counts: the counters it answers through /api/v1/query moved by
 # exactly what this test did, histograms by the expected _count, gauges (workers, sandboxes)
 # as the stack is; `promtool check metrics` is clean on a scrape; who may read it (401, 403
-# with SPEC's texts, 200 beside them; an allowed address without a token); and every worker
-# SIGKILLed loses none of its counts. Prometheus and its folder go at exit, also on failure.
+# with SPEC's texts, 200 beside them; an allowed address without a token); and neither every
+# worker SIGKILLed nor a SIGHUP loses any count. Prometheus and its folder go at exit, also
+# on failure.
 . "$(dirname "$0")/lib.sh"
 
 : "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
@@ -25,6 +26,17 @@ api GET /metrics "" "$UT"
 expect_error 403 'this needs a site admin' "a user's token: 403 this needs a site admin"
 api GET /metrics "" "raw:Bearer dfy_nonsense"
 expect_status 401 'a token that is not one: 401'
+api POST /api/v3/user/repos '{"name":"jobs"}' "$UT"
+expect_status 201 'a repository for a job token'
+api POST "/api/v3/repos/met$SFX/jobs/job-tokens" '{"scope":"read"}' "$UT"
+expect_status 201 'a job token'
+JT=$(_json .token)
+api GET /metrics "" "$JT"
+expect_error 403 'job tokens can only be used on their repository' 'a job token: 403 with its text'
+mk_account "madm$SFX" --site-admin || exit 1
+AT=$(mk_token "madm$SFX" read) || exit 1
+api GET /metrics "" "$AT"
+expect_status 200 "another site admin's read-scoped token: 200 (a read needs no write scope)"
 api GET /metrics
 expect_status 200 "the admin's token: 200"
 expect_header 'Content-Type' 'text/plain; version=0.0.4; charset=utf-8' 'Content-Type of the text format 0.0.4'
