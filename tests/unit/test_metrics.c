@@ -285,6 +285,64 @@ static void test_fork_and_fold(void **state)
 	assert_int_equal(metrics_slot_take(METRICS_POOL_GIT), slot);
 }
 
+/* The race a fold must survive: a scraper summing while the master folds slot after slot
+ * of processes that counted and died. Every sum it reads must be at least the one before
+ * (a counter that goes down is a restart to Prometheus), and the end total is exact. */
+#define RACE_PROCS 100
+#define RACE_EACH 7
+
+static uint64_t race_total(void)
+{
+	static struct metrics_counts c;
+	struct metrics_gauge g[METRICS_GAUGES_MAX];
+
+	metrics_sum(metrics_region(), &c, g);
+	return c.requests[0][0];
+}
+
+static void test_fold_race(void **state)
+{
+	const uint64_t want = (uint64_t)RACE_PROCS * RACE_EACH;
+	int status;
+	pid_t scraper;
+
+	(void)state;
+	fresh();
+	scraper = fork();
+	assert_true(scraper >= 0);
+	if (scraper == 0) {
+		uint64_t last = 0, now;
+		long sums = 0;
+		do {
+			now = race_total();
+			if (now < last)
+				_exit(1);
+			last = now;
+			sums++;
+		} while (now < want);
+		_exit(sums > 1 ? 0 : 2);
+	}
+	for (int i = 0; i < RACE_PROCS; i++) {
+		int slot = metrics_slot_take(METRICS_POOL_API);
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			metrics_slot_use(slot);
+			for (int k = 0; k < RACE_EACH; k++)
+				metrics_count_request(routes, NR, 0, "GET", 200, 1);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		metrics_slot_fold(slot);
+	}
+	assert_int_equal(waitpid(scraper, &status, 0), scraper);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("the scraper saw a sum go down (or never ran): status %d", status);
+	assert_true(race_total() == want);
+	for (int i = 1; i < NSLOTS; i++)
+		assert_int_equal(metrics_region()->slots[i].state, METRICS_FREE);
+}
+
 /* With every slot taken the next process shares slot 0; DRAINING outlasts the process's
  * own state changes. */
 static void test_full_and_draining(void **state)
@@ -351,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_shape),
 		cmocka_unit_test(test_gauges),
 		cmocka_unit_test(test_fork_and_fold),
+		cmocka_unit_test(test_fold_race),
 		cmocka_unit_test(test_full_and_draining),
 		cmocka_unit_test(test_addrlist),
 	};
