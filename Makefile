@@ -66,6 +66,11 @@ $(B)/unit/test_agent: $(AGENT)
 $(B)/obj/%.o: app/%.c $(wildcard include/sandboxd/*.h) | $(B)/obj
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# sandboxd_build_info's version: the package's, from the top of debian/changelog.
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+$(B)/obj/api_metrics.o: CFLAGS += -DSANDBOXD_VERSION='"$(VERSION)"'
+$(B)/obj/api_metrics.o: debian/changelog
+
 # The migrations are compiled into sandboxctl so that it never depends on a path.
 $(B)/obj/migrations.c: $(sort $(wildcard sql/[0-9]*.sql)) deploy/embed-sql.sh | $(B)/obj
 	sh deploy/embed-sql.sh $(sort $(wildcard sql/[0-9]*.sql)) > $@

@@ -17,3 +17,11 @@ int64_t clock_ms_since(const struct timespec *t0)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return (int64_t)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
 }
+
+int64_t clock_us_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - t0->tv_sec) * 1000000 + (now.tv_nsec - t0->tv_nsec) / 1000;
+}

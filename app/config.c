@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include "sandboxd/addrlist.h"
 #include "sandboxd/config.h"
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
@@ -155,6 +156,15 @@ static int check_git_paths(struct config *c, struct err *e)
 	return 0;
 }
 
+static int check_metrics_allow(struct config *c, struct err *e)
+{
+	struct err why = { .msg = "" };
+
+	if (addrlist_check(c->metrics_allow, &why))
+		return err_set(e, ERR_INVALID, "SANDBOXD_METRICS_ALLOW: %s", why.msg);
+	return 0;
+}
+
 /* What a setting is read into: a string field, the log level by its name, or a number
  * stored as int, as size_t, or as bytes from a count of MiB. */
 enum kind { STR, LEVEL, INT, SIZE, MIB };
@@ -219,6 +229,7 @@ static const struct setting settings[] = {
 	N("SANDBOXD_AGENT", INT, agent, 1, 0, 1),
 	S("SANDBOXD_AGENT_PATH", agent_path, "/usr/local/lib/sandboxd/sandboxd-agent",
 	  .check = check_agent_path),
+	S("SANDBOXD_METRICS_ALLOW", metrics_allow, "", .check = check_metrics_allow),
 };
 
 /* A string setting, or the log level's name (its own buffer: the field is an int). An

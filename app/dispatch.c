@@ -6,9 +6,11 @@
 #include "sandboxd/api.h"
 #include "sandboxd/audit.h"
 #include "sandboxd/auth.h"
+#include "sandboxd/clock.h"
 #include "sandboxd/dispatch.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/metrics.h"
 #include "sandboxd/randid.h"
 #include "sandboxd/banned.h"
 
@@ -174,10 +176,21 @@ void request_finish(struct req *r, const char *action)
 	http_fail(r, rc == ERR_DB ? ERR_DB : ERR_FAIL, &e);
 }
 
+/* Counts the request once its answer is made: the row of the route it matched when it
+ * arrived (MCP's calls clear r->match as they go), its method and status, and the time
+ * since it arrived (a streamed answer's whole run; a built one's up to its sending, which
+ * is a copy to nginx's buffers). */
+static void count(const struct req *r, size_t route)
+{
+	metrics_count_request(r->routes, r->nroutes, route, r->method, r->status,
+			      clock_us_since(&r->started));
+}
+
 void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 {
 	struct err e = { .msg = "" };
 	const char *uri, *q, *action;
+	size_t route = nroutes;   /* none matched */
 	int rc;
 
 	r->routes = routes;
@@ -203,6 +216,8 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 	}
 
 	rc = router_match(r->routes, r->nroutes, r->method, r->path, &r->match);
+	if (rc == 0)
+		route = (size_t)(r->match.route - r->routes);
 	/* Git requests can last long: they never hold a transaction; like a GET, the only row
 	 * they write is their audit row (the hook writes its own per ref). */
 	if (rc == 0 && (r->match.route->flags & ROUTE_GIT)) {
@@ -233,6 +248,8 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 	request_finish(r, action);
 send:
 	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);
+	/* Before the answer goes: a client that has its answer finds it counted. */
+	count(r, route);
 	/* A client gone before its answer: nothing more to do for it. */
 	if (!r->streamed && http_send(r))
 		log_info("the answer to %s %s did not reach nginx", r->method ? r->method : "-",

@@ -11,6 +11,7 @@
 #include "sandboxd/clock.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
+#include "sandboxd/metrics.h"
 #include "sandboxd/banned.h"
 
 #define ERRBODY_MAX (16 * 1024)
@@ -402,7 +403,11 @@ static int perform_at(struct call *c, const struct target *t)
 	if ((rc = set_headers(c, &headers)))
 		goto out;
 
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cc = curl_easy_perform(handle);
+	/* Every call, failed ones too: an engine that times out is what the histogram is for. */
+	metrics_observe_docker(metrics_docker_op(c->op), clock_us_since(&t0));
 	curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &c->status);
 	if (cc != CURLE_OK)
 		rc = transfer_error(c, cc, curlerr);

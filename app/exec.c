@@ -13,6 +13,7 @@
 #include "sandboxd/gitcred.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/metrics.h"
 #include "sandboxd/sbagent.h"
 #include "sandboxd/scripts.h"
 #include "sandboxd/token.h"
@@ -311,13 +312,20 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
 	     struct exec_result *out, struct err *e)
 {
+	struct timespec t0;
 	int rc, fallback = 1;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(out, 0, sizeof(*out));
 	out->backend = "docker";
-	if (x->agent && ((rc = agent_run(s, x, h, out, &fallback, e)) || !fallback))
-		return rc;
-	if (out->agent_error[0])
-		log_info("exec in %s: through Docker exec: the agent: %s", s->id, out->agent_error);
-	return docker_run(s, x, h, out, e);
+	if (!x->agent || (!(rc = agent_run(s, x, h, out, &fallback, e)) && fallback)) {
+		if (out->agent_error[0])
+			log_info("exec in %s: through Docker exec: the agent: %s", s->id,
+				 out->agent_error);
+		rc = docker_run(s, x, h, out, e);
+	}
+	/* Execs that ran, to their end or their time limit; not those refused before. */
+	if (rc == 0)
+		metrics_observe_exec(clock_us_since(&t0));
+	return rc;
 }

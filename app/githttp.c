@@ -13,6 +13,7 @@
 #include "sandboxd/cgi.h"
 #include "sandboxd/githttp.h"
 #include "sandboxd/log.h"
+#include "sandboxd/metrics.h"
 #include "sandboxd/pushreport.h"
 #include "sandboxd/strv.h"
 #include "sandboxd/banned.h"
@@ -308,6 +309,7 @@ static void proc_refill(struct proc *p)
 	}
 	p->inlen = (size_t)n;
 	p->inoff = 0;
+	metrics_count_git_bytes(METRICS_GIT_IN, (uint64_t)n);
 	p->last = now_ms();
 }
 
@@ -360,6 +362,8 @@ static int proc_drain(struct proc *p, struct err *e)
 	}
 	if (put(p->r, p->outbuf, p->outlen))
 		p->client_gone = 1;
+	else
+		metrics_count_git_bytes(METRICS_GIT_OUT, p->outlen);
 	p->outlen = 0;
 	return 0;
 }

@@ -87,6 +87,7 @@ void http_json(struct req *r, int status, json_object *obj)
 	buf_clear(&r->out);
 	r->status = status;
 	r->responded = 1;
+	r->content_type = NULL;
 	/* json_write, not json-c's printer: an exec's output or a file is megabytes of string. */
 	if (json_write(&r->out, obj) || buf_puts(&r->out, "\n")) {
 		/* Cleared, the buffer holds the short text whatever its bound. */
@@ -125,6 +126,13 @@ void http_error(struct req *r, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	http_verror(r, status, "message", fmt, ap);
 	va_end(ap);
+}
+
+void http_body(struct req *r, int status, const char *content_type)
+{
+	r->status = status;
+	r->responded = 1;
+	r->content_type = content_type;
 }
 
 void http_empty(struct req *r, int status)
@@ -213,8 +221,8 @@ int http_send(struct req *r)
 		     r->status, reason(r->status), r->request_id);
 	if (r->status != 204 && n > 0 && (size_t)n < sizeof(head))
 		n += snprintf(head + n, sizeof(head) - (size_t)n,
-			      "Content-Type: application/json\r\nContent-Length: %zu\r\n",
-			      r->out.len);
+			      "Content-Type: %s\r\nContent-Length: %zu\r\n",
+			      r->content_type ? r->content_type : "application/json", r->out.len);
 	if (n < 0 || (size_t)n >= sizeof(head))
 		return ERR_FAIL;
 	rc = FCGX_PutStr(head, n, out);

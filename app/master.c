@@ -15,6 +15,7 @@
 #include "sandboxd/log.h"
 #include "sandboxd/clock.h"
 #include "sandboxd/master.h"
+#include "sandboxd/metrics.h"
 #include "sandboxd/reaper.h"
 #include "sandboxd/worker.h"
 #include "sandboxd/banned.h"
@@ -27,10 +28,12 @@ struct slot {
 	long started_ms;
 	long restart_at_ms; /* when an empty slot may be filled again */
 	long backoff_ms;
+	int mslot;          /* its process's metrics slot (metrics.h) */
 };
 
 struct retiree {
 	pid_t pid;
+	int mslot;
 	struct retiree *next;
 };
 
@@ -67,14 +70,16 @@ static int open_socket(const struct config *cfg, const char *path)
 
 enum role { API_WORKER, GIT_WORKER, REAPER };
 
-/* A worker on its socket, or the reaper (which needs none). */
+/* A worker on its socket, or the reaper (which needs none), counting into metrics slot
+ * mslot. */
 static pid_t spawn(const struct config *cfg, const int fds[2], const sigset_t *oldmask,
-		   enum role role)
+		   enum role role, int mslot)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
+		metrics_slot_use(mslot);
 		if (role == REAPER) {
 			close(fds[0]);
 			close(fds[1]);
@@ -94,8 +99,10 @@ static pid_t spawn(const struct config *cfg, const int fds[2], const sigset_t *o
 static void signal_all(struct slot *slots, int n, struct retiree *old, int sig)
 {
 	for (int i = 0; i < n; i++)
-		if (slots[i].pid > 0)
+		if (slots[i].pid > 0) {
 			kill(slots[i].pid, sig);
+			metrics_slot_draining(slots[i].mslot);
+		}
 	for (; old; old = old->next)
 		kill(old->pid, sig);
 }
@@ -110,6 +117,7 @@ static int reap(struct slot *slots, int n, struct retiree **old, pid_t pid, int 
 		if ((*p)->pid == pid) {
 			struct retiree *dead = *p;
 			*p = dead->next;
+			metrics_slot_fold(dead->mslot);
 			free(dead);
 			return 1;
 		}
@@ -118,6 +126,10 @@ static int reap(struct slot *slots, int n, struct retiree **old, pid_t pid, int 
 		if (slots[i].pid != pid)
 			continue;
 		slots[i].pid = 0;
+		/* Reaped, so nothing writes its slot any more: its counts go to the retired slot
+		 * before fill_slots can hand the slot to the next process. */
+		metrics_slot_fold(slots[i].mslot);
+		slots[i].mslot = 0;
 		if (draining)
 			return 1;
 		if (now - slots[i].started_ms < YOUNG_MS)
@@ -174,6 +186,12 @@ static int master_open(struct master *m)
 		return -1;
 	if (!(m->slots = calloc((size_t)m->n, sizeof(*m->slots))))
 		return -1;
+	/* Before the first fork, so that every process shares it. Twice the processes: a
+	 * SIGHUP starts a new process in each slot while the old ones finish; the extra slot
+	 * is the retired one. Without it the service runs, /metrics answers 503. */
+	struct err e = { .msg = "" };
+	if (metrics_region_map(2 * m->n + 1, &e))
+		log_error("%s: running without metrics", e.msg);
 	if (cfg->pid_file[0]) {
 		FILE *f = fopen(cfg->pid_file, "w");
 		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f)) {
@@ -193,12 +211,17 @@ static long fill_slots(struct master *m, long now)
 		struct slot *s = &m->slots[i];
 
 		if (s->pid == 0 && s->restart_at_ms <= now) {
-			s->pid = spawn(m->cfg, m->fds, &m->oldmask,
-				       i == m->n - 1 ? REAPER
-				       : i < m->cfg->workers ? API_WORKER : GIT_WORKER);
+			enum role role = i == m->n - 1 ? REAPER
+					 : i < m->cfg->workers ? API_WORKER : GIT_WORKER;
+			s->mslot = metrics_slot_take(role == REAPER ? METRICS_POOL_REAPER
+						     : role == GIT_WORKER ? METRICS_POOL_GIT
+						     : METRICS_POOL_API);
+			s->pid = spawn(m->cfg, m->fds, &m->oldmask, role, s->mslot);
 			s->started_ms = now;
 			if (s->pid < 0) {
 				s->pid = 0;
+				metrics_slot_fold(s->mslot);
+				s->mslot = 0;
 				s->restart_at_ms = now + 1000;
 			}
 		}
@@ -221,10 +244,13 @@ static void replace_all(struct master *m)
 		if (!t)
 			continue;
 		t->pid = s->pid;
+		t->mslot = s->mslot;
+		metrics_slot_draining(s->mslot);
 		t->next = m->old;
 		m->old = t;
 		kill(t->pid, SIGTERM);
 		s->pid = 0;
+		s->mslot = 0;
 		s->restart_at_ms = 0;
 		s->backoff_ms = 0;
 	}

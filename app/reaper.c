@@ -9,7 +9,10 @@
 #include "sandboxd/db.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
+#include "sandboxd/clock.h"
 #include "sandboxd/log.h"
+#include "sandboxd/metrics.h"
+#include "sandboxd/metrics_db.h"
 #include "sandboxd/reaper.h"
 #include "sandboxd/warm.h"
 #include "sandboxd/sandbox.h"
@@ -272,10 +275,24 @@ int reaper_run(const struct config *cfg)
 	db_init(&db, cfg->database_url);
 	log_info("reaper ready (%s)", me);
 	while (!stopping) {
-		if (db_ensure(&db, &e) == 0 && lease(&db, me))
+		/* The gauges on every host (each has its own region), lease or not: a host whose
+		 * reaper is not the one passing still answers its scrapes. */
+		if (db_ensure(&db, &e) == 0)
+			metrics_db_refresh(&db, clock_ms());
+		if (db_ensure(&db, &e) == 0 && lease(&db, me)) {
+			metrics_set_state(METRICS_BUSY);
 			pass(cfg, &db);
-		for (int i = 0; i < interval * 10 && !stopping; i++)
+			metrics_count_reaper_pass();
+		}
+		metrics_set_state(METRICS_IDLE);
+		for (int i = 0; i < interval * 10 && !stopping; i++) {
 			usleep(100000);
+			/* Between passes too: the gauges are at most METRICS_DB_REFRESH_MS old
+			 * whatever the interval (only a pass longer than that delays them); not
+			 * a reconnect a second while the database is away. */
+			if (i % 10 == 9 && db.conn && PQstatus(db.conn) == CONNECTION_OK)
+				metrics_db_refresh(&db, clock_ms());
+		}
 	}
 	/* Give the lease back so that another host takes over at once. */
 	if (db_ensure(&db, &e) ||

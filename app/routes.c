@@ -25,6 +25,8 @@ static int git_path(const char *path, struct route_match *m)
 
 const struct route api_routes[] = {
 	{ "GET", "/healthz", api_health, "health.get", ROUTE_PUBLIC, NULL },
+	/* Public so that SANDBOXD_METRICS_ALLOW needs no token; the handler checks the rest. */
+	{ "GET", "/metrics", api_metrics, "metrics.get", ROUTE_PUBLIC, NULL },
 	{ "GET", "/api/v3/user", api_user_get, "user.get", 0, NULL },
 	{ "POST", "/mcp", api_mcp, "mcp", 0, NULL },
 	{ "POST", "/api/v3/user/repos", api_user_repos_create, "repo.create", ROUTE_JSON, NULL },

@@ -11,10 +11,12 @@
 #include <git2.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include "sandboxd/clock.h"
 #include "sandboxd/container.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/hostaddr.h"
 #include "sandboxd/log.h"
+#include "sandboxd/metrics.h"
 #include "sandboxd/num.h"
 #include "sandboxd/randid.h"
 #include "sandboxd/sandbox.h"
@@ -383,8 +385,10 @@ int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 {
 	const char *ref = n->ref;
 	struct make m = { .n = n, .s = out, .started = (long)time(NULL) };
+	struct timespec t0;
 	int rc, locked = 0;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(out, 0, sizeof(*out));
 	detail[0] = 0;
 	/* HEAD is the repository's HEAD: its default branch, not a branch named HEAD. A full
@@ -407,6 +411,8 @@ int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 		return err_set(e, ERR_FAIL, "RNG failed");
 	memcpy(out->agent_key, m.agent_key, sizeof(out->agent_key));
 	rc = make(&m, &locked, detail, e);
+	if (rc == 0)
+		metrics_observe_create(clock_us_since(&t0));
 	OPENSSL_cleanse(m.token, sizeof(m.token));
 	OPENSSL_cleanse(m.agent_key, sizeof(m.agent_key));
 	if (locked) {

@@ -10,6 +10,7 @@
 #include "sandboxd/dispatch.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/log.h"
+#include "sandboxd/metrics.h"
 #include "sandboxd/worker.h"
 #include "sandboxd/banned.h"
 
@@ -119,6 +120,7 @@ int worker_run(const struct config *cfg, int listen_fd)
 	 * interrupting it; it is let in only while the worker waits in accept. */
 	sigprocmask(SIG_BLOCK, &term, NULL);
 	while (!stopping) {
+		metrics_set_state(METRICS_IDLE);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		rc = stopping ? -1 : FCGX_Accept_r(&w.fcgx);
 		sigprocmask(SIG_BLOCK, &term, NULL);
@@ -132,6 +134,7 @@ int worker_run(const struct config *cfg, int listen_fd)
 			continue;
 		}
 		backoff = 0;
+		metrics_set_state(METRICS_BUSY);
 		request_new(&r, &w);
 		dispatch(&r, api_routes, api_routes_count);
 		FCGX_Finish_r(&w.fcgx);

@@ -14,6 +14,11 @@
 #      same http-backend behind an nginx that buffers the body whole first, as sandboxd's
 #      git location does (a second line: what the slow-client hardening costs).
 #
+#   4. (after the sandboxes) the sandbox operations beside the raw Docker Engine API.
+#   5. GET /metrics, a scrape of every process's slot (BENCH_SCRAPES, default 200, one after
+#      the other through nginx, curl's own timer): median and p99 beside the goal of 5 ms,
+#      and the handler's own mean from the route's histogram.
+#
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
 
@@ -42,7 +47,7 @@ free_port() {
 	done
 }
 
-PARTS=" ${BENCH_PARTS:-user clones push sandboxes} "
+PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
@@ -435,4 +440,50 @@ for _ in $(seq 1000); do echo "url = \"$SANDBOXD_URL/api/v3/user\""; done >"$VAR
 curl -s -H "$AUTH" --parallel --parallel-max 16 -K "$VAR/urls" >/dev/null 2>&1
 echo "worker resident memory before the sandbox work: $RSS_BEFORE"
 echo "worker resident memory after sandbox work and 1,000 more requests: $(worker_rss)"
+fi
+
+# --- 5. a metrics scrape --------------------------------------------------------------------
+# After the other parts, so that the exposition holds what a busy service's does (every route
+# and status seen so far, the Docker operations); the admin token, as Prometheus would send it.
+if part metrics; then
+SCRAPES=${BENCH_SCRAPES:-200}
+MAUTH="Authorization: Bearer $SANDBOXD_TOKEN"
+# seq_ms PATH OUT: SCRAPES requests one after the other, curl's time_total of each (ms) into
+# OUT; anything but 200 stops the bench.
+seq_ms() {
+	local out
+	: >"$2"
+	for _ in $(seq "$SCRAPES"); do
+		out=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' -H "$MAUTH" "$SANDBOXD_URL$1")
+		[ "${out% *}" = 200 ] || { echo "bench: GET $1 answered ${out% *}" >&2; exit 1; }
+		awk -v t="${out#* }" 'BEGIN { printf "%.3f\n", t * 1000 }' >>"$2"
+	done
+}
+p99() { sort -n "$1" | awk '{a[NR] = $1} END {i = int(NR * 0.99); if (i < 1) i = 1; print a[i]}'; }
+curl -sf -o "$VAR/scrape.0" -H "$MAUTH" "$SANDBOXD_URL/metrics"  # warm-up, and the start
+# Alternating halves, so that a machine busy for a while weighs on both alike.
+SCRAPES=$((SCRAPES / 2))
+seq_ms /metrics "$VAR/scrapes.1"; seq_ms /api/v3/user "$VAR/users.1"
+seq_ms /metrics "$VAR/scrapes.2"; seq_ms /api/v3/user "$VAR/users.2"
+cat "$VAR/scrapes.1" "$VAR/scrapes.2" >"$VAR/scrapes.txt"
+cat "$VAR/users.1" "$VAR/users.2" >"$VAR/users.txt"
+curl -sf -o "$VAR/scrape.txt" -H "$MAUTH" "$SANDBOXD_URL/metrics"
+series=$(grep -vc '^#' "$VAR/scrape.txt")
+bytes=$(wc -c <"$VAR/scrape.txt")
+# The time inside sandboxd: the route's own histogram, between the scrape before the runs
+# and the one after (so the user part's concurrent load is not in it).
+mean() { # ROUTE: mean ms of sandboxd_http_request_duration_seconds{route=ROUTE} meanwhile
+	awk -v r="{route=\"$1\"}" '
+		index($1, "sandboxd_http_request_duration_seconds_sum" r) == 1 { s[FILENAME] = $2 }
+		index($1, "sandboxd_http_request_duration_seconds_count" r) == 1 { n[FILENAME] = $2 }
+		END { a = ARGV[1]; b = ARGV[2]; d = n[b] - n[a]
+		      printf "%.3f", d ? (s[b] - s[a]) / d * 1000 : 0 }' "$VAR/scrape.0" "$VAR/scrape.txt"
+}
+echo
+echo "metrics scrape: GET /metrics through nginx, $((SCRAPES * 2)) one after the other (alternating"
+echo "with as many GET /api/v3/user: the same token check and audit row), $series series, $bytes bytes"
+printf '%-22s %9s %9s %14s\n' "what" "p50 ms" "p99 ms" "in sandboxd ms"
+printf '%-22s %9s %9s %14s\n' "metrics scrape" "$(median <"$VAR/scrapes.txt")" "$(p99 "$VAR/scrapes.txt")" "$(mean /metrics)"
+printf '%-22s %9s %9s %14s\n' "GET /api/v3/user" "$(median <"$VAR/users.txt")" "$(p99 "$VAR/users.txt")" "$(mean /api/v3/user)"
+echo "goal: a scrape under 5 ms (\"in sandboxd\": the mean of the route's own histogram over these runs)"
 fi

@@ -11,6 +11,7 @@ PACKAGES=(
     postgresql nginx-light docker.io
     curl jq git wrk ca-certificates iproute2 iptables procps psmisc openssl fcgiwrap debootstrap
     valgrind shellcheck musl-tools
+    prometheus  # t_metrics runs its own instance on a free loopback port; the service never starts
     debhelper lintian
 )
 

@@ -427,7 +427,7 @@ sandboxd_settings() {
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
     printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
-    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|POOL_SIZE)=' |
+    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|POOL_SIZE|METRICS_ALLOW)=' |
         grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=' | sort || true
 }
 

@@ -9,5 +9,7 @@
 int64_t clock_ms(void);
 /* Milliseconds since t0 (a CLOCK_MONOTONIC reading). */
 int64_t clock_ms_since(const struct timespec *t0);
+/* Microseconds since t0, for durations that metrics record. */
+int64_t clock_us_since(const struct timespec *t0);
 
 #endif

@@ -50,6 +50,9 @@ struct config {
 	 * exec only), and the host's copy bind-mounted read-only into each container. */
 	int agent;
 	char agent_path[256];
+	/* Addresses and networks (addrlist.h) that may read GET /metrics without a token; empty:
+	 * only a site admin's token may. */
+	char metrics_allow[1024];
 };
 
 typedef const char *(*config_getenv_fn)(const char *name);

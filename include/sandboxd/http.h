@@ -73,6 +73,7 @@ struct req {
 	int status;
 	struct buf headers;          /* extra "Name: value\r\n" lines */
 	struct buf out;
+	const char *content_type;    /* a static string; NULL: application/json */
 	int responded;
 	int streamed;                /* the handler wrote the response itself (git) */
 	int git;                     /* a git client: challenges are Basic, not Bearer */
@@ -106,6 +107,8 @@ void http_verror(struct req *r, int status, const char *key, const char *fmt, va
 void http_error(struct req *r, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void http_empty(struct req *r, int status);
+/* The answer is what the handler wrote into r->out, of content_type (a static string). */
+void http_body(struct req *r, int status, const char *content_type);
 /* {key: "..."} with status. */
 void http_answer_error(struct req *r, int status, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -42,6 +42,10 @@ while read -r wid cid; do
 		"$(docker exec "$cid" sh -c "tr '\\0' '\\n' </proc/1/cmdline | tail -n 1")"
 done <<<"$WARM"
 
+# The operator's view of it (GET /metrics, refreshed from the table every 5 s).
+pool_gauge() { api GET /metrics; grep -E "^sandboxd_pool_containers\{image=\"[^\"]+\",state=\"ready\"\} " <<<"$BODY" | awk '{print $2}'; }
+check "sandboxd_pool_containers says $POOL ready" wait_until 20 eval '[[ $(pool_gauge) == "$POOL" ]]'
+
 # ---- a create takes the oldest ----------------------------------------------------------------
 read -r WID WCID <<<"$(head -n 1 <<<"$WARM")"
 api POST "$SB" '{}' "$OT"
