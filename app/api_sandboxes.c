@@ -11,7 +11,8 @@
 
 int api_sandbox_create(struct req *r, struct err *e)
 {
-	const char *ref = NULL;
+	const char *ref = NULL, *filter = NULL;
+	int64_t depth = 0;
 	char detail[SANDBOX_DETAIL_MAX];
 	struct repo repo;
 	struct sandbox s;
@@ -20,17 +21,27 @@ int api_sandbox_create(struct req *r, struct err *e)
 	if (r->caller.kind == TOKEN_JOB || r->caller.kind == TOKEN_SANDBOX)
 		return err_set(e, ERR_DENIED, "job and sandbox tokens can't start sandboxes");
 	if ((rc = json_field_string(r->json, "ref", 0, 255, &ref, e)) < 0 ||
-	    (rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1,
+	    (rc = json_field_int(r->json, "depth", 0, 1, SANDBOX_DEPTH_MAX, &depth, e)) < 0 ||
+	    (rc = json_field_string(r->json, "filter", 0, 64, &filter, e)) < 0)
+		return rc;
+	if (filter && strcmp(filter, "blob:none"))
+		return err_set(e, ERR_INVALID, "field 'filter' must be \"blob:none\"");
+	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1,
 			    &repo, e)))
 		return rc;
 	struct sandbox_new n = { .db = r->db, .cfg = r->cfg, .pool = r->pool,
-				 .caller = &r->caller, .repo = &repo, .ref = ref };
+				 .caller = &r->caller, .repo = &repo, .ref = ref, .depth = depth,
+				 .blobless = filter != NULL };
 	rc = sandbox_create(&n, &s, detail, e);
 	if (s.id[0]) {
 		json_add_str(r->audit_details, "sandbox_id", s.id);
 		r->audit_sandbox = pool_strdup(r->pool, s.id);
 		json_add_str(r->audit_details, "ref", s.ref);
 		json_add_str(r->audit_details, "commit", s.commit);
+		if (depth)
+			json_add_int(r->audit_details, "depth", depth);
+		if (filter)
+			json_add_str(r->audit_details, "filter", filter);
 	}
 	if (rc == 0)
 		json_add_bool(r->audit_details, "pooled", s.pooled);

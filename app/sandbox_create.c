@@ -216,9 +216,14 @@ static int clone_params(struct make *m, struct buf *f, struct err *e)
 	for (char *p = email; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
-	if (buf_printf(f, "%s/%s/%s.git\n%s\n%s\n%s\n%s\n%s\n%s\n", n->cfg->sandbox_git_url,
-		       n->repo->owner, n->repo->name, m->token, m->s->commit,
-		       m->is_branch ? m->s->ref : "", name, email, m->agent_key))
+	char depth[24] = "";
+
+	if (n->depth > 0)
+		snprintf(depth, sizeof(depth), "%lld", (long long)n->depth);
+	if (buf_printf(f, "%s/%s/%s.git\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n",
+		       n->cfg->sandbox_git_url, n->repo->owner, n->repo->name, m->token,
+		       m->s->commit, m->is_branch ? m->s->ref : "", name, email, depth,
+		       n->blobless ? "blob:none" : "", m->agent_key))
 		return err_set(e, ERR_TOOBIG, "the clone's parameters are too long");
 	return 0;
 }

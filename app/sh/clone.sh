@@ -2,7 +2,8 @@
 # values come from a file the service puts in place, before the start or into a warm container that waits for it (never from the
 # container's environment, which every exec would inherit), removed once read: the git URL
 # (http://host:port/owner/name.git, no credential in it), the sandbox's token, the commit, the branch (empty: a detached
-# HEAD), the author's name and email, the agent's key. The agent (bind-mounted read-only
+# HEAD), the author's name and email, the depth (empty: all history) and the filter (empty
+# or blob:none), the agent's key. The agent (bind-mounted read-only
 # from the host) starts first, in the background, so that it answers as soon as the
 # container runs; its key goes to a file of its own (0400), never to an environment. The outcome goes to $state/clone.state (done or
 # failed) and the reason for a failure to $state/clone.log, whose last line the service
@@ -32,6 +33,8 @@ rm -f /tmp/.sandboxd/go
 	read -r branch
 	read -r name
 	read -r email
+	read -r depth
+	read -r filter
 	read -r key
 } </tmp/.sandboxd/clone
 rm -f /tmp/.sandboxd/clone
@@ -66,9 +69,25 @@ checkout() {
 	fi && git reset -q --hard
 }
 
+# How much to fetch: everything (the default); the last $depth commits of the one commit
+# asked for, fetched by its id so that a tag or a commit off every branch tip works too,
+# the branch (if any) its only remote-tracking one; or, with the filter, all history and
+# file contents only when needed (git fetches them from the promisor remote).
+fetch_repo() {
+	if [ -n "$depth" ]; then
+		git init -q repo && cd repo && git remote add origin "$url" &&
+			{ [ -z "$branch" ] ||
+				git config remote.origin.fetch "+refs/heads/$branch:refs/remotes/origin/$branch"; } &&
+			git fetch -q --depth "$depth" ${filter:+"--filter=$filter"} origin "$commit" &&
+			{ [ -z "$branch" ] || git update-ref "refs/remotes/origin/$branch" "$commit"; }
+	else
+		git clone -q --no-checkout ${filter:+"--filter=$filter"} -- "$url" repo || return
+		cd repo || return
+	fi
+}
+
 cd /workspace || exit 1
-if git clone -q --no-checkout -- "$url" repo 2>"$state/clone.log" &&
-	cd repo &&
+if fetch_repo 2>"$state/clone.log" &&
 	printf '[http "%s"]\n\textraHeader = %s\n' "$base" "$auth" >>.git/config &&
 	checkout 2>>"$state/clone.log" &&
 	git config user.name "$name" && git config user.email "$email"; then

@@ -49,6 +49,8 @@ struct sandbox_new {
 	const struct caller *caller;
 	const struct repo *repo;
 	const char *ref;
+	int64_t depth;             /* > 0: a shallow clone of that many commits; 0: all */
+	int blobless;              /* filter blob:none: file contents fetched when needed */
 };
 /* Creates a sandbox (sandbox_create.c): its row, its container, its clone started. out gets
  * it (out->id as soon as it has one, for the audit row, even on failure). Errors: ERR_LIMIT
@@ -59,6 +61,7 @@ struct sandbox_new {
  * The transaction on db is committed along the way (the row must outlive a later
  * failure); on success the row's update to ready is left for the caller's commit. */
 #define SANDBOX_DETAIL_MAX 256
+#define SANDBOX_DEPTH_MAX 1000000  /* the most commits a shallow clone asks for */
 int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 		   char detail[SANDBOX_DETAIL_MAX], struct err *e)
 	__attribute__((warn_unused_result));

@@ -80,6 +80,40 @@ api POST "$SB" "{\"ref\":\"$(git -C "$W" rev-parse main~1)\"}" "$OT"
 expect_status 201 'create at a commit SHA'
 SHAID=$(_json .id)
 
+# --- shallow and blobless clones (SPEC §4 Create: depth, filter) -------------------------------
+box_run() { api POST "$SB/$1/exec" "$(jq -nc --arg c "$2" '{cmd: $c}')" "$OT"; }
+api POST "$SB" '{"depth":0}' "$OT"
+expect_error 400 "field 'depth' must be an integer between 1 and 1000000" 'depth 0: 400 naming it'
+api POST "$SB" '{"filter":"tree:0"}' "$OT"
+expect_error 400 "field 'filter' must be \"blob:none\"" 'another filter: 400 naming it'
+api POST "$SB" '{"depth":1}' "$OT"
+expect_status 201 'a shallow create (depth 1)'
+SHID=$(_json .id)
+check 'its clone finishes' wait_until 60 clone_state "$SHID" done
+box_run "$SHID" 'git rev-parse --is-shallow-repository; git rev-list --count HEAD; git rev-parse --abbrev-ref HEAD; git rev-parse --abbrev-ref @{upstream}; cat f'
+expect_json .stdout $'true\n1\nmain\norigin/main\ntwo' 'one commit, shallow, on main tracking origin/main'
+box_run "$SHID" 'echo s > s && git add s && git commit -qm s && git push -q origin HEAD:refs/heads/from-shallow 2>&1 && git fetch -q origin 2>&1 && git log --oneline | wc -l'
+expect_json .exitCode 0 'git push and git fetch work from the shallow clone'
+check_eq 'the pushed branch landed on the tip of main' "$(git -C "$W" rev-parse main)" \
+	"$(git --git-dir "$REPOS_DIR/$R.git" rev-parse -q --verify refs/heads/from-shallow~1)"
+check_eq 'the create is audited with its depth' 1 "$(sql "select details->>'depth' from audit_log where action = 'sandbox.create' and sandbox_id = '$SHID'")"
+api POST "$SB/$SHID/close" "" "$OT"
+api POST "$SB" '{"ref":"v1","depth":1}' "$OT"
+expect_status 201 'a shallow create at a tag (not a branch tip)'
+SHID=$(_json .id)
+check 'its clone finishes' wait_until 60 clone_state "$SHID" done
+box_run "$SHID" 'git rev-list --count HEAD; cat f'
+expect_json .stdout $'1\none' 'one commit, the tag'"'"'s'
+api POST "$SB/$SHID/close" "" "$OT"
+api POST "$SB" '{"filter":"blob:none"}' "$OT"
+expect_status 201 'a blobless create'
+SHID=$(_json .id)
+check 'its clone finishes' wait_until 60 clone_state "$SHID" done
+box_run "$SHID" 'git config remote.origin.promisor; git rev-list --count HEAD; cat f; git show HEAD~1:f'
+expect_json .stdout $'true\n2\ntwo\none' 'all history, a promisor remote, old contents fetched when asked'
+check_eq 'the create is audited with its filter' blob:none "$(sql "select details->>'filter' from audit_log where action = 'sandbox.create' and sandbox_id = '$SHID'")"
+api POST "$SB/$SHID/close" "" "$OT"
+
 # --- refusals ----------------------------------------------------------------------------
 api POST "$SB" '{"ref":"no-such-branch"}' "$OT"
 expect_error 422 'unknown ref' 'an unknown ref: 422'
