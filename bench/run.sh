@@ -18,6 +18,8 @@
 #   5. GET /metrics, a scrape of every process's slot (BENCH_SCRAPES, default 200, one after
 #      the other through nginx, curl's own timer): median and p99 beside the goal of 5 ms,
 #      and the handler's own mean from the route's histogram.
+#   6. create -> first exec result on a history of BENCH_HISTORY (20,000) commits: a full,
+#      a shallow (depth 1) and a blobless clone.
 #
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
@@ -47,7 +49,7 @@ free_port() {
 	done
 }
 
-PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics} "
+PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
@@ -486,4 +488,52 @@ printf '%-22s %9s %9s %14s\n' "what" "p50 ms" "p99 ms" "in sandboxd ms"
 printf '%-22s %9s %9s %14s\n' "metrics scrape" "$(median <"$VAR/scrapes.txt")" "$(p99 "$VAR/scrapes.txt")" "$(mean /metrics)"
 printf '%-22s %9s %9s %14s\n' "GET /api/v3/user" "$(median <"$VAR/users.txt")" "$(p99 "$VAR/users.txt")" "$(mean /api/v3/user)"
 echo "goal: a scrape under 5 ms (\"in sandboxd\": the mean of the route's own histogram over these runs)"
+fi
+
+# --- 6. clones of a long history ---------------------------------------------------------------
+# create -> the first exec's result (the exec waits for the clone) on a repository of
+# BENCH_HISTORY (20,000) small commits, for a full, a shallow (depth 1) and a blobless clone,
+# alternating, BENCH_HISTORY_RUNS (5) runs each.
+if part history; then
+N=${BENCH_HISTORY:-20000}
+H=$VAR/long
+git init -q -b main "$H"
+for ((i = 1; i <= N; i++)); do
+	c="$i"$'\n'
+	printf 'commit refs/heads/main\ncommitter b <b@b> %d +0000\ndata 2\nc\nM 644 inline f%d\ndata %d\n%s\n' \
+		$((1700000000 + i)) $((i % 100)) ${#c} "$c"
+done | git -C "$H" fast-import --quiet
+"$ROOT/build/sandboxctl" repo create admin/long >/dev/null
+git -C "$H" push -q "http://t:$SANDBOXD_TOKEN@${SANDBOXD_URL#http://}/admin/long.git" main
+LB="$SANDBOXD_URL/api/v3/repos/admin/long/diffinery/sandboxes"
+HAUTH="Authorization: Bearer $SANDBOXD_TOKEN"
+HBODY=$VAR/hbody
+hreq() { # one request, timed by curl: its ms; a status that is not 2xx stops the bench
+	local out
+	out=$(curl -s -o "$HBODY" -w '%{http_code} %{time_total}' -H "$HAUTH" "$@")
+	[[ $out == 2* ]] || { echo "bench: $* answered ${out% *}: $(head -c 300 "$HBODY")" >&2; exit 1; }
+	awk -v t="${out#* }" 'BEGIN { printf "%.2f", t * 1000 }'
+}
+hp99() { sort -n | awk '{a[NR] = $1} END {i = int(NR * 0.99 + 0.999); print a[i < 1 ? 1 : i]}'; }
+declare -A HIST
+for _ in $(seq "${BENCH_HISTORY_RUNS:-5}"); do
+	for mode in full depth blobless; do
+		case $mode in
+		full) body='{}' ;;
+		depth) body='{"depth":1}' ;;
+		blobless) body='{"filter":"blob:none"}' ;;
+		esac
+		a=$(hreq -H 'Content-Type: application/json' -d "$body" "$LB"); s=$(jq -r .id "$HBODY")
+		b=$(hreq -H 'Content-Type: application/json' -d '{"cmd":"git log --oneline | wc -l"}' "$LB/$s/exec")
+		HIST[$mode]+="$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a + b }') "
+		hreq -X POST "$LB/$s/close" >/dev/null
+		sleep "${BENCH_SETTLE:-1}"
+	done
+done
+echo
+echo "create -> first exec result on a history of $N commits (ms, ${BENCH_HISTORY_RUNS:-5} runs)"
+for mode in full depth blobless; do
+	printf '%-10s p50 %9.1f  p99 %9.1f\n' "$mode" "$(tr ' ' '\n' <<<"${HIST[$mode]}" | grep . | median)" \
+		"$(tr ' ' '\n' <<<"${HIST[$mode]}" | grep . | hp99)"
+done
 fi

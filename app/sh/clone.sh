@@ -50,7 +50,8 @@ unset key
 # The token goes into the clone's git configuration as an Authorization header for the
 # service's URL only (never for other remotes), and never into a URL or an argument, which
 # the host's process list shows while git runs: printf is a builtin, base64 reads it from a
-# pipe, and the clone itself gets the header through git's environment.
+# pipe, and the clone itself gets the header through git's environment, until the config has
+# it (two headers would be sent: a blobless checkout fetches contents as it goes).
 base=${url%/*/*}/
 auth="Authorization: Basic $(printf 'x-access-token:%s' "$token" | base64 -w0)"
 unset token
@@ -89,6 +90,7 @@ fetch_repo() {
 cd /workspace || exit 1
 if fetch_repo 2>"$state/clone.log" &&
 	printf '[http "%s"]\n\textraHeader = %s\n' "$base" "$auth" >>.git/config &&
+	unset GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0 &&
 	checkout 2>>"$state/clone.log" &&
 	git config user.name "$name" && git config user.email "$email"; then
 	echo "done" >"$state/clone.state"

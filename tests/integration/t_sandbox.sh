@@ -139,7 +139,7 @@ expect_error 403 'not your sandbox' "closing another user's sandbox: 403"
 api GET "$SB" "" "$XT"
 expect_json 'length' 0 "a collaborator lists only their own sandboxes"
 api GET "$SB" "" "$OT"
-expect_json 'length' 3 'the owner (admin) lists every sandbox of the repository'
+expect_json 'length' 6 'the owner (admin) lists every sandbox of the repository (the clone modes'"'"' three, closed, too)'
 api GET "$SB/sb_000000000000000000000000" "" "$OT"
 expect_error 404 'sandbox not found' 'an unknown sandbox: 404'
 api POST "$SB" '{}' "$XT"
