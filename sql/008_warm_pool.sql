@@ -26,3 +26,6 @@ COMMENT ON COLUMN warm_containers.state IS 'starting, ready (may be claimed), cl
 COMMENT ON COLUMN warm_containers.container_id IS 'Docker container id, once created';
 COMMENT ON COLUMN warm_containers.claimed_by IS 'the sandbox that took it';
 COMMENT ON COLUMN warm_containers.end_reason IS 'why it failed: start timed out, container gone, …';
+COMMENT ON COLUMN warm_containers.created_at IS 'when the row (and then its container) was made';
+COMMENT ON COLUMN warm_containers.claimed_at IS 'when a create took it';
+COMMENT ON COLUMN warm_containers.ended_at IS 'when it failed';
