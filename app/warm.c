@@ -13,6 +13,7 @@
 #include "sandboxd/banned.h"
 
 #define WARM_ID_LEN 27                 /* "wc_" + 24 hex */
+#define WARM_START_STALE "30 seconds"
 
 int warm_claim(struct db *db, const char *instance, const char *image, const char *sandbox_id,
 	       char cid[DOCKER_ID_MAX], struct err *e)
@@ -142,8 +143,13 @@ int warm_refill(const struct config *cfg, struct db *db, struct err *e)
 
 	if ((rc = repair(cfg, db, e)))
 		return rc;
+	/* A start takes a second or two; one still starting after WARM_START_STALE was cut
+	 * off (its pass lost the database mid-way, and could not fail the row) and is not
+	 * counted, so that the pool refills now rather than when repair fails it. */
 	res = db_exec(db, e, &code, "SELECT count(*) FROM warm_containers"
-				    " WHERE state IN ('starting', 'ready') AND instance = $2 AND image = $1",
+				    " WHERE instance = $2 AND image = $1 AND (state = 'ready' OR"
+				    "       (state = 'starting' AND created_at > now() - interval '"
+				    WARM_START_STALE "'))",
 		      2, cfg->runner_image, cfg->instance);
 	if (!res)
 		return code;
