@@ -497,6 +497,26 @@ sql_super() {
 	fi
 }
 
+# stack_up [VAR=value…]: deploy/local-stack.sh up again with these settings on top of the
+# stack's (nginx reloads; sandboxd restarts only when one of its own settings changed).
+# Output appended to $_T/up.log.
+stack_up() {
+	local port=${SANDBOXD_URL##*:}
+	env SANDBOXD_HTTP_PORT="${SANDBOXD_HTTP_PORT:-${port%%/*}}" \
+		SANDBOXD_PG_PORT="${SANDBOXD_PG_PORT:-$PGPORT}" SANDBOXD_SKIP_DEPS=1 \
+		SANDBOXD_SKIP_BUILD=1 SANDBOXD_SKIP_IMAGE=1 "$@" \
+		timeout -k 10 300 bash "$LOCAL_STACK" up >>"$_T/up.log" 2>&1 </dev/null
+}
+# stack_restart NAME [VAR=value…]: stack_up, checked (its log's end shown when it fails).
+stack_restart() {
+	local name=$1 rc
+	shift
+	stack_up "$@"
+	rc=$?
+	check_eq "the stack is up again ($name)" 0 "$rc"
+	((rc == 0)) || tail -n 20 "$_T/up.log" | sed 's/^/#   /'
+}
+
 ctl() { # sandboxctl with the stack's settings; output in CTL_OUT/CTL_ERR, code in CTL_RC
 	"$SANDBOXCTL" "$@" >"$_T/ctl.out" 2>"$_T/ctl.err"
 	CTL_RC=$?

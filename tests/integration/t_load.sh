@@ -107,15 +107,9 @@ ok 'the 8 sandboxes answer an exec'
 # nginx's limiter (the test stack's 100 r/s per address; t_privilege tests the limiter):
 # since execs went through the agent the mix runs past it. Put back when the test ends;
 # sandboxd is not restarted for it.
-port=${SANDBOXD_URL##*:}
-export SANDBOXD_HTTP_PORT=${SANDBOXD_HTTP_PORT:-${port%%/*}} SANDBOXD_PG_PORT=${SANDBOXD_PG_PORT:-$PGPORT}
-export SANDBOXD_SKIP_DEPS=1
-restack() { # [VAR=value…]: local-stack.sh up with these settings on top of the stack's
-	env "$@" SANDBOXD_SKIP_BUILD=1 timeout -k 10 300 bash "$LOCAL_STACK" up >>"$_T/restack.log" 2>&1 </dev/null
-}
-restore_rate() { restack || tail -n 20 "$_T/restack.log"; }
+restore_rate() { stack_up || tail -n 20 "$_T/up.log"; }
 AT_EXIT+=(restore_rate)
-check 'nginx without its rate limit for the load (SANDBOXD_RATE_LIMIT=off)' restack SANDBOXD_RATE_LIMIT=off
+check 'nginx without its rate limit for the load (SANDBOXD_RATE_LIMIT=off)' stack_up SANDBOXD_RATE_LIMIT=off
 check 'and sandboxd was not restarted for it' [ "$MASTER" = "$(cat "$SANDBOXD_PID_FILE")" ]
 
 # ---- the load -----------------------------------------------------------------------------

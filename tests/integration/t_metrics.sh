@@ -235,29 +235,16 @@ check_eq 'after SIGHUP: SANDBOXD_WORKERS API workers, none draining' "${SANDBOXD
 check_eq 'Prometheus saw no counter reset through all of it' 0 "$(qn "resets(${Q[U200]}[5m])")"
 
 # --- an allowed address needs no token ----------------------------------------------------
-port=${HOSTPORT##*:}
-export SANDBOXD_HTTP_PORT=${SANDBOXD_HTTP_PORT:-$port}
-export SANDBOXD_PG_PORT=${SANDBOXD_PG_PORT:-$PGPORT}
-export SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
-restart() { # NAME VAR=value…: sandboxd with these settings on top of the suite's
-	local name=$1 rc
-	shift
-	env "$@" SANDBOXD_SKIP_BUILD=1 SANDBOXD_SKIP_IMAGE=1 timeout -k 10 300 bash "$LOCAL_STACK" up \
-		>"$_T/up-$name.log" 2>&1 </dev/null
-	rc=$?
-	check_eq "sandboxd restarted ($name)" 0 "$rc"
-	((rc == 0)) || tail -n 20 "$_T/up-$name.log" | sed 's/^/#   /'
-}
-restart allow-loopback SANDBOXD_METRICS_ALLOW='10.255.0.0/16, 127.0.0.1'
+stack_restart allow-loopback SANDBOXD_METRICS_ALLOW='10.255.0.0/16, 127.0.0.1'
 api GET /metrics "" -
 expect_status 200 'SANDBOXD_METRICS_ALLOW lists 127.0.0.1: 200 without a token'
 check 'and it is the exposition' grep -q '^sandboxd_build_info{' <<<"$BODY"
 api GET /api/v3/user "" -
 expect_error 401 'authentication required' 'the allowed address opens /metrics only'
-restart allow-other SANDBOXD_METRICS_ALLOW=10.255.0.1
+stack_restart allow-other SANDBOXD_METRICS_ALLOW=10.255.0.1
 api GET /metrics "" -
 expect_error 401 'authentication required' 'an allow list without us: 401 again'
-restart suite-settings
+stack_restart suite-settings
 api GET /metrics "" -
 expect_error 401 'authentication required' 'the suite settings again: 401'
 

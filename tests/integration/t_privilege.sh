@@ -122,18 +122,12 @@ rm -rf "$_T/hooks"
 # The stack's limit is generous; for this check local-stack.sh re-renders nginx's
 # configuration with 1 request a second and a burst of 3 (nginx reloads; sandboxd is not
 # restarted), and puts the stack's own values back afterwards, also when this test fails.
-port=${SANDBOXD_URL##*:}
-export SANDBOXD_HTTP_PORT=${SANDBOXD_HTTP_PORT:-${port%%/*}} SANDBOXD_PG_PORT=${SANDBOXD_PG_PORT:-$PGPORT}
-export SANDBOXD_SKIP_DEPS=1
 NGX_CONF=$SANDBOXD_VAR/nginx/nginx.conf
-restack() { # [VAR=value…]: local-stack.sh up with these settings on top of the stack's
-	env "$@" SANDBOXD_SKIP_BUILD=1 timeout -k 10 300 bash "$LOCAL_STACK" up >>"$_T/restack.log" 2>&1 </dev/null
-}
-restore_rate() { restack || tail -n 20 "$_T/restack.log"; }
+restore_rate() { stack_up || tail -n 20 "$_T/up.log"; }
 AT_EXIT+=(restore_rate)
 M_BEFORE=$M
 check 'local-stack.sh up with SANDBOXD_RATE_LIMIT=1r/s SANDBOXD_RATE_BURST=3' \
-	restack SANDBOXD_RATE_LIMIT=1r/s SANDBOXD_RATE_BURST=3
+	stack_up SANDBOXD_RATE_LIMIT=1r/s SANDBOXD_RATE_BURST=3
 check 'nginx runs with that rate' grep -q 'limit_req_zone $binary_remote_addr zone=sandboxd_api:10m rate=1r/s;' "$NGX_CONF"
 check_eq 'sandboxd was not restarted for it' "$M_BEFORE" "$(cat "$SANDBOXD_PID_FILE")"
 # 30 requests at once: at most 3 + 1 a second can pass.
@@ -150,7 +144,7 @@ BODY=$(cat "${f429%.code}" 2>/dev/null); STATUS=429; LAST_REQ='GET /healthz (30 
 expect_body '{"message": "too many requests"}' 'the 429 has a JSON body'
 check 'the rejections are in nginx error log at warn' grep -q '\[warn\].*limiting requests' "$SANDBOXD_VAR/log/nginx-error.log"
 
-check "the stack's own limit is back" restack
+check "the stack's own limit is back" stack_up
 AT_EXIT=("${AT_EXIT[@]/restore_rate/}")
 check 'nginx no longer has the 1r/s rate' eval "! grep -q 'rate=1r/s' '$NGX_CONF'"
 codes=''

@@ -9,20 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 
 MISSING=localhost:1/sandboxd-missing:none
-port=${SANDBOXD_URL##*:}
-port=${port%%/*}
-export SANDBOXD_HTTP_PORT=${SANDBOXD_HTTP_PORT:-$port}
-export SANDBOXD_PG_PORT=${SANDBOXD_PG_PORT:-$PGPORT}
-export SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
-restart() { # NAME VAR=value…: sandboxd with these settings on top of the suite's
-	local name=$1 rc
-	shift
-	env "$@" SANDBOXD_SKIP_BUILD=1 SANDBOXD_SKIP_IMAGE=1 timeout -k 10 300 bash "$LOCAL_STACK" up \
-		>"$_T/up-$name.log" 2>&1 </dev/null
-	rc=$?
-	check_eq "sandboxd restarted ($name)" 0 "$rc"
-	((rc == 0)) || tail -n 20 "$_T/up-$name.log" | sed 's/^/#   /'
-}
 leftovers() { # what is left of the account's sandboxes: running rows, live tokens, containers
 	local id
 	sql "select count(*) from sandboxes s join accounts a on a.id = s.account_id where a.login = '$O' and s.state in ('starting', 'ready')"
@@ -48,7 +34,7 @@ git -C "$W" push -q "http://t:$OT@${SANDBOXD_URL#http://}/$O/img.git" main
 SB=/api/v3/repos/$O/img/diffinery/sandboxes
 
 # --- pulling off -------------------------------------------------------------------------
-restart missing-no-pull SANDBOXD_RUNNER_IMAGE="$MISSING" SANDBOXD_IMAGE_PULL=0
+stack_restart missing-no-pull SANDBOXD_RUNNER_IMAGE="$MISSING" SANDBOXD_IMAGE_PULL=0
 api POST "$SB" '{}' "$OT"
 expect_error 503 "the sandbox image $MISSING is missing and pulling is off" \
 	'a missing image, pulling off: 503 naming the image'
@@ -58,7 +44,7 @@ check_eq 'the sandbox is failed, with the reason' "failed|the sandbox image $MIS
 check_eq 'the refusal is audited' 1 "$(sql "select count(*) from audit_log where action = 'sandbox.create' and login = '$O' and status = 503")"
 
 # --- pulling on, the pull fails ------------------------------------------------------------
-restart missing-pull SANDBOXD_RUNNER_IMAGE="$MISSING" SANDBOXD_IMAGE_PULL=1
+stack_restart missing-pull SANDBOXD_RUNNER_IMAGE="$MISSING" SANDBOXD_IMAGE_PULL=1
 T0=$(date +%s%N)
 api POST "$SB" '{}' "$OT"
 MS=$((($(date +%s%N) - T0) / 1000000))
@@ -70,7 +56,7 @@ check_eq 'nothing is left after the failed pull' "$(printf '0\n0')" "$(leftovers
 check 'the pull was tried (logged)' grep -q "pulling the image $MISSING" "$SANDBOXD_VAR/log/sandboxd.log"
 
 # --- the suite's own settings again --------------------------------------------------------
-restart suite-settings
+stack_restart suite-settings
 api POST "$SB" '{}' "$OT"
 expect_status 201 'with the image present, create works again'
 ID=$(_json .id)
