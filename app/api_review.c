@@ -297,6 +297,57 @@ static int merge_answer(struct req *r, git_repository *g, const struct merge *m,
 	return 0;
 }
 
+/* The merge commit's author: the caller's account name and email, else its login. */
+static struct merge_author author_of(const struct req *r, const struct merge_req *mr,
+				     char email[320])
+{
+	const struct account *a = &r->caller.account;
+
+	snprintf(email, 320, "%s", a->has_email && a->email[0] ? a->email : "");
+	if (!email[0])
+		snprintf(email, 320, "%s@users.noreply.sandboxd", r->caller.login);
+	return (struct merge_author){ .name = a->has_name && a->name[0] ? a->name : r->caller.login,
+				      .email = email, .message = mr->message };
+}
+
+/* SPEC's 409 carries the paths beside the message: an answer err cannot hold, written
+ * here; nothing was changed. */
+static void conflict_answer(struct req *r, const struct err *e, json_object *conflicts)
+{
+	json_object *o = json_object_new_object();
+
+	json_add_str(o, "message", e->msg);
+	json_object_object_add(o, "files", conflicts);
+	json_object_get(conflicts);
+	json_object_object_add(r->audit_details, "conflicts", conflicts);
+	http_json(r, 409, o);
+}
+
+/* The merge made (m) checked as a push, put in place (undone if the request aborts later),
+ * audited and answered. */
+static int merge_apply(struct req *r, const struct repo *repo, git_repository *g,
+		       struct merge_undo *u, const struct merge *m, struct err *e)
+{
+	int rc;
+
+	if ((rc = merge_scan(r, repo, u->ref, &m->new_, e)) ||
+	    (rc = merge_update(g, u->ref, &m->old, &m->new_, e)))
+		return rc;
+	u->cfg = r->cfg;
+	u->repo = *repo;
+	u->old = m->old;
+	u->new_ = m->new_;
+	if (http_on_abort(r, undo_merge, u)) {
+		undo_merge(u);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	json_add_str(r->audit_details, "result",
+		     m->kind == MERGE_FAST_FORWARD ? "fast-forward" : "merge commit");
+	if ((rc = merge_audit(r, u->ref, &m->old, &m->new_, e)))
+		return rc;
+	return merge_answer(r, g, m, e);
+}
+
 int api_review_merge(struct req *r, struct err *e)
 {
 	struct merge_req mr;
@@ -305,7 +356,6 @@ int api_review_merge(struct req *r, struct err *e)
 	git_repository *g = NULL;
 	json_object *conflicts = NULL;
 	struct merge_undo *u = pool_alloc(r->pool, sizeof(*u));
-	const struct account *a = &r->caller.account;
 	char email[320];
 	int rc;
 
@@ -319,52 +369,21 @@ int api_review_merge(struct req *r, struct err *e)
 	json_add_str(r->audit_details, "head", mr.head);
 	if (mr.ephemeral)
 		json_add_str(r->audit_details, "namespace", "ephemeral");
-	/* The caller signs the merge commit: its account's name and email, else its login. */
-	snprintf(email, sizeof(email), "%s", a->has_email && a->email[0] ? a->email : "");
-	if (!email[0])
-		snprintf(email, sizeof(email), "%s@users.noreply.sandboxd", r->caller.login);
-	struct merge_author who = { .name = a->has_name && a->name[0] ? a->name : r->caller.login,
-				    .email = email, .message = mr.message };
+	struct merge_author who = author_of(r, &mr, email);
 	snprintf(u->ref, sizeof(u->ref), "refs/heads/%s", mr.base);
 	if ((rc = merge_rules(r, &repo, u->ref, e)) ||
 	    (rc = review_open(&g, r->cfg->repos_dir, &repo, e)))
 		goto out;
 	rc = merge_make(&m, &conflicts, g, u->ref, mr.ephemeral, mr.head, &who, e);
 	if (rc && conflicts) {
-		/* SPEC's 409 carries the paths beside the message: an answer err cannot hold,
-		 * written here; nothing was changed. */
-		json_object *o = json_object_new_object();
-		json_add_str(o, "message", e->msg);
-		json_object_object_add(o, "files", conflicts);
-		json_object_get(conflicts);
-		json_object_object_add(r->audit_details, "conflicts", conflicts);
-		http_json(r, 409, o);
+		conflict_answer(r, e, conflicts);
 		rc = 0;
-		goto out;
-	}
-	if (rc)
-		goto out;
-	if (m.kind == MERGE_NOTHING) {
+	} else if (!rc && m.kind == MERGE_NOTHING) {
 		json_add_str(r->audit_details, "result", "nothing to merge");
 		http_empty(r, 204);
-		goto out;
+	} else if (!rc) {
+		rc = merge_apply(r, &repo, g, u, &m, e);
 	}
-	if ((rc = merge_scan(r, &repo, u->ref, &m.new_, e)) ||
-	    (rc = merge_update(g, u->ref, &m.old, &m.new_, e)))
-		goto out;
-	u->cfg = r->cfg;
-	u->repo = repo;
-	u->old = m.old;
-	u->new_ = m.new_;
-	if (http_on_abort(r, undo_merge, u)) {
-		undo_merge(u);
-		rc = err_set(e, ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	json_add_str(r->audit_details, "result",
-		     m.kind == MERGE_FAST_FORWARD ? "fast-forward" : "merge commit");
-	if (!(rc = merge_audit(r, u->ref, &m.old, &m.new_, e)))
-		rc = merge_answer(r, g, &m, e);
 out:
 	git_repository_free(g);
 	return rc;
