@@ -54,7 +54,7 @@ expect_json .stdout ready 'its first exec works'
 # blocks on its next update of the row, its container made; then the create's database
 # connection is cut (as a restart does, but only that one: a restart may free the row
 # first and let the create finish).
-psql -X -Atq -c "do \$\$ begin
+PGAPPNAME=t_faults_pg_locker psql -X -Atq -c "do \$\$ begin
 	loop
 		perform 1 from sandboxes s join accounts a on a.id = s.account_id
 		 where a.login = '$S' and s.state = 'starting' for update of s;
@@ -65,6 +65,10 @@ psql -X -Atq -c "do \$\$ begin
 end \$\$" >/dev/null 2>&1 &
 LOCKER=$!
 AT_EXIT+=("kill $LOCKER 2>/dev/null")
+# The create only once the locker looks: a create that takes a warm container is over in
+# a tenth of a second, less than psql may take to start.
+locker_on() { [[ $(sql_super "select count(*) from pg_stat_activity where application_name = 't_faults_pg_locker' and state = 'active'") -ge 1 ]]; }
+check 'the locker session is looking for the row' wait_until 15 locker_on
 curl -sS -o "$_T/caught.body" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $ST" \
 	-H 'Content-Type: application/json' -d '{}' "$SANDBOXD_URL$SB" >"$_T/caught.status" 2>/dev/null &
 CAUGHT=$!
