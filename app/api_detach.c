@@ -9,13 +9,24 @@
 #include "sandboxd/json.h"
 #include "sandboxd/banned.h"
 
+/* Which backend kept it, and why not the agent when it was asked (as exec's rows say). */
+static void audit_backend(struct req *r, const char *backend, const char *agent_error)
+{
+	json_add_str(r->audit_details, "backend", backend ? backend : "docker");
+	if (agent_error[0])
+		json_add_str(r->audit_details, "agent_error", agent_error);
+}
+
 int api_exec_detach(struct req *r, const struct sandbox *s, const struct exec_spec *x,
 		    struct err *e)
 {
 	char id[EXEC_ID_LEN + 1];
+	struct exec_result res;
 	int rc;
 
-	if ((rc = exec_detach_start(s, x, id, e)))
+	rc = exec_detach_start(s, x, id, &res, e);
+	audit_backend(r, res.backend, res.agent_error);
+	if (rc)
 		return rc;
 	json_add_str(r->audit_details, "exec_id", id);
 	json_add_bool(r->audit_details, "detached", 1);
@@ -63,7 +74,9 @@ int api_sandbox_exec_get(struct req *r, struct err *e)
 	if (detach_query_offset(r->query, "stdoutOffset", &want[0]) ||
 	    detach_query_offset(r->query, "stderrOffset", &want[1]))
 		return err_box(e, 400, "stdoutOffset and stderrOffset must be byte counts");
-	rc = exec_detach_read(r->db, &s, id, want, &x, e);
+	rc = exec_detach_read(r->db, &s, r->cfg->agent ? r->cfg->sandbox_network : NULL, id, want,
+			      &x, e);
+	audit_backend(r, x.backend, x.agent_error);
 	if (rc == ERR_NOTFOUND || rc == ERR_INVALID)
 		rc = err_boxed(e, rc == ERR_NOTFOUND ? 404 : 400);
 	else if (!rc && !(rc = sandbox_touch(r, &s, e)))

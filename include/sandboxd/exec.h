@@ -106,9 +106,12 @@ struct exec_result {
 int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
 	     struct exec_result *out, struct err *e) __attribute__((warn_unused_result));
 
-/* Starts x detached; id gets its exec id. */
+/* Starts x detached; id gets its exec id. With x->agent, through the sandbox's agent when
+ * it can be reached (else Docker exec, out->agent_error saying why); once it was asked, its
+ * answer is the call's. out gets only the backend and agent_error. */
 int exec_detach_start(const struct sandbox *s, const struct exec_spec *x,
-		      char id[EXEC_ID_LEN + 1], struct err *e) __attribute__((warn_unused_result));
+		      char id[EXEC_ID_LEN + 1], struct exec_result *out, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* 1 when id has the shape of an exec id. */
 int exec_id_valid(const char *id) __attribute__((warn_unused_result));
@@ -120,11 +123,14 @@ struct exec_output {
 	long long duration_ms;
 	struct buf text[2];        /* stdout, stderr; the caller releases them */
 	uint64_t next[2];
+	const char *backend;       /* "agent" or "docker": what kept it */
+	char agent_error[256];     /* why the agent did not answer for it; "" otherwise */
 };
-/* want: the offsets asked for. ERR_NOTFOUND: no such exec; ERR_INVALID: an offset past the
- * output (e names it). */
-int exec_detach_read(struct db *db, const struct sandbox *s, const char *id,
-		     const uint64_t want[2], struct exec_output *out, struct err *e)
-	__attribute__((warn_unused_result));
+/* want: the offsets asked for. With network (the sandbox network; NULL: Docker only), the
+ * agent is asked first, then Docker. ERR_NOTFOUND: no such exec; ERR_INVALID: an offset
+ * past the output (e names it). */
+int exec_detach_read(struct db *db, const struct sandbox *s, const char *network,
+		     const char *id, const uint64_t want[2], struct exec_output *out,
+		     struct err *e) __attribute__((warn_unused_result));
 
 #endif
