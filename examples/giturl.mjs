@@ -32,16 +32,19 @@ function die(msg) {
 const [cmd, ...rest] = process.argv.slice(2);
 if (!['kid', 'public-key', 'proof', 'url'].includes(cmd))
   die('usage: giturl.mjs kid|public-key|proof|url --key KEY.pem [...] (see the top of this file)');
-const { values: a } = parseArgs({
-  args: rest,
-  options: {
-    key: { type: 'string' }, login: { type: 'string' }, repo: { type: 'string' },
-    scope: { type: 'string', multiple: true }, ttl: { type: 'string', default: '900' },
-    kind: { type: 'string', default: 'normal' }, policy: { type: 'string', multiple: true },
-    url: { type: 'string', default: process.env.SANDBOXD_PUBLIC_URL },
-    'issued-at': { type: 'string' },
-  },
-});
+const options = {
+  key: { type: 'string' }, login: { type: 'string' }, repo: { type: 'string' },
+  scope: { type: 'string', multiple: true }, ttl: { type: 'string', default: '900' },
+  kind: { type: 'string', default: 'normal' }, policy: { type: 'string', multiple: true },
+  url: { type: 'string' }, 'issued-at': { type: 'string' },
+};
+let a;
+try {
+  a = parseArgs({ args: rest, options }).values;
+} catch (err) {
+  die(err.message);
+}
+a.url ??= process.env.SANDBOXD_PUBLIC_URL;
 if (!a.key) die('--key is required');
 
 const key = createPrivateKey(readFileSync(a.key));

@@ -122,6 +122,18 @@ register nd "$_T/nd.pem" "$O"
 expect_status 201 'the jose proof registers its key: 201'
 check_eq "the server's kid is jose's" "$NDKID" "$(_json .kid)"
 
+# The README's commands, as printed there (curl -d, no Content-Type), with a fourth key.
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$_T/readme.pem" 2>/dev/null
+check_eq "the README's curl registers a key: 201 and its kid" "201 $(py kid --key "$_T/readme.pem")" "$(
+	curl -s -o "$_T/readme.out" -w '%{http_code}' -H "Authorization: Bearer $OT" "$SANDBOXD_URL/api/v3/user/keys" -d "$(jq -n \
+		--arg k "$("$EX/giturl.py" public-key --key "$_T/readme.pem")" \
+		--arg p "$("$EX/giturl.py" proof --key "$_T/readme.pem" --login "$O")" '{public_key: $k, proof: $p}')"
+	) $(jq -r .kid "$_T/readme.out")"
+U=$(url "$EX/giturl.py" url --key "$_T/readme.pem" --repo "$R" --scope git:write --url "$SANDBOXD_URL")
+check_eq "and the README's giturl.py url line reads with it" "$BASE" "$(git ls-remote "$U" refs/heads/main | cut -f1)"
+U=$(url node "$EX/giturl.mjs" url --key "$_T/readme.pem" --repo "$R" --scope git:write --url "$SANDBOXD_URL")
+check_eq "and so does the README's node giturl.mjs line" "$BASE" "$(git ls-remote "$U" refs/heads/main | cut -f1)"
+
 # --- the claims are sandboxctl's -----------------------------------------------------------------
 T0=$(date +%s)
 ARGS=(--repo "$R" --scope git:write --scope git:read --ttl 600 --kind ephemeral
