@@ -45,7 +45,8 @@ unb64url() { # base64url (no padding) on stdin, decoded
 part() { tok_of "$1" | cut -d. -f"$2" | unb64url; } # URL N: the JWT's header (1) or payload (2)
 py() { "$PY" "$EX/giturl.py" "$@"; }
 nd() { node "$EX/giturl.mjs" "$@"; }
-# lib: py or nd; url LIB ARG…: a URL signed by that library, recorded for run.sh's secret check
+# url CMD…: the URL that CMD (py, nd, or a script as the README runs it) prints, recorded for
+# run.sh's secret check
 url() {
 	local u
 	u=$("$@") || return 1
