@@ -15,6 +15,10 @@ PACKAGES=(
     debhelper lintian
 )
 
+# examples/giturl.py signs owner git URLs with PyJWT (t_jwt_examples runs it with
+# /usr/bin/python3); examples/giturl.mjs uses Node.js and npm, asked for below with the MCP tests'.
+PACKAGES+=(python3 python3-jwt python3-cryptography)
+
 # What the Debian package needs at run time (debian/control's Depends and the libraries
 # its binaries link), plus systemd for `systemd-analyze verify`: tests/integration/t_package.sh
 # installs the package into a container with no network, from .debs of these and all they
