@@ -237,6 +237,7 @@ static int docker_fetch(const struct sandbox *s, const char *id, const uint64_t 
 		return rc;
 	out->ended = ds.ended && !pruned;
 	out->exit_code = ds.exit_code;
+	out->killed = ds.killed;
 	out->duration_ms = ds.duration_ms;
 	/* A chunk pruned between the two looks: nothing this time, the next call jumps. */
 	for (int i = 0; i < 2 && pruned; i++) {
@@ -291,6 +292,7 @@ static int agent_fetch(const struct sandbox *s, const char *network, const char 
 		o[i].ctx = o[i].from - st.from[i];
 	}
 	out->ended = !st.running;
+	out->killed = st.x.killed;
 	/* Its supervisor died without a result (something killed it): ended, as killed. */
 	out->exit_code = st.lost ? 137 : st.x.timed_out ? 124 : st.x.exit_code;
 	out->duration_ms = st.x.duration_ms;
