@@ -9,6 +9,7 @@
 # reaches anything but that sandbox's own address and port; the check route is nginx's
 # only; the routes' refusals (ranges, tokens, roles). Headless Chromium loads the page: the
 # rendered DOM is checked and a screenshot kept in $IT_ARTIFACTS (build/it-artifacts).
+# shellcheck disable=SC2034 # LAST_REQ, STATUS, BODY, HEADERS and API_HEADERS are lib.sh's
 . "$(dirname "$0")/lib.sh"
 
 PORT=${SANDBOXD_URL##*:}
