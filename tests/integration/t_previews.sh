@@ -238,6 +238,20 @@ expect_error 404 'preview not found' 'expired: 404 with the JSON'
 api GET "$SB/$A/previews" '' "$OT"
 expect_json '[.[].previewId] | join(",")' "$PA" 'an expired preview is no longer listed'
 
+# At most 64 live previews per sandbox (expired ones do not count).
+LIVE=$(sql "select count(*) from previews where sandbox_id = '$A' and expires_at > now()")
+for ((i = LIVE; i < 64; i++)); do
+	api POST "$SB/$A/previews" '{"port":8000}' "$OT"
+	[[ $STATUS == 201 ]] || break
+done
+check_eq 'up to 64 live previews of one sandbox' 64 "$(sql "select count(*) from previews where sandbox_id = '$A' and expires_at > now()")"
+api POST "$SB/$A/previews" '{"port":8000}' "$OT"
+expect_error 429 'preview limit reached' 'the 65th: 429'
+api DELETE "$SB/$A/previews/$(sql "select id from previews where sandbox_id = '$A' and port = 8000 limit 1")" '' "$OT"
+api POST "$SB/$A/previews" '{"port":8000}' "$OT"
+expect_status 201 'one deleted: room for one more'
+check 'the first preview serves on' page_is "$PA" "$A"
+
 # --- a browser ---------------------------------------------------------------------------------
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [[ -z $CHROMIUM ]]; then
