@@ -242,6 +242,8 @@ static const struct setting settings[] = {
 	  .check = check_origins),
 	N("SANDBOXD_IMAGE_PULL", INT, image_pull, 0, 0, 1),
 	N("SANDBOXD_IDLE_TIMEOUT", INT, idle_timeout, 1800, 5, 86400),
+	/* At most a day: the life of a sandbox's git credential (sandbox_create.c). */
+	N("SANDBOXD_MAX_LIFETIME", INT, max_lifetime, 86400, 10, 86400),
 	N("SANDBOXD_REAPER_INTERVAL", INT, reaper_interval, 10, 1, 3600),
 	N("SANDBOXD_START_TIMEOUT", INT, start_timeout, 180, 5, 3600),
 	N("SANDBOXD_POOL_SIZE", INT, pool_size, 2, 0, 64),

@@ -223,6 +223,12 @@ static void pass(const struct config *cfg, struct db *db)
 		"SELECT id, container_id FROM sandboxes"
 		" WHERE state = 'ready' AND idle_stop_at < now() ORDER BY idle_stop_at LIMIT 100",
 		"stopped", "idle", "sandbox.stop");
+	/* The lifetime holds whatever the activity (SPEC §4 "Keep-alive and lifetime"). */
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, container_id FROM sandboxes WHERE state IN ('ready', 'starting')"
+		 "   AND created_at < now() - interval '%d seconds' ORDER BY created_at LIMIT 100",
+		 cfg->max_lifetime);
+	end_all(db, sql, "stopped", "lifetime reached", "sandbox.stop");
 	snprintf(sql, sizeof(sql),
 		 "SELECT id, container_id FROM sandboxes WHERE state = 'starting'"
 		 "   AND created_at < now() - interval '%d seconds' LIMIT 100",

@@ -35,6 +35,7 @@ struct config {
 	char signing_key_file[256]; /* PEM P-256 key that signs git URLs; empty: the database's */
 	char secrets_key_file[256]; /* 64 hex digits: the sandbox secrets' key; empty: none */
 	int idle_timeout;           /* seconds without a call before a sandbox is stopped */
+	int max_lifetime;           /* seconds a sandbox lives at most, whatever its activity */
 	int reaper_interval;        /* seconds between the reaper's passes */
 	int start_timeout;          /* seconds a container may take to start */
 	int pool_size;              /* warm containers kept started ahead (0: none) */

@@ -53,6 +53,25 @@ api POST "$SB/$A/exec" '{"cmd":"true"}' "$OT"
 expect_error 410 'sandbox is stopped' 'a stopped sandbox: 410'
 check_eq "its token is revoked" 0 "$(sql "select count(*) from tokens where sandbox_id = '$A' and revoked_at is null")"
 
+# --- the lifetime (SANDBOXD_MAX_LIFETIME, a day by default) -------------------------------------
+# Made a day ago, as the clock would make it, and busy (its idle deadline an hour ahead):
+# the lifetime stops it anyway; one made a little less than a day ago runs on.
+api POST "$SB" '{}' "$OT"
+OLD=$(_json .id)
+api POST "$SB" '{}' "$OT"
+YOUNG=$(_json .id)
+sql "update sandboxes set created_at = now() - interval '86401 seconds', idle_stop_at = now() + interval '1 hour' where id = '$OLD'" >/dev/null
+sql "update sandboxes set created_at = now() - interval '86000 seconds', idle_stop_at = now() + interval '1 hour' where id = '$YOUNG'" >/dev/null
+check 'a sandbox past its lifetime is stopped, though busy' wait_until 15 is_state "$OLD" stopped
+check_eq "with end_reason 'lifetime reached'" 'lifetime reached' "$(sql "select end_reason from sandboxes where id = '$OLD'")"
+check 'its stop is audited by the reaper with the reason' wait_until 10 eval \
+	"[ \"\$(sql \"select details->>'reason' from audit_log where action = 'sandbox.stop' and sandbox_id = '$OLD' and via = 'reaper'\")\" = 'lifetime reached' ]"
+check 'its container is removed' wait_until 10 no_container "$OLD"
+check_eq 'the younger one runs on' ready "$(state "$YOUNG")"
+api POST "$SB/$YOUNG/exec" '{"cmd":"echo alive"}' "$OT"
+expect_json .stdout alive 'and answers'
+api POST "$SB/$YOUNG/close" '' "$OT"
+
 # --- a container removed behind the service's back -------------------------------------------
 api POST "$SB" '{}' "$OT"
 C=$(_json .id)
