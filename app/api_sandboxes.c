@@ -62,11 +62,53 @@ static int create_secrets(struct req *r, const struct repo *repo, const char **o
 	return 0;
 }
 
+/* The create's own limits (SPEC §4 "Limits"): cpus, a number from 0.01, and memoryMiB,
+ * from 64, each up to the operator's maximum (never below the default): 400 for the shape,
+ * 422 naming the field past the maximum. diskMiB: 422, no disk limit is enforced here. */
+static int create_limits(struct req *r, struct sandbox_limits *lim, struct err *e)
+{
+	int64_t max_mem = r->cfg->sandbox_max_memory > r->cfg->sandbox_memory
+				  ? r->cfg->sandbox_max_memory : r->cfg->sandbox_memory;
+	int max_cpus = r->cfg->sandbox_max_cpus > r->cfg->sandbox_cpus ? r->cfg->sandbox_max_cpus
+								       : r->cfg->sandbox_cpus;
+	int64_t mib = 0;
+	json_object *v;
+	int rc;
+
+	memset(lim, 0, sizeof(*lim));
+	if (json_object_object_get_ex(r->json, "cpus", &v) && !json_object_is_type(v, json_type_null)) {
+		double c = json_object_get_double(v);
+		if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+			return err_set(e, ERR_INVALID, "field 'cpus' must be a number");
+		if (!(c >= 0.01))
+			return err_set(e, ERR_INVALID, "field 'cpus' must be at least 0.01");
+		if (c > max_cpus)
+			return err_http(e, 422, "field 'cpus' is over this deployment's maximum (%d)",
+					max_cpus);
+		lim->nano_cpus = (int64_t)(c * 1e9 + 0.5);
+		json_add_int(r->audit_details, "nano_cpus", lim->nano_cpus);
+	}
+	if ((rc = json_field_int(r->json, "memoryMiB", 0, 64, INT32_MAX, &mib, e)) < 0)
+		return rc;
+	if (rc == 0) {
+		if (mib > max_mem >> 20)
+			return err_http(e, 422, "field 'memoryMiB' is over this deployment's maximum "
+					"(%lld)", (long long)(max_mem >> 20));
+		lim->memory = mib << 20;
+		json_add_int(r->audit_details, "memory_mib", mib);
+	}
+	if (json_object_object_get_ex(r->json, "diskMiB", &v) && !json_object_is_type(v, json_type_null))
+		return err_http(e, 422, "field 'diskMiB': this deployment's engine does not enforce "
+				"disk limits");
+	return 0;
+}
+
 int api_sandbox_create(struct req *r, struct err *e)
 {
 	const char *ref = NULL, *filter = NULL, *secrets = NULL;
 	int64_t depth = 0;
 	char detail[SANDBOX_DETAIL_MAX];
+	struct sandbox_limits lim;
 	struct repo repo;
 	struct sandbox s;
 	int rc;
@@ -80,11 +122,12 @@ int api_sandbox_create(struct req *r, struct err *e)
 	if (filter && strcmp(filter, "blob:none"))
 		return err_set(e, ERR_INVALID, "field 'filter' must be \"blob:none\"");
 	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1,
-			    &repo, e)) || (rc = create_secrets(r, &repo, &secrets, e)))
+			    &repo, e)) || (rc = create_limits(r, &lim, e)) ||
+	    (rc = create_secrets(r, &repo, &secrets, e)))
 		return rc;
 	struct sandbox_new n = { .db = r->db, .cfg = r->cfg, .pool = r->pool,
 				 .caller = &r->caller, .repo = &repo, .ref = ref, .depth = depth,
-				 .blobless = filter != NULL, .secrets = secrets };
+				 .blobless = filter != NULL, .secrets = secrets, .limits = lim };
 	rc = sandbox_create(&n, &s, detail, e);
 	if (s.id[0]) {
 		json_add_str(r->audit_details, "sandbox_id", s.id);

@@ -249,6 +249,8 @@ static const struct setting settings[] = {
 	N("SANDBOXD_POOL_SIZE", INT, pool_size, 2, 0, 64),
 	N("SANDBOXD_MAX_SANDBOXES", INT, max_sandboxes, 20, 1, 10000),
 	N("SANDBOXD_SANDBOX_MEMORY_MB", MIB, sandbox_memory, 2048, 64, 1 << 20),
+	N("SANDBOXD_SANDBOX_MAX_MEMORY_MB", MIB, sandbox_max_memory, 8192, 64, 1 << 20),
+	N("SANDBOXD_SANDBOX_MAX_CPUS", INT, sandbox_max_cpus, 8, 1, 256),
 	N("SANDBOXD_SANDBOX_CPUS", INT, sandbox_cpus, 2, 1, 256),
 	N("SANDBOXD_SANDBOX_PIDS", INT, sandbox_pids, 512, 16, 1 << 20),
 	N("SANDBOXD_FILE_LIMIT", SIZE, file_limit, 32 << 20, 1, 1 << 30,

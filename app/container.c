@@ -15,7 +15,8 @@
 #include "sandboxd/banned.h"
 
 int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
-			  long timeout_ms, char cid[DOCKER_ID_MAX], struct err *e)
+			  const struct sandbox_limits *lim, long timeout_ms,
+			  char cid[DOCKER_ID_MAX], struct err *e)
 {
 	size_t np = strlen(WARM_OWNER_PREFIX);
 	char label[64], ilabel[96], plabel[64];
@@ -32,8 +33,9 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 		.image = cfg->runner_image, .labels = labels, .volume_labels = labels,
 		.env = env, .cmd = cmd,
 		.extra_hosts = hosts, .network = cfg->sandbox_network,
-		.memory = cfg->sandbox_memory,
-		.nano_cpus = (int64_t)cfg->sandbox_cpus * 1000000000,
+		.memory = lim && lim->memory ? lim->memory : cfg->sandbox_memory,
+		.nano_cpus = lim && lim->nano_cpus ? lim->nano_cpus
+						   : (int64_t)cfg->sandbox_cpus * 1000000000,
 		.pids_limit = cfg->sandbox_pids,
 		/* The host's agent, read-only: the container can neither change nor replace it.
 		 * Missing on the host: a sandbox without one (its execs take Docker exec). */

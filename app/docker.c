@@ -857,6 +857,23 @@ int docker_container_ip(const char *id, const char *network, char *ip, size_t ip
 	return rc;
 }
 
+int docker_container_update(const char *id, int64_t memory, int64_t nano_cpus, long timeout_ms,
+			    struct err *e)
+{
+	char path[OBJECT_PATH_MAX], body[128];
+	struct call c;
+	int rc;
+
+	if ((rc = object_path(path, CONTAINER, id, "/update", e)))
+		return rc;
+	/* Swap stays equal to memory: no swap, as at create. */
+	snprintf(body, sizeof(body), "{\"Memory\":%lld,\"MemorySwap\":%lld,\"NanoCpus\":%lld}",
+		 (long long)memory, (long long)memory, (long long)nano_cpus);
+	call_init(&c, "update container", "POST", path, timeout_ms, e);
+	call_body(&c, body);
+	return perform(&c);
+}
+
 int docker_container_remove(const char *id, long timeout_ms, struct err *e)
 {
 	return object_call(CONTAINER, "remove container", "DELETE", id, "?force=1&v=1", timeout_ms, e);

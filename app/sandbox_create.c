@@ -157,9 +157,14 @@ static int create_container(struct make *m, const char **env, char *cid, struct 
 {
 	const struct config *cfg = m->n->cfg;
 	long left = (long)cfg->start_timeout * 1000;
-	int rc = sandbox_container_new(cfg, m->s->id, env,
+	int rc = sandbox_container_new(cfg, m->s->id, env, &m->n->limits,
 				       left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, cid, e);
 
+	/* The engine refuses what it cannot give (more CPUs than it has): the client reads
+	 * its words. */
+	if (rc == ERR_INVALID && (m->n->limits.memory || m->n->limits.nano_cpus))
+		m->why = pool_printf(m->n->pool, "the engine refused the sandbox's limits: %s",
+				     e->msg);
 	if (rc != ERR_NOIMAGE)
 		return rc;
 	if (!cfg->image_pull) {
@@ -174,7 +179,7 @@ static int create_container(struct make *m, const char **env, char *cid, struct 
 				     "pulled: %s", cfg->runner_image, e->msg);
 		return err_set(e, ERR_NOTFOUND, "%s", m->why ? m->why : "no image");
 	}
-	return sandbox_container_new(cfg, m->s->id, env, DOCKER_CALL_MS, cid, e);
+	return sandbox_container_new(cfg, m->s->id, env, &m->n->limits, DOCKER_CALL_MS, cid, e);
 }
 
 /* 2. The container, labelled with the sandbox, hardened; its id recorded. */
@@ -309,7 +314,16 @@ static int claim_warm(struct make *m, struct err *e)
 			 m->s->id, cid)) || (rc = commit_now(n->db, e)))
 		return rc == ERR_TOOBIG ? err_set(e, ERR_FAIL, "container id too long") : rc;
 	m->warm = 1;
-	if ((rc = hand_over_warm(m, e)) == 0)
+	/* Limits of its own: the warm container, made with the defaults, is changed live
+	 * before its clone starts (Docker's update, one call; a cold start costs far more). */
+	if ((!n->limits.memory && !n->limits.nano_cpus) ||
+	    !(rc = docker_container_update(cid, n->limits.memory ? n->limits.memory
+								 : n->cfg->sandbox_memory,
+					   n->limits.nano_cpus ? n->limits.nano_cpus
+							       : (int64_t)n->cfg->sandbox_cpus * 1000000000,
+					   DOCKER_CALL_MS, e)))
+		rc = hand_over_warm(m, e);
+	if (rc == 0)
 		return 0;
 	log_warn("sandbox %s: the warm container %.12s failed (%s): a cold start instead",
 		 m->s->id, cid, e->msg);

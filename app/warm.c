@@ -121,7 +121,7 @@ static int start_one(const struct config *cfg, struct db *db, struct err *e)
 	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, instance, image)"
 				" VALUES ($1, $2, $3)", 3, id, cfg->instance, cfg->runner_image)))
 		return rc;
-	if (!(rc = sandbox_container_new(cfg, owner, (const char **)env, DOCKER_CALL_MS, cid, e)) &&
+	if (!(rc = sandbox_container_new(cfg, owner, (const char **)env, NULL, DOCKER_CALL_MS, cid, e)) &&
 	    !(rc = db_run(db, e, "UPDATE warm_containers SET container_id = $2 WHERE id = $1", 2,
 			  id, cid)) &&
 	    !(rc = docker_container_start(cid, (long)cfg->start_timeout * 1000, e)) &&

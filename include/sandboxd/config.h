@@ -42,6 +42,8 @@ struct config {
 	int max_sandboxes;          /* running sandboxes per account */
 	int64_t sandbox_memory;     /* bytes */
 	int sandbox_cpus;
+	int64_t sandbox_max_memory; /* the most a create may ask for (bytes), at least the default */
+	int sandbox_max_cpus;       /* the same for CPUs */
 	int sandbox_pids;
 	size_t file_limit;          /* read and write, bytes */
 	int workers;

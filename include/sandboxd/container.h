@@ -3,9 +3,11 @@
 #ifndef SANDBOXD_CONTAINER_H
 #define SANDBOXD_CONTAINER_H
 #include <stddef.h>
+#include <stdint.h>
 #include "sandboxd/config.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/err.h"
+#include "sandboxd/sandbox.h"
 
 /* The SANDBOX_LABEL value of a warm container (warm.h): "pool:" and its row's id. One
  * label key for every container of ours, so that one filter lists them all; a warm one
@@ -18,9 +20,10 @@
  * (a sandbox id, or WARM_OWNER_PREFIX<id> for a warm one, which also gets POOL_LABEL=<id>) and with the instance, its workspace
  * volume too. env: the container's environment (NULL-terminated). ERR_NOIMAGE when the
  * engine lacks the image. */
+/* lim NULL: the defaults (the warm pool's containers have them). */
 int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
-			  long timeout_ms, char cid[DOCKER_ID_MAX], struct err *e)
-	__attribute__((warn_unused_result));
+			  const struct sandbox_limits *lim, long timeout_ms,
+			  char cid[DOCKER_ID_MAX], struct err *e) __attribute__((warn_unused_result));
 /* The clone's parameters into a container: one archive, the parameters file, then the
  * marker clone.sh waits for, so that it never reads a file half written. params is
  * cleansed by the caller. */

@@ -113,6 +113,9 @@ int docker_container_ip(const char *id, const char *network, char *ip, size_t ip
 			long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 int docker_container_remove(const char *id, long timeout_ms, struct err *e)
 	__attribute__((warn_unused_result));
+/* A running container's memory (bytes; swap the same: none) and CPUs (billionths). */
+int docker_container_update(const char *id, int64_t memory, int64_t nano_cpus, long timeout_ms,
+			    struct err *e) __attribute__((warn_unused_result));
 
 /* Called for each container listed: its id, the value of the label value_label (or, when
  * that is NULL, of the label the list was filtered by; "" when the container lacks it;

@@ -5,6 +5,7 @@
  * call, and a reconciler can repair what a crash left half done. */
 #ifndef SANDBOXD_SANDBOX_H
 #define SANDBOXD_SANDBOX_H
+#include <stdint.h>
 #include <json-c/json.h>
 #include "sandboxd/auth.h"
 #include "sandboxd/http.h"
@@ -39,6 +40,12 @@ struct sandbox {
  * from before its row is committed until it ends. A row in state starting whose lock is
  * free and that no transaction holds tells the reaper its creator is gone (its database
  * connection or its process died): the sandbox can be failed at once. */
+/* A create's own limits (SPEC §4 "Limits"); 0: the configured default. */
+struct sandbox_limits {
+	int64_t memory;            /* bytes */
+	int64_t nano_cpus;
+};
+
 #define SANDBOX_LOCK_KEY "1935764068, hashtext($1)"  /* 1935764068: "sand" */
 /* What a new sandbox is made of: the caller (creator, author of the clone's commits), the
  * repository and ref (NULL, "" or "HEAD": the default branch; refs/heads/X is branch X). */
@@ -53,6 +60,7 @@ struct sandbox_new {
 	int blobless;              /* filter blob:none: file contents fetched when needed */
 	const char *secrets;       /* the repository's secrets its execs get: a text[] literal
 				    * of checked names ("{A,B}"), or NULL for none */
+	struct sandbox_limits limits;  /* its own memory and CPUs; 0: the defaults */
 };
 /* Creates a sandbox (sandbox_create.c): its row, its container, its clone started. out gets
  * it (out->id as soon as it has one, for the audit row, even on failure). Errors: ERR_LIMIT
