@@ -216,6 +216,8 @@ static const struct setting settings[] = {
 	N("SANDBOXD_IMAGE_PULL", INT, image_pull, 0, 0, 1),
 	N("SANDBOXD_IDLE_TIMEOUT", INT, idle_timeout, 1800, 5, 86400),
 	N("SANDBOXD_REAPER_INTERVAL", INT, reaper_interval, 10, 1, 3600),
+	/* 30 days; at most ten years (an int of seconds, with room). */
+	N("SANDBOXD_EPHEMERAL_TTL", INT, ephemeral_ttl, 2592000, 1, 315360000),
 	N("SANDBOXD_START_TIMEOUT", INT, start_timeout, 180, 5, 3600),
 	N("SANDBOXD_POOL_SIZE", INT, pool_size, 2, 0, 64),
 	N("SANDBOXD_MAX_SANDBOXES", INT, max_sandboxes, 20, 1, 10000),

@@ -35,6 +35,8 @@ struct config {
 	char signing_key_file[256]; /* PEM P-256 key that signs git URLs; empty: the database's */
 	int idle_timeout;           /* seconds without a call before a sandbox is stopped */
 	int reaper_interval;        /* seconds between the reaper's passes */
+	/* Seconds an ephemeral ref may go without an update before the reaper deletes it. */
+	int ephemeral_ttl;
 	int start_timeout;          /* seconds a container may take to start */
 	int pool_size;              /* warm containers kept started ahead (0: none) */
 	int max_sandboxes;          /* running sandboxes per account */
