@@ -207,7 +207,7 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
 	      struct repo *out, struct err *e)
 {
 	PGresult *res;
-	int code = 0, found;
+	int code = 0, rc;
 
 	memset(out, 0, sizeof(*out));
 	res = db_exec(r->db, e, &code,
@@ -220,6 +220,11 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
 		      3, owner, name, r->caller.authenticated ? r->caller.account_id : NULL);
 	if (!res)
 		return code;
+	/* A name the repository left answers 301, a job token's own repository's too. */
+	if (PQntuples(res) == 0 && (rc = moved(r, owner, name, e)) != 1) {
+		PQclear(res);
+		return rc;
+	}
 	/* A job token serves its one repository. Any other gets the same answer whether it
 	 * exists or not, is public or private: the answer must not tell which names exist. */
 	if (r->caller.kind == TOKEN_JOB &&
@@ -244,10 +249,7 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
 				       owner, name);
 		}
 	}
-	found = PQntuples(res) == 1;
 	PQclear(res);
-	if (out->role == ROLE_NONE && !found && (found = moved(r, owner, name, e)) != 1)
-		return found;
 	if (out->role == ROLE_NONE) {
 		/* A git client without credentials gets the challenge, so that it asks for them;
 		 * the same for a repository that does not exist, so nothing leaks. */

@@ -67,7 +67,8 @@ static void audit(struct db *db, const char *action, int status, const struct sa
 		   "  via, details)"
 		   " SELECT $1, $2, s.account_id, a.login, o.login || '/' || r.name, s.id, 'reaper', $4"
 		   "   FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
-		   "   JOIN repositories r ON r.id = s.repository_id JOIN accounts o ON o.id = r.owner_id"
+		   "   LEFT JOIN repositories r ON r.id = s.repository_id"
+		   "   LEFT JOIN accounts o ON o.id = r.owner_id"
 		   "  WHERE s.id = $3",
 		   4, action, st, s->id, json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN)))
 		log_warn("reaper: audit: %s", e.msg);

@@ -202,6 +202,16 @@ api GET "/api/v3/repos/$RO/${OLD^^}" '' "$ROT"
 expect_status 301 'the old name in another case: 301 too'
 FOLLOWED=$(curl -sS -L -H "Authorization: Bearer $ROT" "$SANDBOXD_URL/api/v3/repos/$RO/$OLD" | jq -r .full_name)
 check_eq 'curl -L lands on the repository' "$RO/$NEW" "$FOLLOWED"
+RJT=$(api POST "/api/v3/repos/$RO/$NEW/job-tokens" '{"scope":"read"}' "$ROT"; _json .token)
+api GET "/api/v3/repos/$RO/$OLD" '' "$RJT"
+expect_error 301 'Moved Permanently' "the repository's job token gets the 301 too"
+api GET "/api/v3/repos/$RO/$NEW" '' "$RJT"
+expect_status 200 'and reads the new name'
+api GET "/api/v3/repos/$RO/$OLD" '' "$JT"
+expect_error 403 'job tokens can only be used on their repository' "another repository's job token: the same 403 as for any other name"
+check_eq 'git ls-remote with the job token through the old URL' \
+	"$(git --git-dir "$REPOS_DIR/$RO/$NEW.git" rev-parse refs/heads/main)" \
+	"$(git ls-remote "$(git_url "$RJT" "$RO/$OLD")" main 2>/dev/null | cut -f1)"
 api GET "/api/v3/repos/$RO/$OLD" '' "$STRT"
 expect_error 404 'repository not found' 'a stranger gets 404 for the old name of a private repository (no leak)'
 api GET "/api/v3/repos/$RO/$OLD" '' -
