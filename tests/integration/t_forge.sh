@@ -240,7 +240,15 @@ check 'its directory follows the case' test -d "$REPOS_DIR/$RO/Third$SFX.git"
 
 # --- deleting --------------------------------------------------------------------------------
 mk_sandbox "del$SFX" "gone$SFX"
-DO="del$SFX" DT=$OT DR="$DO/gone$SFX"
+DO="del$SFX" DT=$OT DR0="$DO/gone$SFX"
+# Renamed under its live sandbox first: the sandbox's clone names the old URL.
+api PATCH "/api/v3/repos/$DR0" "{\"name\":\"gone2$SFX\"}" "$DT"
+expect_status 200 "the sandbox's repository renamed"
+DR="$DO/gone2$SFX"
+api POST "/api/v3/repos/$DR/diffinery/sandboxes/$ID/exec" '{"cmd":"git ls-remote origin main"}' "$DT"
+expect_json .exitCode 0 'git in the sandbox, with its own token, follows the 301 from the URL it cloned'
+expect_json_match .stdout "^$(git --git-dir "$REPOS_DIR/$DR.git" rev-parse main)[[:space:]]refs/heads/main" \
+	'and lists the repository'"'"'s main'
 AG="delagent$SFX"
 mk_user "$AG" --kind agent || exit 1
 AGT=$LAST_TOKEN
@@ -279,7 +287,9 @@ check_eq 'git finds nothing there any more' 404 \
 	"$(curl -s -o /dev/null -w '%{http_code}' "$(git_url "$DT" "$DR")/info/refs?service=git-upload-pack")"
 check "the reaper removes the sandbox's container" \
 	wait_until 60 bash -c '[[ -z $(docker ps -aq --filter "label=sandboxd.sandbox=$1") ]]' _ "$(owner_label_of "$ID")"
-api POST /api/v3/user/repos "{\"name\":\"gone$SFX\"}" "$DT"
+api GET "/api/v3/repos/$DR0" '' "$DT"
+expect_error 404 'repository not found' 'its old name went with it (no 301 to nowhere)'
+api POST /api/v3/user/repos "{\"name\":\"gone2$SFX\"}" "$DT"
 expect_status 201 'the name may be used again'
 check_eq 'by an empty repository' '' "$(git --git-dir "$REPOS_DIR/$DR.git" for-each-ref 2>/dev/null)"
 
