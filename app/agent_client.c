@@ -369,12 +369,21 @@ int agent_detach_read(struct agent_conn *c, const char *id, const uint64_t want[
 	out->running = m.num[AP_F_STATE] == 0;
 	out->lost = m.num[AP_F_STATE] == 2;
 	take_exit(&m, &out->x);
-	out->from[0] = m.num[AP_F_OFF_OUT];
-	out->from[1] = m.num[AP_F_OFF_ERR];
-	/* The agent may skip dropped output forward, never back. */
-	if (out->from[0] < want[0] || out->from[1] < want[1])
-		return err_set(e, ERR_FAIL, "agent answered offsets before those asked for");
-	return dread_frames(c, max, sink, arg, out, e);
+	for (int i = 0; i < 2; i++) {
+		out->from[i] = m.num[i ? AP_F_OFF_ERR : AP_F_OFF_OUT];
+		out->total[i] = m.num[i ? AP_F_TOTAL_ERR : AP_F_TOTAL_OUT];
+		/* The agent may skip dropped output forward, never back, and never past the
+		 * end; asked past the end, it answers the end. */
+		if (out->from[i] > out->total[i] ||
+		    out->from[i] < (want[i] < out->total[i] ? want[i] : out->total[i]))
+			return err_set(e, ERR_FAIL, "agent answered offsets outside those asked for");
+	}
+	if ((rc = dread_frames(c, max, sink, arg, out, e)))
+		return rc;
+	for (int i = 0; i < 2; i++)
+		if (out->next[i] > out->total[i])
+			return err_set(e, ERR_FAIL, "agent sent more output than it counted");
+	return 0;
 }
 
 int agent_detach_kill(struct agent_conn *c, const char *id, int sig, struct err *e)

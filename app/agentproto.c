@@ -19,7 +19,8 @@ static const unsigned char tag_kind[AP_F_COUNT] = {
 	[AP_F_OFF_ERR] = K_NUM, [AP_F_MAX] = K_NUM, [AP_F_STATE] = K_NUM, [AP_F_PATH] = K_STR,
 	[AP_F_LIMIT] = K_NUM, [AP_F_SIZE] = K_NUM, [AP_F_MODE] = K_NUM, [AP_F_DEPTH] = K_NUM,
 	[AP_F_NAME] = K_STR, [AP_F_FTYPE] = K_NUM, [AP_F_MTIME] = K_NUM,
-	[AP_F_RECURSIVE] = K_NUM, [AP_F_TRUNC] = K_NUM,
+	[AP_F_RECURSIVE] = K_NUM, [AP_F_TRUNC] = K_NUM, [AP_F_TOTAL_OUT] = K_NUM,
+	[AP_F_TOTAL_ERR] = K_NUM,
 };
 
 /* Per type: the tags it admits and those it requires; raw types admit none (fielded 0). */
@@ -32,6 +33,7 @@ struct rule {
 
 #define EXIT_F (B(AP_F_CODE) | B(AP_F_SIGNAL) | B(AP_F_TIMEDOUT) | B(AP_F_KILLED) | \
 		B(AP_F_DURATION))
+#define DSTATUS_F (B(AP_F_OFF_OUT) | B(AP_F_OFF_ERR) | B(AP_F_TOTAL_OUT) | B(AP_F_TOTAL_ERR))
 static const struct rule rules[AP_T_COUNT] = {
 	[AP_T_HELLO] = { "hello", AP_MSG_MAX, 1, B(AP_F_NONCE), B(AP_F_NONCE) },
 	[AP_T_AUTH] = { "auth", AP_MSG_MAX, 1, B(AP_F_NONCE) | B(AP_F_MAC),
@@ -51,8 +53,7 @@ static const struct rule rules[AP_T_COUNT] = {
 			 B(AP_F_ID) | B(AP_F_OFF_OUT) | B(AP_F_OFF_ERR) | B(AP_F_MAX),
 			 B(AP_F_ID) | B(AP_F_OFF_OUT) | B(AP_F_OFF_ERR) | B(AP_F_MAX) },
 	[AP_T_DSTATUS] = { "dstatus", AP_MSG_MAX, 1,
-			   EXIT_F | B(AP_F_STATE) | B(AP_F_OFF_OUT) | B(AP_F_OFF_ERR),
-			   EXIT_F | B(AP_F_STATE) | B(AP_F_OFF_OUT) | B(AP_F_OFF_ERR) },
+			   EXIT_F | B(AP_F_STATE) | DSTATUS_F, EXIT_F | B(AP_F_STATE) | DSTATUS_F },
 	[AP_T_DKILL] = { "dkill", AP_MSG_MAX, 1, B(AP_F_ID) | B(AP_F_SIGNAL),
 			 B(AP_F_ID) | B(AP_F_SIGNAL) },
 	[AP_T_FREAD] = { "fread", AP_MSG_MAX, 1, B(AP_F_PATH) | B(AP_F_LIMIT),

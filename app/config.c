@@ -165,6 +165,30 @@ static int check_metrics_allow(struct config *c, struct err *e)
 	return 0;
 }
 
+/* DNS labels of letters, digits and '-' joined by dots (stored lower-case): a preview's
+ * host is one more label in front of them. */
+static int check_preview_domain(struct config *c, struct err *e)
+{
+	const char *p = c->preview_domain;
+	size_t label = 0;
+
+	for (; *p; p++) {
+		char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+		c->preview_domain[p - c->preview_domain] = ch;
+		if (ch == '.' && label == 0)
+			break;
+		if (ch != '.' && !((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
+			break;
+		label = ch == '.' ? 0 : label + 1;
+		if (label > 63)
+			break;
+	}
+	if (*p || label == 0)
+		return err_set(e, ERR_INVALID, "SANDBOXD_PREVIEW_DOMAIN must be a DNS name (letters, "
+			       "digits and '-' in labels of at most 63, joined by dots)");
+	return 0;
+}
+
 /* What a setting is read into: a string field, the log level by its name, or a number
  * stored as int, as size_t, or as bytes from a count of MiB. */
 enum kind { STR, LEVEL, INT, SIZE, MIB };
@@ -232,6 +256,8 @@ static const struct setting settings[] = {
 	S("SANDBOXD_AGENT_PATH", agent_path, "/usr/local/lib/sandboxd/sandboxd-agent",
 	  .check = check_agent_path),
 	S("SANDBOXD_METRICS_ALLOW", metrics_allow, "", .check = check_metrics_allow),
+	S("SANDBOXD_PREVIEW_DOMAIN", preview_domain, "preview.localhost",
+	  .check = check_preview_domain),
 };
 
 /* A string setting, or the log level's name (its own buffer: the field is an int). An

@@ -299,7 +299,7 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 	if (rc == ERR_CANCELLED)
 		return err_set(e, ERR_CANCELLED, "the caller stopped waiting");
 	if (rc == ERR_FAIL)
-		return err_http(e, 502, "the sandbox's agent broke off the exec: %s", ea.msg);
+		return err_box(e, 502, "the sandbox's agent broke off the exec: %s", ea.msg);
 	if (rc) {
 		*e = ea;
 		return rc;

@@ -1,16 +1,23 @@
-/* exec_detach.c: detached exec (exec.h, SPEC.md §4 "Detached exec"). The command runs on in
- * the container under app/sh/detach.sh, with the same limits and tree kill as an attached
- * one; its output goes to files in the container (8 MiB chunks written by split(1), the
- * newest 8 kept: 64 MiB per stream, oldest dropped first) and its exit code to a file when
- * it ends. So any worker on any host can read it: the state and the bytes asked for come
- * from the container, masked and decoded as an attached exec's. The output lives as long as
- * the container: until the sandbox ends. */
+/* exec_detach.c: detached exec (exec.h, SPEC.md §4 "Detached exec"). Two backends keep the
+ * command and its output in the container, so any worker on any host can read it:
+ * - the sandbox's agent (agent_client.h), when it answers: it supervises the command (the
+ *   same limits and tree kill as an attached one) and keeps its output in segment files,
+ *   at most 64 MiB per stream, oldest dropped first (app/agent/detached.c);
+ * - Docker exec of app/sh/detach.sh: output in 8 MiB chunks written by split(1), the newest
+ *   8 kept, and its exit code in a file when it ends.
+ * Either way the bytes asked for come back raw and are masked and decoded here, as an
+ * attached exec's; the service judges offsets and caps, never the container. A read asks
+ * the agent first, then Docker (an exec started while the agent was unreachable lives
+ * there). The output lives as long as the container: until the sandbox ends. */
 #include <stdio.h>
 #include <string.h>
+#include "sandboxd/agent_client.h"
 #include "sandboxd/detach.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/exec.h"
+#include "sandboxd/log.h"
 #include "sandboxd/randid.h"
+#include "sandboxd/sbagent.h"
 #include "sandboxd/scripts.h"
 #include "sandboxd/banned.h"
 
@@ -29,12 +36,59 @@ int exec_id_valid(const char *id)
 	return 1;
 }
 
-int exec_detach_start(const struct sandbox *s, const struct exec_spec *x,
-		      char id[EXEC_ID_LEN + 1], struct err *e)
+static void note_agent_error(char out[256], const struct err *ea)
 {
-	char xid[DOCKER_ID_MAX], ms[32];
+	snprintf(out, 256, "%.255s", ea->msg);
+}
+
+/* Through the agent; *fallback set (with out->agent_error) when it could not be reached.
+ * Once the request is sent its answer is final: a lost answer must not start the command a
+ * second time through Docker. */
+static int agent_start(const struct sandbox *s, const struct exec_spec *x,
+		       char id[EXEC_ID_LEN + 1], struct exec_result *out, int *fallback,
+		       struct err *e)
+{
+	const struct agent_exec_req r = { .cmd = x->cmd, .cwd = x->workdir, .env = x->env,
+					  .timeout_ms = x->timeout_ms };
+	struct agent_conn c = { .fd = -1 };
+	char aid[AGENT_CLIENT_ID_MAX];
+	struct err ea;
 	int rc;
 
+	*fallback = 1;
+	if (sbagent_connect(s, x->network, &c, &ea)) {
+		note_agent_error(out->agent_error, &ea);
+		return 0;
+	}
+	*fallback = 0;
+	out->backend = "agent";
+	rc = agent_detach_start(&c, &r, aid, &ea);
+	agent_close(&c);
+	if (rc == ERR_FAIL)
+		return err_box(e, 502, "the sandbox's agent broke off the exec: %s", ea.msg);
+	if (rc) {
+		*e = ea;
+		return rc;
+	}
+	if (!exec_id_valid(aid))
+		return err_box(e, 502, "the sandbox's agent answered an exec id of another shape");
+	memcpy(id, aid, EXEC_ID_LEN + 1);
+	return 0;
+}
+
+int exec_detach_start(const struct sandbox *s, const struct exec_spec *x,
+		      char id[EXEC_ID_LEN + 1], struct exec_result *out, struct err *e)
+{
+	char xid[DOCKER_ID_MAX], ms[32];
+	int rc, fallback = 1;
+
+	memset(out, 0, sizeof(*out));
+	out->backend = "docker";
+	if (x->agent && ((rc = agent_start(s, x, id, out, &fallback, e)) || !fallback))
+		return rc;
+	if (out->agent_error[0])
+		log_info("detached exec in %s: through Docker exec: the agent: %s", s->id,
+			 out->agent_error);
 	if (randid(id, EXEC_ID_LEN + 1, "ex_", 12))
 		return err_set(e, ERR_FAIL, "no randomness");
 	snprintf(ms, sizeof(ms), "%lld", (long long)x->timeout_ms);
@@ -57,7 +111,7 @@ static int collect(void *arg, int stream, const char *p, size_t n)
 {
 	struct out_stream *o = arg;
 
-	return buf_append(&o[stream == 1 ? 0 : 1].data, p, n);
+	return buf_append(&o[stream == DSTREAM_STDOUT ? 0 : 1].data, p, n);
 }
 
 /* The text of one stream from its fetched bytes; *next is the offset to ask for next. */
@@ -165,35 +219,25 @@ static int fetch(const struct sandbox *s, const char *id, struct out_stream o[2]
 	return 0;
 }
 
-int exec_detach_read(struct db *db, const struct sandbox *s, const char *id,
-		     const uint64_t want[2], struct exec_output *out, struct err *e)
+/* The state and the bytes planned through Docker exec of detach.sh's scripts. */
+static int docker_fetch(const struct sandbox *s, const char *id, const uint64_t want[2],
+			struct out_stream o[2], struct exec_output *out, struct err *e)
 {
 	const char *state_argv[] = { "bash", "-c", sh_detach_state, "sandboxd-state", id, NULL };
 	struct sandbox_output g;
 	struct detach_state ds;
-	struct out_stream o[2];
-	const char *token = NULL;
 	int rc, exit_code = 0, pruned = 0;
 
-	memset(out, 0, sizeof(*out));
-	memset(o, 0, sizeof(o));
-	for (int i = 0; i < 2; i++) {
-		buf_init(&o[i].data, READ_MAX + CONTEXT);
-		buf_init(&out->text[i], capture_text_max(&(struct capture_opts){ READ_MAX, 0, 1 }) +
-						128);
-		out->next[i] = want[i];
-	}
 	if ((rc = sandbox_run(s->container_id, state_argv, &g, &exit_code, e)))
-		goto out;
-	if (exit_code == 3) {
-		rc = err_set(e, ERR_NOTFOUND, "no such exec: %s", id);
-		goto out;
-	}
+		return rc;
+	if (exit_code == 3)
+		return err_set(e, ERR_NOTFOUND, "no such exec: %s", id);
 	detach_parse_state(g.out, &ds);
 	if ((rc = plan(o, &ds, want, e)) || (rc = fetch(s, id, o, &pruned, e)))
-		goto out;
+		return rc;
 	out->ended = ds.ended && !pruned;
 	out->exit_code = ds.exit_code;
+	out->killed = ds.killed;
 	out->duration_ms = ds.duration_ms;
 	/* A chunk pruned between the two looks: nothing this time, the next call jumps. */
 	for (int i = 0; i < 2 && pruned; i++) {
@@ -201,7 +245,93 @@ int exec_detach_read(struct db *db, const struct sandbox *s, const char *id,
 		o[i].from = o[i].want;
 		o[i].ctx = 0;
 	}
-	if ((rc = exec_token(db, s, &token, e)))
+	return 0;
+}
+
+/* What the agent said of a detached exec: nothing (unreachable), that it has none (then
+ * it may be Docker's), or its state and bytes. */
+enum agent_said { AGENT_UNREACHED, AGENT_HAS_NONE, AGENT_ANSWERED };
+
+/* The state and the bytes through the agent: asked from CONTEXT bytes before the offsets
+ * (for the mask), judged here against the totals it counted. out->agent_error says why
+ * when *said is not AGENT_ANSWERED. */
+static int agent_fetch(const struct sandbox *s, const char *network, const char *id,
+		       const uint64_t want[2], struct out_stream o[2], struct exec_output *out,
+		       enum agent_said *said, struct err *e)
+{
+	struct agent_conn c = { .fd = -1 };
+	struct agent_dstatus st;
+	uint64_t ask[2];
+	struct err ea;
+	int rc, connected;
+
+	*said = AGENT_UNREACHED;
+	for (int i = 0; i < 2; i++)
+		ask[i] = want[i] > CONTEXT ? want[i] - CONTEXT : 0;
+	if ((connected = !(rc = sbagent_connect(s, network, &c, &ea)))) {
+		rc = agent_detach_read(&c, id, ask, READ_MAX + CONTEXT, collect, o, &st, &ea);
+		agent_close(&c);
+	}
+	if (!connected || rc == ERR_NOTFOUND) {
+		note_agent_error(out->agent_error, &ea);
+		*said = connected ? AGENT_HAS_NONE : AGENT_UNREACHED;
+		return 0;
+	}
+	*said = AGENT_ANSWERED;
+	out->backend = "agent";
+	if (rc)
+		return err_box(e, 502, "the sandbox's agent: %s", ea.msg);
+	for (int i = 0; i < 2; i++) {
+		if (want[i] > st.total[i])
+			return err_set(e, ERR_INVALID, "%s %llu is past the output (%llu bytes so far)",
+				       i ? "stderrOffset" : "stdoutOffset",
+				       (unsigned long long)want[i], (unsigned long long)st.total[i]);
+		o[i].want = want[i];
+		o[i].total = st.total[i];
+		o[i].from = want[i] > st.from[i] ? want[i] : st.from[i];
+		o[i].ctx = o[i].from - st.from[i];
+	}
+	out->ended = !st.running;
+	out->killed = st.x.killed;
+	/* Its supervisor died without a result (something killed it): ended, as killed. */
+	out->exit_code = st.lost ? 137 : st.x.timed_out ? 124 : st.x.exit_code;
+	out->duration_ms = st.x.duration_ms;
+	return 0;
+}
+
+int exec_detach_read(struct db *db, const struct sandbox *s, const char *network,
+		     const char *id, const uint64_t want[2], struct exec_output *out,
+		     struct err *e)
+{
+	struct exec_spec via = { .agent = network != NULL, .network = network };
+	struct out_stream o[2];
+	const char *token = NULL;
+	enum agent_said said = AGENT_HAS_NONE;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(o, 0, sizeof(o));
+	out->backend = "docker";
+	for (int i = 0; i < 2; i++) {
+		buf_init(&o[i].data, READ_MAX + CONTEXT);
+		buf_init(&out->text[i], capture_text_max(&(struct capture_opts){ READ_MAX, 0, 1 }) +
+						128);
+		out->next[i] = want[i];
+	}
+	if (network && (rc = agent_fetch(s, network, id, want, o, out, &said, e)))
+		goto out;
+	if (said != AGENT_ANSWERED) {
+		for (int i = 0; i < 2; i++)
+			buf_clear(&o[i].data);
+		rc = docker_fetch(s, id, want, o, out, e);
+		/* Not Docker's, and the agent that may hold it did not answer: say so. */
+		if (rc == ERR_NOTFOUND && said == AGENT_UNREACHED)
+			rc = err_box(e, 502, "no such exec through Docker exec, and the sandbox's "
+				      "agent did not answer: %s", out->agent_error);
+		if (rc)
+			goto out;
+	}
+	if ((rc = exec_token_for(db, s, &via, &token, e)))
 		goto out;
 	for (int i = 0; i < 2 && !rc; i++)
 		rc = stream_text(token, &o[i], out->ended, &out->text[i], &out->next[i], e);

@@ -15,6 +15,10 @@ PACKAGES=(
     debhelper lintian
 )
 
+# examples/giturl.py signs owner git URLs with PyJWT (t_jwt_examples runs it with
+# /usr/bin/python3); examples/giturl.mjs uses Node.js and npm, asked for below with the MCP tests'.
+PACKAGES+=(python3 python3-jwt python3-cryptography)
+
 # What the Debian package needs at run time (debian/control's Depends and the libraries
 # its binaries link), plus systemd for `systemd-analyze verify`: tests/integration/t_package.sh
 # installs the package into a container with no network, from .debs of these and all they
@@ -39,6 +43,11 @@ done
 # with it): ask for Debian's packages only when the commands are missing.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# t_previews loads a preview in a headless browser: Debian's Chromium (run as root with
+# --no-sandbox, on loopback only; never by the service).
+if ! grep -qE '^chromium ii' <<<"$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' chromium 2>/dev/null)"; then
+    missing+=(chromium)
+fi
 
 # The .debs of RUNTIME and of everything they depend on (every alternative too), with an
 # index, so that a container can `apt-get install` from file:$DEB_CACHE. Done again when

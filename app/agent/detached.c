@@ -311,7 +311,6 @@ void detached_read(struct conn *c, const struct ap_msg *m)
 	uint64_t seg = c->cfg->detach_cap / 4, oldest[2], total[2], from[2], max;
 	struct status st;
 	struct ap_enc w;
-	char msg[160];
 	int fd;
 
 	if ((fd = open_exec(c, m, &st)) < 0)
@@ -322,20 +321,15 @@ void detached_read(struct conn *c, const struct ap_msg *m)
 
 		/* Status first: once it says exited, all the output is in the files. */
 		seg_range(fd, i + 1, seg, &oldest[i], &total[i]);
-		if (want > total[i]) {
-			snprintf(msg, sizeof(msg), "%s offset %llu is past the output (%llu bytes)",
-				 i ? "stderr" : "stdout", (unsigned long long)want,
-				 (unsigned long long)total[i]);
-			close(fd);
-			return conn_error(c, ERR_INVALID, msg);
-		}
-		from[i] = want < oldest[i] ? oldest[i] : want;
+		from[i] = want < oldest[i] ? oldest[i] : want > total[i] ? total[i] : want;
 	}
 	agentproto_enc_init(&w, b, sizeof(b), AP_T_DSTATUS, c->stream);
 	agentproto_put_num(&w, AP_F_STATE, (uint64_t)st.state);
 	agent_put_result(&w, &st.r);
 	agentproto_put_num(&w, AP_F_OFF_OUT, from[0]);
 	agentproto_put_num(&w, AP_F_OFF_ERR, from[1]);
+	agentproto_put_num(&w, AP_F_TOTAL_OUT, total[0]);
+	agentproto_put_num(&w, AP_F_TOTAL_ERR, total[1]);
 	if (!agentwire_send(c->fd, &w, AGENT_IO_MS, NULL) &&
 	    !seg_send(c, fd, 1, seg, from[0], max) && !seg_send(c, fd, 2, seg, from[1], max)) {
 		agentproto_enc_init(&w, b, sizeof(b), AP_T_END, c->stream);

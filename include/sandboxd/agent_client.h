@@ -80,9 +80,11 @@ struct agent_dstatus {
 	struct agent_exit x;
 	uint64_t from[2];              /* where the bytes handed to the sink start */
 	uint64_t next[2];              /* where to ask next */
+	uint64_t total[2];             /* bytes written so far */
 };
-/* Output since want[0] (stdout) and want[1] (stderr), at most max bytes of each, to sink;
- * ERR_INVALID for an offset past the output, ERR_NOTFOUND for no such exec. */
+/* Output since want[0] (stdout) and want[1] (stderr), at most max bytes of each, to sink
+ * (none for an offset past the output: from and next are then the total); ERR_NOTFOUND for
+ * no such exec. */
 int agent_detach_read(struct agent_conn *c, const char *id, const uint64_t want[2],
 		      uint64_t max, dstream_fn sink, void *arg, struct agent_dstatus *out,
 		      struct err *e) __attribute__((warn_unused_result));

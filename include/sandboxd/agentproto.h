@@ -31,7 +31,10 @@
  *         closing the connection ends the exec's tree (as a kill).
  *         detached: STARTED {PID, ID}, then the agent closes.
  *     DREAD {ID, OFF_OUT, OFF_ERR, MAX}: DSTATUS {STATE, ..., OFF_OUT, OFF_ERR: where the
- *         bytes that follow start}, STDOUT frames, STDERR frames, END.
+ *         bytes that follow start (the offset asked for, moved forward past dropped output,
+ *         at most the total), TOTAL_OUT, TOTAL_ERR}, STDOUT frames, STDERR frames, END.
+ *         An offset past the output is not refused: the worker judges it from the totals
+ *         (it asks from before the offset its client gave, for the mask's sake).
  *     DKILL {ID, SIGNAL}: END.
  *     FREAD {PATH, LIMIT}: FINFO {SIZE, MODE}, DATA frames (SIZE bytes), END.
  *     FWRITE {PATH, MODE, SIZE}: the worker sends DATA frames (SIZE bytes) and END; the
@@ -81,6 +84,7 @@ enum ap_tag {
 	AP_F_NAME = 27,
 	AP_F_FTYPE = 28,            /* 1 file, 2 dir, 3 symlink, 4 other */
 	AP_F_MTIME = 29, AP_F_RECURSIVE = 30, AP_F_TRUNC = 31,
+	AP_F_TOTAL_OUT = 32, AP_F_TOTAL_ERR = 33,  /* bytes a detached exec wrote so far */
 	AP_F_COUNT
 };
 

@@ -55,6 +55,9 @@ struct config {
 	/* Addresses and networks (addrlist.h) that may read GET /metrics without a token; empty:
 	 * only a site admin's token may. */
 	char metrics_allow[1024];
+	/* Previews (SPEC §4): <id>.<preview_domain> is a sandbox's port through nginx; lower-case
+	 * DNS labels, no leading or trailing dot. */
+	char preview_domain[200];
 };
 
 typedef const char *(*config_getenv_fn)(const char *name);

@@ -106,9 +106,12 @@ struct exec_result {
 int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
 	     struct exec_result *out, struct err *e) __attribute__((warn_unused_result));
 
-/* Starts x detached; id gets its exec id. */
+/* Starts x detached; id gets its exec id. With x->agent, through the sandbox's agent when
+ * it can be reached (else Docker exec, out->agent_error saying why); once it was asked, its
+ * answer is the call's. out gets only the backend and agent_error. */
 int exec_detach_start(const struct sandbox *s, const struct exec_spec *x,
-		      char id[EXEC_ID_LEN + 1], struct err *e) __attribute__((warn_unused_result));
+		      char id[EXEC_ID_LEN + 1], struct exec_result *out, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* 1 when id has the shape of an exec id. */
 int exec_id_valid(const char *id) __attribute__((warn_unused_result));
@@ -116,15 +119,36 @@ int exec_id_valid(const char *id) __attribute__((warn_unused_result));
 /* What GET …/execs/{execId} answers: the output of each stream written since the offsets
  * asked for (at most 1 MiB each), masked and decoded, and where to ask next. */
 struct exec_output {
-	int ended, exit_code;
+	int ended, exit_code, killed;
 	long long duration_ms;
 	struct buf text[2];        /* stdout, stderr; the caller releases them */
 	uint64_t next[2];
+	const char *backend;       /* "agent" or "docker": what kept it */
+	char agent_error[256];     /* why the agent did not answer for it; "" otherwise */
 };
-/* want: the offsets asked for. ERR_NOTFOUND: no such exec; ERR_INVALID: an offset past the
- * output (e names it). */
-int exec_detach_read(struct db *db, const struct sandbox *s, const char *id,
-		     const uint64_t want[2], struct exec_output *out, struct err *e)
+/* want: the offsets asked for. With network (the sandbox network; NULL: Docker only), the
+ * agent is asked first, then Docker. ERR_NOTFOUND: no such exec; ERR_INVALID: an offset
+ * past the output (e names it). */
+int exec_detach_read(struct db *db, const struct sandbox *s, const char *network,
+		     const char *id, const uint64_t want[2], struct exec_output *out,
+		     struct err *e) __attribute__((warn_unused_result));
+
+/* A detached exec's state without its output (exec_procs.c, for the list). */
+struct exec_state {
+	int found;                 /* 0: the backend does not know it */
+	int ended, exit_code, timed_out, killed;
+	long long duration_ms;
+};
+/* The states of n detached execs of s that backend ("agent" or "docker", as their rows
+ * say) holds, into out[i]; network: the sandbox network, for the agent's address. A 502
+ * when the agent does not answer for one. */
+int exec_detach_states(const struct sandbox *s, const char *network, const char *backend,
+		       const char *const *ids, size_t n, struct exec_state *out, struct err *e)
 	__attribute__((warn_unused_result));
+/* Ends detached exec id's tree with sig (SIGTERM, SIGKILL, SIGINT or SIGHUP; any but KILL
+ * followed by KILL 5 s later) through backend; returns once it was sent. The exec then
+ * reads killed. 404 when the agent has no such exec, 502 when it does not answer. */
+int exec_detach_kill(const struct sandbox *s, const char *network, const char *backend,
+		     const char *id, int sig, struct err *e) __attribute__((warn_unused_result));
 
 #endif

@@ -146,6 +146,15 @@ expect_json .stdout reached 'while its own agent listens (the check can connect)
 check_eq "the second sandbox's execs ran through the agent" agent:2 "$(backends "$B")"
 ID=$A
 
+# Detached: the agent supervises it and keeps its output.
+dget() { api GET "$SB/$A/execs/$1" '' "$OT"; }
+dsays() { dget "$1"; [ "$STATUS|$(_json .state)|$(_json .stdout)" = "$2" ]; }
+api POST "$SB/$A/exec" '{"cmd":"echo held-by-agent; sleep 300","detach":true}' "$OT"
+HELD=$(_json .execId)
+check_eq 'a detached exec through the agent: 202, its row says agent' '202|agent|' "$STATUS|$(last_row "$A")"
+check 'its output read back through the agent' wait_until 10 dsays "$HELD" $'200|running|held-by-agent'
+check_eq 'and the read row says agent' agent "$(sql "select details->>'backend' from audit_log where sandbox_id = '$A' and action = 'sandbox.exec_get' order by id desc limit 1")"
+
 # --- faults --------------------------------------------------------------------------------------
 # Hung: SIGSTOP. The next exec falls back within its limits, the reason audited.
 run '{"cmd":"kill -STOP $(cat /workspace/.sandboxd/agent.pid) && echo stopped"}'
@@ -169,6 +178,14 @@ run '{"cmd":"echo after"}'
 check_eq 'the next exec answers through Docker exec' '200|after' "$STATUS|$(_json .stdout)"
 check 'its row says docker and the refused connection' grep -qE '^docker\|.*(refused|connect)' <<<"$(last_row "$A")"
 echo "# killed: $(last_row "$A")"
+dget "$HELD"
+expect_status 502 'the detached exec its agent kept, with the agent gone: 502'
+expect_json_match .error "^no such exec through Docker exec, and the sandbox's agent did not answer: .*(refused|connect)" 'saying why'
+api POST "$SB/$A/exec" '{"cmd":"echo detached-after; exit 3","detach":true}' "$OT"
+D=$(_json .execId)
+check_eq 'a detached exec now starts through Docker exec, the reason audited' '202|docker' "$STATUS|$(last_row "$A" | cut -d'|' -f1)"
+check 'and reads back through it' wait_until 20 dsays "$D" '200|exited|detached-after'
+expect_json .exitCode 3 'with its exit code'
 stream '{"cmd":"echo streamed-after; exit 5"}'
 check_eq 'a streamed exec too' 'streamed-after|5' "$(jq -rs '[(map(.stdout // empty) | join("") | rtrimstr("\n")), (last.exitCode | tostring)] | join("|")' "$_T/lines")"
 run '{"cmd":"sleep 30","timeoutMs":1000}'

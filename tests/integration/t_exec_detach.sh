@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # t_exec_detach.sh: detached exec: 202 and an id at once, the command running on, its output
 # read back by byte offsets (at most 1 MiB a call, whole when put together), the exit code,
-# time limits, dropped old output, masking, who may read, and activity.
+# time limits, dropped old output, masking, who may read, and activity. Through the agent
+# (the default), and through Docker exec when the Makefile's second pass runs it with
+# SANDBOXD_AGENT=0: every start and read row names that backend.
 . "$(dirname "$0")/lib.sh"
+
+WANT=agent
+[ "${SANDBOXD_AGENT:-1}" = 0 ] && WANT=docker
 
 fails() { ! "$@"; }
 mk_sandbox "sbd$SFX" detach
@@ -107,6 +112,8 @@ expect_error 403 'not your sandbox' "another user: not your sandbox"
 detach '{"cmd":"sleep 1","detach":true,"timeoutMs":1200000}'
 check_eq 'a detached exec holds the idle deadline past its limit' t "$(sql "select idle_stop_at > now() + interval '20 minutes' from sandboxes where id = '$ID'")"
 check_eq 'the start is audited' "true|$EXEC" "$(sql "select (details->>'detached')::boolean || '|' || (details->>'exec_id') from audit_log where sandbox_id = '$ID' and action = 'sandbox.exec' order by at desc limit 1")"
+check_eq "every start and read row (but the unknown exec's 404) says backend $WANT, with no agent error" "$WANT|0" \
+	"$(sql "select string_agg(distinct details->>'backend', ',') || '|' || count(*) filter (where details ? 'agent_error') from audit_log where sandbox_id = '$ID' and status <> 404 and (action = 'sandbox.exec_get' or (action = 'sandbox.exec' and details ? 'detached'))")"
 check_cond 'reads are audited' "[ \"\$(sql \"select count(*) > 5 from audit_log where sandbox_id = '$ID' and action = 'sandbox.exec_get'\")\" = t ]"
 api POST "$SB/$ID/close" '' "$OT"
 api GET "$SB/$ID/execs/$EXEC" '' "$OT"
