@@ -87,6 +87,7 @@ int api_sandbox_exec_get(struct req *r, struct err *e)
 	struct repo repo;
 	struct sandbox s;
 	struct exec_output x;
+	struct secrets_set sec;
 	uint64_t want[2];
 	int rc;
 
@@ -98,8 +99,10 @@ int api_sandbox_exec_get(struct req *r, struct err *e)
 	if (detach_query_offset(r->query, "stdoutOffset", &want[0]) ||
 	    detach_query_offset(r->query, "stderrOffset", &want[1]))
 		return err_box(e, 400, "stdoutOffset and stderrOffset must be byte counts");
-	rc = exec_detach_read(r->db, &s, r->cfg->agent ? r->cfg->sandbox_network : NULL, id, want,
-			      &x, e);
+	if ((rc = secrets_for_sandbox(r->db, r->pool, s.id, &sec, e)))
+		return rc;
+	rc = exec_detach_read(r->db, &s, r->cfg->agent ? r->cfg->sandbox_network : NULL, id, &sec,
+			      want, &x, e);
 	audit_backend(r, x.backend, x.agent_error);
 	if (rc == ERR_NOTFOUND || rc == ERR_INVALID)
 		rc = err_boxed(e, rc == ERR_NOTFOUND ? 404 : 400);

@@ -120,6 +120,8 @@ static int check_sandbox(struct config *c, struct err *e)
 {
 	if (c->signing_key_file[0] && c->signing_key_file[0] != '/')
 		return err_set(e, ERR_INVALID, "SANDBOXD_SIGNING_KEY_FILE must be an absolute path");
+	if (c->secrets_key_file[0] && c->secrets_key_file[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_SECRETS_KEY_FILE must be an absolute path");
 	/* Docker's own rule for network names; "host" and "none" would undo the isolation. */
 	if (strspn(c->sandbox_network, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 				       "0123456789_.-") != strlen(c->sandbox_network) ||
@@ -234,6 +236,7 @@ static const struct setting settings[] = {
 	S("SANDBOXD_SANDBOX_GIT_URL", sandbox_git_url, "http://sandboxd.internal"),
 	S("SANDBOXD_SANDBOX_NETWORK", sandbox_network, "bridge"),
 	S("SANDBOXD_SIGNING_KEY_FILE", signing_key_file, "", .check = check_sandbox),
+	S("SANDBOXD_SECRETS_KEY_FILE", secrets_key_file, ""),
 	S("SANDBOXD_SANDBOX_GIT_ADDR", sandbox_git_addr, "", .check = check_git_addr),
 	S("SANDBOXD_MCP_ORIGINS", mcp_origins, NULL, .def_from = public_origin,
 	  .check = check_origins),

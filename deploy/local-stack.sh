@@ -69,6 +69,7 @@ LEGACY_PIDFILE=$RUNDIR/sandboxd.pid
 BINDIR=$VAR/bin
 KEYDIR=$VAR/keys
 KEYFILE=$KEYDIR/signing.pem
+SECRETS_KEYFILE=$KEYDIR/secrets.key
 NGX_CONF=$NGXDIR/nginx.conf
 NGX_TEMPLATE=$REPO/nginx/local.conf
 # Every container this stack's sandboxd makes carries label sandboxd.instance=$INSTANCE, so
@@ -248,6 +249,15 @@ service_dirs() {
     fi
     chown "$SVC_USER:$group" "$KEYFILE"
     chmod 0600 "$KEYFILE"
+    # The sandbox secrets' key (SPEC §4 "Secrets"): 32 random bytes in hex, made once; lose
+    # it and the stored secrets no longer open.
+    if [ ! -s "$SECRETS_KEYFILE" ]; then
+        say "making the sandbox secrets' key $SECRETS_KEYFILE"
+        (umask 077 && openssl rand -hex 32 >"$SECRETS_KEYFILE.new") || die "openssl rand failed"
+        mv "$SECRETS_KEYFILE.new" "$SECRETS_KEYFILE"
+    fi
+    chown "$SVC_USER:$group" "$SECRETS_KEYFILE"
+    chmod 0600 "$SECRETS_KEYFILE"
 }
 
 # The binaries the service runs, copied out of the build tree (root's, 0755). A copy is
@@ -484,6 +494,7 @@ sandboxd_up() {
             SANDBOXD_SANDBOX_NETWORK="$NETWORK" \
             SANDBOXD_SANDBOX_GIT_ADDR="$(git_addr)" \
             SANDBOXD_SIGNING_KEY_FILE="$KEYFILE" \
+            SANDBOXD_SECRETS_KEY_FILE="$SECRETS_KEYFILE" \
             SANDBOXD_INSTANCE="$INSTANCE" \
             SANDBOXD_PID_FILE="$PIDFILE" \
             SANDBOXD_AGENT_PATH="$AGENT_BIN" \

@@ -61,6 +61,9 @@ int api_forge_undo_move(struct req *r, char *from, char *to, struct err *e)
 int api_mcp(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_exec_get(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_execs_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_secret_put(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_secrets_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_secret_delete(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_exec_kill(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* Git smart HTTP: authorises, then streams through git http-backend. */
 int api_git(struct req *r, struct err *e) __attribute__((warn_unused_result));

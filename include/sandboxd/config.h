@@ -33,6 +33,7 @@ struct config {
 	 * default: the origin of public_url. A request with another Origin is refused. */
 	char mcp_origins[1024];
 	char signing_key_file[256]; /* PEM P-256 key that signs git URLs; empty: the database's */
+	char secrets_key_file[256]; /* 64 hex digits: the sandbox secrets' key; empty: none */
 	int idle_timeout;           /* seconds without a call before a sandbox is stopped */
 	int reaper_interval;        /* seconds between the reaper's passes */
 	/* Seconds an ephemeral ref may go without an update before the reaper deletes it. */

@@ -19,6 +19,7 @@
 #include "sandboxd/err.h"
 #include "sandboxd/pool.h"
 #include "sandboxd/sandbox.h"
+#include "sandboxd/secrets.h"
 
 #define EXEC_DEFAULT_MS 600000
 #define EXEC_MAX_MS 3600000
@@ -43,10 +44,11 @@ struct exec_spec {
 };
 
 /* Reads cmd, cwd, timeoutMs, detach and env from body into x (strings in pool memory).
- * repo is "owner/name", for the sandbox's environment. */
+ * repo is "owner/name", for the sandbox's environment; sec (NULL: none) the secrets the
+ * sandbox asked for, which join its environment before the caller's env. */
 int exec_spec_parse(struct pool *p, json_object *body, const struct sandbox *s,
-		    const char *repo, struct exec_spec *x, struct err *e)
-	__attribute__((warn_unused_result));
+		    const char *repo, const struct secrets_set *sec, struct exec_spec *x,
+		    struct err *e) __attribute__((warn_unused_result));
 
 /* A working directory the caller named: ERR_NOTFOUND when it is missing, ERR_NOTDIR when it
  * is not a directory (the engine would only say so inside the output stream). 0 without
@@ -70,10 +72,10 @@ int exec_token(struct db *db, const struct sandbox *s, const char **out, struct 
 int exec_token_for(struct db *db, const struct sandbox *s, const struct exec_spec *x,
 		   const char **out, struct err *e) __attribute__((warn_unused_result));
 
-/* c set up with the default caps and the token's forms registered (token may be NULL). On
- * failure c holds nothing. */
-int exec_capture_init(struct capture *c, const char *token, struct err *e)
-	__attribute__((warn_unused_result));
+/* c set up with the default caps, the token's forms and the secrets' values registered
+ * (token and sec may be NULL). On failure c holds nothing. */
+int exec_capture_init(struct capture *c, const char *token, const struct secrets_set *sec,
+		      struct err *e) __attribute__((warn_unused_result));
 
 /* Where an attached run's output goes, and how it learns that its caller stopped waiting
  * (polled at least once a second; non-zero ends the run: ERR_CANCELLED). */
@@ -130,8 +132,8 @@ struct exec_output {
  * agent is asked first, then Docker. ERR_NOTFOUND: no such exec; ERR_INVALID: an offset
  * past the output (e names it). */
 int exec_detach_read(struct db *db, const struct sandbox *s, const char *network,
-		     const char *id, const uint64_t want[2], struct exec_output *out,
-		     struct err *e) __attribute__((warn_unused_result));
+		     const char *id, const struct secrets_set *sec, const uint64_t want[2],
+		     struct exec_output *out, struct err *e) __attribute__((warn_unused_result));
 
 /* A detached exec's state without its output (exec_procs.c, for the list). */
 struct exec_state {
