@@ -93,8 +93,24 @@ static const char *const visibilities[] = { "public", "private", NULL };
 /* What PATCH asks for; -1 and NULL for what it leaves alone. */
 struct repo_change {
 	int archived;
-	const char *visibility, *branch;
+	const char *visibility, *branch, *name;
 };
+
+/* The rename last (HEAD and the row's other fields are changed under the old path): the
+ * row, the directory and the old name's redirect (repo_rename), the move undone if the
+ * request does not commit. */
+static int rename_to(struct req *r, struct repo *repo, const char *name, struct err *e)
+{
+	char *from, *to;
+	int rc;
+
+	json_add_str(r->audit_details, "renamed_from", repo->name);
+	if ((rc = repo_rename(r->db, r->cfg->repos_dir, repo, name, &from, &to, e)) ||
+	    (rc = api_forge_undo_move(r, from, to, e)))
+		return rc;
+	r->audit_repo = pool_printf(r->pool, "%s/%s", repo->owner, repo->name);
+	return 0;
+}
 
 /* Whether the caller may make branch the default: agents may not (SPEC §5 item 3: moving
  * it elsewhere, force-pushing the old one and moving it back would go around that), and it
@@ -158,7 +174,9 @@ int api_repo_update(struct req *r, struct err *e)
 	if ((rc = json_field_bool(r->json, "archived", 0, &c.archived, e)) < 0 ||
 	    (rc = json_field_enum(r->json, "visibility", 0, visibilities, &c.visibility, e)) < 0 ||
 	    (rc = json_field_string(r->json, "default_branch", 0, 255, &c.branch, e)) < 0 ||
-	    (c.branch && (rc = repo_valid_branch(c.branch, "default_branch", e)) < 0))
+	    (c.branch && (rc = repo_valid_branch(c.branch, "default_branch", e)) < 0) ||
+	    (rc = json_field_string(r->json, "name", 0, 100, &c.name, e)) < 0 ||
+	    (c.name && (rc = repo_valid_name(c.name, "name", e)) < 0))
 		return rc;
 	/* An archived repository takes one change: being un-archived. */
 	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_ADMIN,
@@ -168,6 +186,8 @@ int api_repo_update(struct req *r, struct err *e)
 		c.branch = NULL; /* no change */
 	if (c.branch && (rc = branch_allowed(r, &repo, c.branch, e)))
 		return rc;
+	if (c.name && strcmp(c.name, repo.name) == 0)
+		c.name = NULL; /* no change */
 	/* What is applied, not the body: the body may hold any field, of any size. */
 	json_object *changes = json_object_new_object();
 	if (!changes)
@@ -179,8 +199,11 @@ int api_repo_update(struct req *r, struct err *e)
 		json_add_str(changes, "visibility", c.visibility);
 	if (c.branch)
 		json_add_str(changes, "default_branch", c.branch);
+	if (c.name)
+		json_add_str(changes, "name", c.name);
 	if ((c.branch && (rc = move_head(r, &repo, c.branch, e))) ||
-	    (rc = apply_change(r, &repo, &c, e)))
+	    (rc = apply_change(r, &repo, &c, e)) ||
+	    (c.name && (rc = rename_to(r, &repo, c.name, e))))
 		return rc;
 	http_json(r, 200, repo_json(&repo, r->cfg->public_url));
 	return 0;

@@ -149,11 +149,65 @@ static enum role effective_role(const struct caller *c, const struct repo *repo,
 	return role;
 }
 
+/* The path that the request's would be with owner/name in place of the one it names:
+ * /api/v3/repos/{o}/{r}… or, for git, /{o}/{r}.git…, with the query; NULL for any other. */
+static const char *moved_path(struct req *r, const char *owner, const char *name)
+{
+	static const char api[] = "/api/v3/repos";
+	const char *rest = r->path;
+
+	if (!r->git && strncmp(rest, api, strlen(api)) == 0)
+		rest += strlen(api);
+	else if (!r->git)
+		return NULL;
+	for (int i = 0; i < 2 && rest; i++)
+		rest = strchr(rest + 1, '/');
+	return pool_printf(r->pool, "%s/%s/%s%s%s%s%s", r->git ? "" : api, owner, name,
+			   r->git ? ".git" : "", rest ? rest : "", r->query && *r->query ? "?" : "",
+			   r->query && *r->query ? r->query : "");
+}
+
+/* A repository renamed away from owner/name (repo_redirects) answers 301 with its new
+ * path in Location, to a caller who may see it under its new name: anyone else gets what
+ * a name that never existed gets, so private names do not leak. MCP's tools name their
+ * repository in arguments, not in a URL: no redirect there. Returns 1 when there is no
+ * redirect to give, else the answer's code. */
+static int moved(struct req *r, const char *owner, const char *name, struct err *e)
+{
+	struct repo to;
+	char login[48], now[104];
+	const char *loc;
+	PGresult *res;
+	int code = 0, rc;
+
+	if (r->via && strcmp(r->via, "mcp") == 0)
+		return 1;
+	res = db_exec(r->db, e, &code,
+		      "SELECT o.login, rp.name FROM repo_redirects d"
+		      "  JOIN accounts o ON o.id = d.owner_id"
+		      "  JOIN repositories rp ON rp.id = d.repository_id"
+		      " WHERE lower(o.login) = lower($1) AND lower(d.name) = lower($2)",
+		      2, owner, name);
+	if (!res)
+		return code;
+	rc = PQntuples(res) != 1 || copy(login, sizeof(login), db_val(res, 0, 0)) |
+				    copy(now, sizeof(now), db_val(res, 0, 1));
+	PQclear(res);
+	if (rc)
+		return 1;
+	if ((rc = auth_repo(r, login, now, ROLE_READ, 0, &to, e)) == ERR_DB)
+		return rc;
+	if (rc || !(loc = moved_path(r, to.owner, to.name)))
+		return 1;
+	http_header(r, "Location", loc);
+	return err_http(e, 301, "Moved Permanently");
+}
+
 int auth_repo(struct req *r, const char *owner, const char *name, enum role need, int writes,
 	      struct repo *out, struct err *e)
 {
 	PGresult *res;
-	int code = 0;
+	int code = 0, rc;
 
 	memset(out, 0, sizeof(*out));
 	res = db_exec(r->db, e, &code,
@@ -166,6 +220,11 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
 		      3, owner, name, r->caller.authenticated ? r->caller.account_id : NULL);
 	if (!res)
 		return code;
+	/* A name the repository left answers 301, a job token's own repository's too. */
+	if (PQntuples(res) == 0 && (rc = moved(r, owner, name, e)) != 1) {
+		PQclear(res);
+		return rc;
+	}
 	/* A job token serves its one repository. Any other gets the same answer whether it
 	 * exists or not, is public or private: the answer must not tell which names exist. */
 	if (r->caller.kind == TOKEN_JOB &&

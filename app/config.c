@@ -245,6 +245,8 @@ static const struct setting settings[] = {
 	/* At most a day: the life of a sandbox's git credential (sandbox_create.c). */
 	N("SANDBOXD_MAX_LIFETIME", INT, max_lifetime, 86400, 10, 86400),
 	N("SANDBOXD_REAPER_INTERVAL", INT, reaper_interval, 10, 1, 3600),
+	/* 30 days; at most ten years (an int of seconds, with room). */
+	N("SANDBOXD_EPHEMERAL_TTL", INT, ephemeral_ttl, 2592000, 1, 315360000),
 	N("SANDBOXD_START_TIMEOUT", INT, start_timeout, 180, 5, 3600),
 	N("SANDBOXD_POOL_SIZE", INT, pool_size, 2, 0, 64),
 	N("SANDBOXD_MAX_SANDBOXES", INT, max_sandboxes, 20, 1, 10000),

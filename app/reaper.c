@@ -5,9 +5,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <git2.h>
 #include <json-c/json.h>
 #include "sandboxd/db.h"
 #include "sandboxd/docker.h"
+#include "sandboxd/forge_sweep.h"
 #include "sandboxd/json.h"
 #include "sandboxd/clock.h"
 #include "sandboxd/log.h"
@@ -65,7 +67,8 @@ static void audit(struct db *db, const char *action, int status, const struct sa
 		   "  via, details)"
 		   " SELECT $1, $2, s.account_id, a.login, o.login || '/' || r.name, s.id, 'reaper', $4"
 		   "   FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
-		   "   JOIN repositories r ON r.id = s.repository_id JOIN accounts o ON o.id = r.owner_id"
+		   "   LEFT JOIN repositories r ON r.id = s.repository_id"
+		   "   LEFT JOIN accounts o ON o.id = r.owner_id"
 		   "  WHERE s.id = $3",
 		   4, action, st, s->id, json_object_to_json_string_ext(d, JSON_C_TO_STRING_PLAIN)))
 		log_warn("reaper: audit: %s", e.msg);
@@ -212,6 +215,26 @@ static void abandoned(struct db *db)
 	PQclear(res);
 }
 
+/* The forge's share (forge_sweep.h): deleted repositories' directories at every pass,
+ * ephemeral refs past their TTL every tenth of it (at most hourly). */
+static void forge(const struct config *cfg, struct db *db)
+{
+	static int64_t next;   /* the reaper's own process: one sweep schedule */
+	int64_t now = (int64_t)time(NULL);
+	struct err e;
+	int n;
+
+	if ((n = forge_sweep_trash(cfg, db, &e)) < 0)
+		log_warn("reaper: deleted repositories: %s", e.msg);
+	if (now < next)
+		return;
+	next = now + forge_expire_interval(cfg->ephemeral_ttl);
+	if ((n = forge_expire_refs(cfg, db, now, &e)) < 0)
+		log_warn("reaper: ephemeral refs: %s", e.msg);
+	else if (n)
+		log_info("reaper: %d ephemeral refs expired", n);
+}
+
 static void pass(const struct config *cfg, struct db *db)
 {
 	char sql[512];
@@ -236,6 +259,7 @@ static void pass(const struct config *cfg, struct db *db)
 	end_all(db, sql, "failed", "start timed out", "sandbox.reconcile");
 	abandoned(db);
 	gone(db);
+	forge(cfg, db);
 	/* The pool is refilled before the orphans are looked for: a container started here is
 	 * wanted by its row from before it exists. */
 	int started = warm_refill(cfg, db, &e);
@@ -269,6 +293,7 @@ int reaper_run(const struct config *cfg)
 	signal(SIGPIPE, SIG_IGN);
 	/* Its own name, so that operators (and tests) tell it from the workers. */
 	prctl(PR_SET_NAME, "sandboxd-reaper");
+	git_libgit2_init();   /* ephemeral refs (forge_sweep) */
 	gethostname(host, sizeof(host) - 1);
 	snprintf(me, sizeof(me), "%s:%d", host, (int)getpid());
 	struct docker_conf dc = { cfg->docker_host, cfg->docker_ca[0] ? cfg->docker_ca : NULL,

@@ -1,5 +1,6 @@
 /* repo.c: repositories in the database and on disk. */
 #define _XOPEN_SOURCE 700
+#include <errno.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -110,6 +111,11 @@ int repo_create(struct db *db, const char *repos_dir, const char *owner_id, cons
 			: code;
 	fill(res, owner, out);
 	PQclear(res);
+	/* A new repository takes its name back from a renamed one's old names. */
+	if ((code = db_run(db, e,
+			   "DELETE FROM repo_redirects WHERE owner_id = $1 AND lower(name) = lower($2)",
+			   2, owner_id, name)))
+		return code;
 	if (!(*path = repo_path(repos_dir, owner, out->name)))
 		return err_set(e, ERR_NOMEM, "out of memory");
 	/* Something already at the path was not made by us: never adopt or remove it. */
@@ -181,6 +187,136 @@ int repo_ref_is(const char *repos_dir, const struct repo *repo, const char *ref,
 	git_repository_free(g);
 	free(path);
 	return is;
+}
+
+/* rename(2) of a repository's directory, refused when something is at to already. */
+static int move_dir(const char *from, const char *to, const char *what, struct err *e)
+{
+	struct stat st;
+
+	if (lstat(to, &st) == 0) {
+		log_error("%s exists on disk but has no row; refusing to move %s there", to, from);
+		return err_set(e, ERR_EXISTS, "repository %s already exists on disk", what);
+	}
+	if (rename(from, to))
+		return err_set(e, ERR_FAIL, "cannot move %s to %s: %s", from, to, strerror(errno));
+	return 0;
+}
+
+/* The row renamed, the old name kept (unless only its case changed), the new one taken
+ * back from any redirect. */
+static int rename_row(struct db *db, const struct repo *repo, const char *name, struct err *e)
+{
+	int rc = db_run(db, e, "UPDATE repositories SET name = $2 WHERE id = $1", 2, repo->id, name);
+
+	if (rc == ERR_EXISTS)
+		return err_set(e, ERR_EXISTS, "repository %s/%s already exists", repo->owner, name);
+	if (!rc)
+		rc = db_run(db, e,
+			    "DELETE FROM repo_redirects WHERE owner_id = $1 AND lower(name) = lower($2)",
+			    2, repo->owner_id, name);
+	if (!rc && strcasecmp(repo->name, name))
+		rc = db_run(db, e,
+			    "INSERT INTO repo_redirects (owner_id, name, repository_id)"
+			    " VALUES ($1, $2, $3) ON CONFLICT (owner_id, lower(name))"
+			    " DO UPDATE SET repository_id = excluded.repository_id, created_at = now()",
+			    3, repo->owner_id, repo->name, repo->id);
+	return rc;
+}
+
+int repo_rename(struct db *db, const char *repos_dir, struct repo *repo, const char *name,
+		char **from, char **to, struct err *e)
+{
+	char what[160];
+	int rc;
+
+	*from = repo_path(repos_dir, repo->owner, repo->name);
+	*to = repo_path(repos_dir, repo->owner, name);
+	snprintf(what, sizeof(what), "%s/%s", repo->owner, name);
+	if (!*from || !*to)
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	else if (!(rc = rename_row(db, repo, name, e)))
+		rc = strcmp(*from, *to) ? move_dir(*from, *to, what, e) : 0;
+	if (rc) {
+		free(*from);
+		free(*to);
+		*from = *to = NULL;
+		return rc;
+	}
+	snprintf(repo->name, sizeof(repo->name), "%s", name);
+	return 0;
+}
+
+/* Closes the repository's live sandboxes and revokes their tokens, in one statement (no
+ * request sees one ended with its token alive); their ids go into details. */
+static int close_sandboxes(struct db *db, const char *repo_id, json_object *details,
+			   struct err *e)
+{
+	json_object *ids;
+	PGresult *res;
+	int code = 0;
+
+	res = db_exec(db, e, &code,
+		      "WITH ended AS ("
+		      "  UPDATE sandboxes SET state = 'closed', end_reason = $2, ended_at = now()"
+		      "   WHERE repository_id = $1 AND state IN ('starting', 'ready') RETURNING id),"
+		      " revoked AS ("
+		      "  UPDATE tokens t SET revoked_at = coalesce(t.revoked_at, now())"
+		      "    FROM ended WHERE t.sandbox_id = ended.id RETURNING t.id)"
+		      " SELECT id FROM ended ORDER BY id",
+		      2, repo_id, REPO_DELETED);
+	if (!res)
+		return code;
+	if (!(ids = json_object_new_array())) {
+		PQclear(res);
+		return err_set(e, ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < PQntuples(res); i++)
+		json_object_array_add(ids, json_object_new_string(db_val(res, i, 0)));
+	json_object_object_add(details, "sandboxes_closed", ids);
+	PQclear(res);
+	return 0;
+}
+
+int repo_delete(struct db *db, const char *repos_dir, const struct repo *repo,
+		json_object *details, char **from, char **to, struct err *e)
+{
+	struct stat st;
+	size_t n = strlen(repos_dir) + strlen(REPO_TRASH) + strlen(repo->id) + 8;
+	char what[180];
+	int rc;
+
+	*from = *to = NULL;
+	if ((rc = close_sandboxes(db, repo->id, details, e)) ||
+	    (rc = db_run(db, e, "DELETE FROM repositories WHERE id = $1", 1, repo->id)))
+		return rc;
+	if (!(*from = repo_path(repos_dir, repo->owner, repo->name)) || !(*to = malloc(n))) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (lstat(*from, &st)) {
+		/* Nothing on disk (lost, or never made): the row goes all the same. */
+		log_warn("deleting %s/%s: no directory at %s", repo->owner, repo->name, *from);
+		free(*from);
+		free(*to);
+		*from = *to = NULL;
+		return 0;
+	}
+	snprintf(*to, n, "%s/%s", repos_dir, REPO_TRASH);
+	if (mkdir(*to, 0750) && errno != EEXIST) {
+		rc = err_set(e, ERR_FAIL, "cannot make %s: %s", *to, strerror(errno));
+		goto out;
+	}
+	snprintf(*to, n, "%s/%s/%s.git", repos_dir, REPO_TRASH, repo->id);
+	snprintf(what, sizeof(what), "%s/%s (deleted)", repo->owner, repo->name);
+	rc = move_dir(*from, *to, what, e);
+out:
+	if (rc) {
+		free(*from);
+		free(*to);
+		*from = *to = NULL;
+	}
+	return rc;
 }
 
 json_object *repo_json(const struct repo *repo, const char *public_url)

@@ -43,6 +43,20 @@ int api_review_commit(struct req *r, struct err *e) __attribute__((warn_unused_r
 int api_review_compare(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_review_ref_delete(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_review_merge(struct req *r, struct err *e) __attribute__((warn_unused_result));
+/* The forge's everyday routes (api_forge_lists.c, api_forge_delete.c, SPEC §4): lists
+ * paginated as GitHub's (per_page, page, Link), deletions. */
+int api_user_repos_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_users_repos_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_collaborators_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_user_tokens_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_user_keys_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_user_keys_delete(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_repo_delete(struct req *r, struct err *e) __attribute__((warn_unused_result));
+/* Registers the undo of a directory move (from to to, both malloc'd: freed here, also on
+ * failure; from NULL: nothing moved): moved back if the request does not commit. Without
+ * the undo the move is taken back at once and ERR_NOMEM returned. */
+int api_forge_undo_move(struct req *r, char *from, char *to, struct err *e)
+	__attribute__((warn_unused_result));
 /* POST /mcp: MCP's JSON-RPC over streamable HTTP (api_mcp.c). */
 int api_mcp(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_exec_get(struct req *r, struct err *e) __attribute__((warn_unused_result));

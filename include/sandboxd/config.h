@@ -37,6 +37,8 @@ struct config {
 	int idle_timeout;           /* seconds without a call before a sandbox is stopped */
 	int max_lifetime;           /* seconds a sandbox lives at most, whatever its activity */
 	int reaper_interval;        /* seconds between the reaper's passes */
+	/* Seconds an ephemeral ref may go without an update before the reaper deletes it. */
+	int ephemeral_ttl;
 	int start_timeout;          /* seconds a container may take to start */
 	int pool_size;              /* warm containers kept started ahead (0: none) */
 	int max_sandboxes;          /* running sandboxes per account */

@@ -115,6 +115,7 @@ static void test_defaults(void **state)
 	assert_string_equal(c.git_bin, "/usr/bin/git");
 	assert_string_equal(c.hooks_dir, "/usr/lib/sandboxd/hooks");
 	assert_int_equal(c.git_timeout, 3600);
+	assert_int_equal(c.ephemeral_ttl, 2592000);   /* 30 days (SPEC §5) */
 	assert_int_equal(asked_other, 0);
 }
 
@@ -291,6 +292,7 @@ static const struct {
 	{ "SANDBOXD_IMAGE_PULL", 0, 1, 1, FIELD(image_pull) },
 	{ "SANDBOXD_IDLE_TIMEOUT", 5, 86400, 1, FIELD(idle_timeout) },
 	{ "SANDBOXD_REAPER_INTERVAL", 1, 3600, 1, FIELD(reaper_interval) },
+	{ "SANDBOXD_EPHEMERAL_TTL", 1, 315360000, 1, FIELD(ephemeral_ttl) },
 	{ "SANDBOXD_START_TIMEOUT", 5, 3600, 1, FIELD(start_timeout) },
 	{ "SANDBOXD_MAX_SANDBOXES", 1, 10000, 1, FIELD(max_sandboxes) },
 	{ "SANDBOXD_SANDBOX_MEMORY_MB", 64, 1 << 20, 1 << 20, FIELD(sandbox_memory) },

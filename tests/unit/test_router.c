@@ -311,6 +311,26 @@ static void test_api_routes(void **state)
 	assert_int_equal(api("POST", "/api/v3/repos/octo/hello/job-tokens", &m), 0);
 	assert_ptr_equal(m.route->handler, api_job_tokens_create);
 
+	/* The forge's everyday routes. */
+	assert_int_equal(api("GET", "/api/v3/user/repos", &m), 0);
+	assert_ptr_equal(m.route->handler, api_user_repos_list);
+	assert_int_equal(api("GET", "/api/v3/users/alice/repos", &m), 0);
+	assert_ptr_equal(m.route->handler, api_users_repos_list);
+	assert_string_equal(m.params[0], "alice");
+	assert_true(m.route->flags & ROUTE_PUBLIC);
+	assert_int_equal(api("GET", "/api/v3/user/tokens", &m), 0);
+	assert_ptr_equal(m.route->handler, api_user_tokens_list);
+	assert_int_equal(api("GET", "/api/v3/user/keys", &m), 0);
+	assert_ptr_equal(m.route->handler, api_user_keys_list);
+	assert_int_equal(api("DELETE", "/api/v3/user/keys/Ab_-9", &m), 0);
+	assert_ptr_equal(m.route->handler, api_user_keys_delete);
+	assert_string_equal(m.params[0], "Ab_-9");
+	assert_int_equal(api("DELETE", "/api/v3/repos/octo/hello", &m), 0);
+	assert_ptr_equal(m.route->handler, api_repo_delete);
+	assert_false(m.route->flags & ROUTE_PUBLIC);
+	assert_int_equal(api("GET", "/api/v3/repos/octo/hello/collaborators", &m), 0);
+	assert_ptr_equal(m.route->handler, api_collaborators_list);
+
 	assert_int_equal(api("POST", "/api/v3/admin/accounts", &m), 0);
 	assert_ptr_equal(m.route->handler, api_admin_accounts_create);
 	assert_true(m.route->flags & ROUTE_SITE_ADMIN);
@@ -327,13 +347,17 @@ static void test_api_405(void **state)
 	struct route_match m;
 
 	assert_int_equal(api("PUT", "/api/v3/repos/o/r", &m), ERR_METHOD);
-	assert_string_equal(m.allow, "GET, PATCH");
-	assert_int_equal(api("DELETE", "/api/v3/repos/o/r", &m), ERR_METHOD);
-	assert_string_equal(m.allow, "GET, PATCH");
+	assert_string_equal(m.allow, "GET, PATCH, DELETE");
+	assert_int_equal(api("POST", "/api/v3/repos/o/r", &m), ERR_METHOD);
+	assert_string_equal(m.allow, "GET, PATCH, DELETE");
 	assert_int_equal(api("GET", "/api/v3/repos/o/r/collaborators/u", &m), ERR_METHOD);
 	assert_string_equal(m.allow, "PUT, DELETE");
-	assert_int_equal(api("GET", "/api/v3/user/repos", &m), ERR_METHOD);
-	assert_string_equal(m.allow, "POST");
+	assert_int_equal(api("PUT", "/api/v3/user/repos", &m), ERR_METHOD);
+	assert_string_equal(m.allow, "POST, GET");
+	assert_int_equal(api("POST", "/api/v3/user/keys/k", &m), ERR_METHOD);
+	assert_string_equal(m.allow, "DELETE");
+	assert_int_equal(api("POST", "/api/v3/users/alice/repos", &m), ERR_METHOD);
+	assert_string_equal(m.allow, "GET");
 	assert_int_equal(api("POST", "/healthz", &m), ERR_METHOD);
 	assert_string_equal(m.allow, "GET");
 	assert_int_equal(api("GET", "/api/v3/user/tokens/1", &m), ERR_METHOD);
@@ -349,7 +373,8 @@ static void test_api_404(void **state)
 		"/api/v3/repos/o", "/api/v3/repos/o/", "/api/v3/repos/o/r/", "/api/v3/repos//r",
 		"/api/v3/repos/o%2Fr", "/api/v3/repos/o/r%2Fcollaborators%2Fu",
 		"/api/v3/repos/o/r%00", "/api/v3/repos/o/r/collaborators/",
-		"/api/v3/repos/o/r/collaborators", "/api/v3/repos/o/r/job-tokens/x",
+		"/api/v3/repos/o/r/job-tokens/x", "/api/v3/users/alice", "/api/v3/users/alice/repos/",
+		"/api/v3/user/keys/", "/api/v3/users//repos",
 		"/api/v3/user/tokens/", "/api/v3/admin/accounts/a/tokens/",
 		"/api/v4/user", "/api/v3/repos/o/r/%",
 	};
