@@ -298,8 +298,9 @@ void fileops_remove(struct conn *c, const struct ap_msg *m)
 		err = nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 	else if (rmdir(path))
 		err = errno;
+	/* ERR_EXISTS, which no other refusal of a remove uses: the worker tells it apart. */
 	if (err == ENOTEMPTY || err == EEXIST)
-		return conn_error(c, ERR_INVALID, "directory not empty");
+		return conn_error(c, ERR_EXISTS, "directory not empty");
 	if (err)
 		return path_error(c, err < 0 ? errno : err, path);
 	if (send_end(c, 0)) {
