@@ -113,7 +113,7 @@ int api_sandbox_read(struct req *r, struct err *e)
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
 	    (rc = path_field(r, &path, &abs, e)) || (rc = api_sandbox_ready(r, &s, e)))
 		return rc;
-	json_add_str(r->audit_details, "path", abs);
+	json_add_str(r->audit_details, "file", abs);
 	ro.path = path;
 	rc = files_read(&s, &via, abs, r->cfg->file_limit, &sink, &is_dir, e);
 	via_audit(r, &via);
@@ -193,7 +193,7 @@ int api_sandbox_write(struct req *r, struct err *e)
 		return err_box(e, 400, "field 'path' must name a file");
 	if ((rc = content_field(r, &data, &len, e)) || (rc = api_sandbox_ready(r, &s, e)))
 		goto out;
-	json_add_str(r->audit_details, "path", abs);
+	json_add_str(r->audit_details, "file", abs);
 	json_add_int(r->audit_details, "size", (int64_t)len);
 	rc = files_write(&s, &via, abs, (unsigned)mode, data, len, e);
 	via_audit(r, &via);
@@ -309,7 +309,7 @@ int api_sandbox_list_files(struct req *r, struct err *e)
 	}
 	if ((rc = api_sandbox_ready(r, &s, e)))
 		goto out;
-	json_add_str(r->audit_details, "path", abs);
+	json_add_str(r->audit_details, "file", abs);
 	json_add_int(r->audit_details, "depth", depth);
 	rc = files_list(&s, &via, abs, (int)depth, list_entry, &l, &truncated, e);
 	via_audit(r, &via);
@@ -349,7 +349,7 @@ int api_sandbox_remove(struct req *r, struct err *e)
 		return err_box(e, 400, "field 'path' must not be /");
 	if ((rc = api_sandbox_ready(r, &s, e)))
 		return rc;
-	json_add_str(r->audit_details, "path", abs);
+	json_add_str(r->audit_details, "file", abs);
 	json_add_bool(r->audit_details, "recursive", recursive);
 	rc = files_remove(&s, &via, abs, recursive, e);
 	via_audit(r, &via);

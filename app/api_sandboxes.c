@@ -175,7 +175,10 @@ int api_sandbox_update(struct req *r, struct err *e)
 	}
 	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r, &s, e)))
 		return rc;
-	if ((rc = sandbox_load(r->db, repo.id, s.id, &s, e)))
+	char id[sizeof(s.id)];
+
+	memcpy(id, s.id, sizeof(id));  /* sandbox_load clears s first */
+	if ((rc = sandbox_load(r->db, repo.id, id, &s, e)))
 		return rc;
 	json_add_str(r->audit_details, "idle_stop_at", s.idle_stop_at);
 	http_json(r, 200, sandbox_json(&s));

@@ -268,6 +268,10 @@ void fileops_list(struct conn *c, const struct ap_msg *m)
 		return path_error(c, errno, path);
 	if (!S_ISDIR(st.st_mode))
 		return path_error(c, ENOTDIR, path);
+	/* A directory the user may not read is refused, not listed empty; below it, what
+	 * cannot be read is left out. */
+	if (access(path, R_OK | X_OK))
+		return path_error(c, errno, path);
 	walk_dir(&w, path, 0);
 	if (!w.failed && send_end(c, w.trunc)) {
 		/* the worker is gone */

@@ -5,7 +5,7 @@
 # "<type> <mode> <size> <mtime> <path relative to $1>" (app/flist.c reads them). Symbolic
 # links are listed, never followed or entered; what cannot be read is left out, as the
 # agent does. Exit 3: no such directory; 4: not a directory (a symbolic link to one
-# included, or a parent that is not one); 7: a parent may not be searched.
+# included, or a parent that is not one); 7: it may not be read, or a parent searched.
 # shellcheck shell=bash
 
 d=$1
@@ -19,5 +19,6 @@ if [ ! -e "$d" ] && [ ! -L "$d" ]; then
 fi
 [ -L "$d" ] && exit 4
 [ -d "$d" ] || exit 4
+[ -r "$d" ] && [ -x "$d" ] || exit 7
 find "$d" -mindepth 1 -maxdepth "$2" -printf '%y %m %s %T@ %P\0' 2>/dev/null | head -z -n "$3"
 exit 0
