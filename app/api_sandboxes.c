@@ -166,7 +166,10 @@ int api_sandbox_update(struct req *r, struct err *e)
 		return rc;
 	if (rc == 0) {
 		snprintf(secs, sizeof(secs), "%lld", (long long)idle);
-		json_add_int(r->audit_details, "idle_timeout_seconds", idle);
+		json_object *changes = json_object_new_object();
+
+		json_add_int(changes, "idle_timeout_seconds", idle);
+		json_object_object_add(r->audit_details, "changes", changes);
 		if ((rc = db_run(r->db, e,
 				 "UPDATE sandboxes SET idle_timeout_seconds = $2::int"
 				 " WHERE id = $1 AND state IN ('starting', 'ready')",

@@ -214,7 +214,7 @@ check_eq 'a remove is audited with its path, recursive and backend' "/workspace/
 check_eq 'the non-empty refusal too' "400|false" "$(sql "select concat_ws('|', status, details->>'recursive') from audit_log where sandbox_id = '$ID' and action = 'sandbox.remove' and details->>'file' = '/workspace/repo/t/a' order by id limit 1")"
 check_eq "every served row names its backend ($WANT), none an agent_error" "0" \
 	"$(sql "select count(*) from audit_log where sandbox_id = '$ID' and action in ('sandbox.list_files', 'sandbox.remove') and details ? 'backend' and (details->>'backend' <> '$WANT' or details ? 'agent_error')")"
-check_eq 'PATCH is audited with its limit and the new deadline' '600|t' "$(sql "select concat_ws('|', details->>'idle_timeout_seconds', details ? 'idle_stop_at') from audit_log where sandbox_id = '$ID' and action = 'sandbox.update' and status = 200 and details ? 'idle_timeout_seconds' order by id desc limit 1")"
+check_eq 'PATCH is audited with its change and the new deadline' '600|t' "$(sql "select concat_ws('|', details->'changes'->>'idle_timeout_seconds', details ? 'idle_stop_at') from audit_log where sandbox_id = '$ID' and action = 'sandbox.update' and status = 200 and details ? 'changes' order by id desc limit 1")"
 check_eq 'keepalive is audited' '1' "$(sql "select count(*) from audit_log where sandbox_id = '$ID' and action = 'sandbox.keepalive' and status = 204")"
 
 # --- the same answers from both backends -------------------------------------------------------
