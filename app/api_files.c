@@ -211,11 +211,18 @@ out:
 	return rc;
 }
 
+/* The most bytes of names and paths one listing answers (10,000 paths of 4 KiB, repaired
+ * and escaped, would pass the response's 64 MiB): past it, the rest is cut as past
+ * FLIST_MAX entries. Real listings are far below it. */
+#define LIST_TEXT_MAX (8u << 20)
+
 /* A listing's answer: its entries as they come (names repaired to UTF-8), sorted by path
  * at the end, so that both backends answer alike. */
 struct list_out {
 	json_object *entries;
 	struct buf text;
+	size_t text_bytes;
+	int cut;                 /* LIST_TEXT_MAX was reached */
 };
 
 static const char *const entry_types[] = { "other", "file", "dir", "symlink", "other" };
@@ -228,18 +235,21 @@ static int add_text(struct list_out *l, json_object *o, const char *key, const c
 	    buf_append(&l->text, "", 1))
 		return ERR_NOMEM;
 	json_add_str(o, key, l->text.data);
+	l->text_bytes += l->text.len;
 	return 0;
 }
 
 static int list_entry(void *arg, const struct flist_entry *ent)
 {
 	struct list_out *l = arg;
-	json_object *o = json_object_new_object();
+	json_object *o;
 	time_t secs = (time_t)ent->mtime;
 	char when[32] = "1970-01-01T00:00:00Z";
 	struct tm tm;
 
-	if (!o)
+	if (l->cut)
+		return 0;
+	if (!(o = json_object_new_object()))
 		return ERR_NOMEM;
 	if (add_text(l, o, "name", ent->name) || add_text(l, o, "path", ent->path)) {
 		json_object_put(o);
@@ -251,6 +261,11 @@ static int list_entry(void *arg, const struct flist_entry *ent)
 	if (gmtime_r(&secs, &tm) && tm.tm_year >= -1900 && tm.tm_year <= 8099)
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	json_add_str(o, "mtime", when);
+	if (l->text_bytes > LIST_TEXT_MAX) {
+		l->cut = 1;
+		json_object_put(o);
+		return 0;
+	}
 	if (json_object_array_add(l->entries, o)) {
 		json_object_put(o);
 		return ERR_NOMEM;
@@ -318,6 +333,7 @@ int api_sandbox_list_files(struct req *r, struct err *e)
 		goto out;
 	}
 	json_object_array_sort(l.entries, by_path);
+	truncated |= l.cut;
 	json_add_int(r->audit_details, "entries", (int64_t)json_object_array_length(l.entries));
 	json_add_bool(r->audit_details, "truncated", truncated);
 	json_object *o = json_object_new_object();
