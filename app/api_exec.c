@@ -184,13 +184,16 @@ int api_sandbox_exec(struct req *r, struct err *e)
 	struct sandbox s;
 	struct exec_spec x;
 	struct capture cap;
+	struct secrets_set sec;
 	const char *token = NULL;
 	int rc, have_cap = 0;
 
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) || (rc = auth_need_user_write(r, e)))
 		return rc;
+	if ((rc = secrets_for_sandbox(r->db, r->pool, s.id, &sec, e)))
+		return rc;
 	rc = exec_spec_parse(r->pool, r->json, &s,
-			     pool_printf(r->pool, "%s/%s", repo.owner, repo.name), &x, e);
+			     pool_printf(r->pool, "%s/%s", repo.owner, repo.name), &sec, &x, e);
 	if (rc == ERR_INVALID)
 		return err_boxed(e, 400);
 	x.agent = r->cfg->agent;
@@ -201,7 +204,7 @@ int api_sandbox_exec(struct req *r, struct err *e)
 		return err_boxed(e, 400);
 	/* Committed: no transaction stays open while the command runs (up to an hour). */
 	if (rc || (rc = exec_mark_running(r->db, &s, &x, r->cfg->idle_timeout, e)) ||
-	    (rc = exec_token_for(r->db, &s, &x, &token, e)) || (rc = exec_capture_init(&cap, token, e)))
+	    (rc = exec_token_for(r->db, &s, &x, &token, e)) || (rc = exec_capture_init(&cap, token, &sec, e)))
 		goto out;
 	have_cap = 1;
 	audit_command(r, &cap, &x);

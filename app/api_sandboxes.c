@@ -7,7 +7,60 @@
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/sandbox.h"
+#include "sandboxd/secrets.h"
 #include "sandboxd/banned.h"
+
+/* The create's "secrets": names of the repository's secrets (each at most once, at most
+ * SECRETS_PER_SANDBOX), as a text[] literal in *out (NULL: none). 400 for the shape, 422
+ * for a name the repository has no secret of, 503 without the secrets' key. */
+static int create_secrets(struct req *r, const struct repo *repo, const char **out,
+			  struct err *e)
+{
+	json_object *a;
+	char *lit;
+	size_t n;
+	int code = 0;
+
+	*out = NULL;
+	if (!json_object_object_get_ex(r->json, "secrets", &a) || json_object_is_type(a, json_type_null))
+		return 0;
+	if (!json_object_is_type(a, json_type_array) ||
+	    (n = json_object_array_length(a)) > SECRETS_PER_SANDBOX)
+		return err_set(e, ERR_INVALID, "field 'secrets' must be an array of at most %d names",
+			       SECRETS_PER_SANDBOX);
+	for (size_t i = 0; i < n; i++) {
+		json_object *v = json_object_array_get_idx(a, i);
+		const char *name = json_object_get_string(v);
+		if (!json_object_is_type(v, json_type_string) || !secrets_name_valid(name))
+			return err_set(e, ERR_INVALID, "field 'secrets' must hold secret names");
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(name, json_object_get_string(json_object_array_get_idx(a, k))))
+				return err_set(e, ERR_INVALID, "field 'secrets' names '%s' twice", name);
+	}
+	if (!n)
+		return 0;
+	if (!secrets_configured())
+		return err_http(e, 503, "sandbox secrets are not configured: set SANDBOXD_SECRETS_KEY_FILE");
+	lit = "{";
+	for (size_t i = 0; i < n; i++)
+		lit = pool_printf(r->pool, "%s%s%s", lit,
+				  json_object_get_string(json_object_array_get_idx(a, i)),
+				  i + 1 < n ? "," : "}");
+	PGresult *res = db_exec(r->db, e, &code,
+				"SELECT w FROM unnest($2::text[]) w WHERE NOT EXISTS (SELECT 1 FROM"
+				" sandbox_secrets WHERE repository_id = $1 AND name = w) LIMIT 1",
+				2, repo->id, lit);
+	if (!res)
+		return code;
+	int missing = PQntuples(res) > 0;
+	char *which = missing ? pool_strdup(r->pool, db_val(res, 0, 0)) : NULL;
+	PQclear(res);
+	if (missing)
+		return err_http(e, 422, "unknown secret: %s", which);
+	json_object_object_add(r->audit_details, "secrets", json_object_get(a));
+	*out = lit;
+	return 0;
+}
 
 /* A sandbox's own idle limit (PATCH), seconds (SPEC §4 "Keep-alive and lifetime"). */
 #define SANDBOX_IDLE_MIN 60
@@ -15,7 +68,7 @@
 
 int api_sandbox_create(struct req *r, struct err *e)
 {
-	const char *ref = NULL, *filter = NULL;
+	const char *ref = NULL, *filter = NULL, *secrets = NULL;
 	int64_t depth = 0;
 	char detail[SANDBOX_DETAIL_MAX];
 	struct repo repo;
@@ -31,11 +84,11 @@ int api_sandbox_create(struct req *r, struct err *e)
 	if (filter && strcmp(filter, "blob:none"))
 		return err_set(e, ERR_INVALID, "field 'filter' must be \"blob:none\"");
 	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1,
-			    &repo, e)))
+			    &repo, e)) || (rc = create_secrets(r, &repo, &secrets, e)))
 		return rc;
 	struct sandbox_new n = { .db = r->db, .cfg = r->cfg, .pool = r->pool,
 				 .caller = &r->caller, .repo = &repo, .ref = ref, .depth = depth,
-				 .blobless = filter != NULL };
+				 .blobless = filter != NULL, .secrets = secrets };
 	rc = sandbox_create(&n, &s, detail, e);
 	if (s.id[0]) {
 		json_add_str(r->audit_details, "sandbox_id", s.id);

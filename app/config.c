@@ -120,6 +120,8 @@ static int check_sandbox(struct config *c, struct err *e)
 {
 	if (c->signing_key_file[0] && c->signing_key_file[0] != '/')
 		return err_set(e, ERR_INVALID, "SANDBOXD_SIGNING_KEY_FILE must be an absolute path");
+	if (c->secrets_key_file[0] && c->secrets_key_file[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_SECRETS_KEY_FILE must be an absolute path");
 	/* Docker's own rule for network names; "host" and "none" would undo the isolation. */
 	if (strspn(c->sandbox_network, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 				       "0123456789_.-") != strlen(c->sandbox_network) ||
@@ -162,6 +164,30 @@ static int check_metrics_allow(struct config *c, struct err *e)
 
 	if (addrlist_check(c->metrics_allow, &why))
 		return err_set(e, ERR_INVALID, "SANDBOXD_METRICS_ALLOW: %s", why.msg);
+	return 0;
+}
+
+/* DNS labels of letters, digits and '-' joined by dots (stored lower-case): a preview's
+ * host is one more label in front of them. */
+static int check_preview_domain(struct config *c, struct err *e)
+{
+	const char *p = c->preview_domain;
+	size_t label = 0;
+
+	for (; *p; p++) {
+		char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+		c->preview_domain[p - c->preview_domain] = ch;
+		if (ch == '.' && label == 0)
+			break;
+		if (ch != '.' && !((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'))
+			break;
+		label = ch == '.' ? 0 : label + 1;
+		if (label > 63)
+			break;
+	}
+	if (*p || label == 0)
+		return err_set(e, ERR_INVALID, "SANDBOXD_PREVIEW_DOMAIN must be a DNS name (letters, "
+			       "digits and '-' in labels of at most 63, joined by dots)");
 	return 0;
 }
 
@@ -210,6 +236,7 @@ static const struct setting settings[] = {
 	S("SANDBOXD_SANDBOX_GIT_URL", sandbox_git_url, "http://sandboxd.internal"),
 	S("SANDBOXD_SANDBOX_NETWORK", sandbox_network, "bridge"),
 	S("SANDBOXD_SIGNING_KEY_FILE", signing_key_file, "", .check = check_sandbox),
+	S("SANDBOXD_SECRETS_KEY_FILE", secrets_key_file, ""),
 	S("SANDBOXD_SANDBOX_GIT_ADDR", sandbox_git_addr, "", .check = check_git_addr),
 	S("SANDBOXD_MCP_ORIGINS", mcp_origins, NULL, .def_from = public_origin,
 	  .check = check_origins),
@@ -230,6 +257,8 @@ static const struct setting settings[] = {
 	S("SANDBOXD_AGENT_PATH", agent_path, "/usr/local/lib/sandboxd/sandboxd-agent",
 	  .check = check_agent_path),
 	S("SANDBOXD_METRICS_ALLOW", metrics_allow, "", .check = check_metrics_allow),
+	S("SANDBOXD_PREVIEW_DOMAIN", preview_domain, "preview.localhost",
+	  .check = check_preview_domain),
 };
 
 /* A string setting, or the log level's name (its own buffer: the field is an int). An

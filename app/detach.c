@@ -72,6 +72,8 @@ static void parse_line(char *line, struct detach_state *st, int64_t t[3])
 			return;
 		t[0] = a;
 		t[1] = b;
+	} else if (k == 1 && strcmp(f[0], "killed") == 0) {
+		st->killed = 1;
 	} else if (k == 3 && strcmp(f[0], "rc") == 0) {
 		if (num_parse(f[1], 0, 255, &a) || num_parse(f[2], 0, INT64_MAX / 2, &b))
 			return;
@@ -79,6 +81,13 @@ static void parse_line(char *line, struct detach_state *st, int64_t t[3])
 		t[2] = b;
 		st->ended = 1;
 	}
+}
+
+static void set_duration(struct detach_state *st, const int64_t t[3])
+{
+	int64_t d = (st->ended ? t[2] : t[1]) - t[0];
+
+	st->duration_ms = d > 0 && d < (1LL << 40) ? d : 0;
 }
 
 void detach_parse_state(char *text, struct detach_state *st)
@@ -91,6 +100,36 @@ void detach_parse_state(char *text, struct detach_state *st)
 			*nl++ = 0;
 		parse_line(line, st, t);
 	}
-	int64_t d = (st->ended ? t[2] : t[1]) - t[0];
-	st->duration_ms = d > 0 && d < (1LL << 40) ? d : 0;
+	set_duration(st, t);
+}
+
+void detach_parse_states(char *text, const char *const *ids, size_t n, struct detach_state *out,
+			 int *found)
+{
+	int64_t t[3] = { 0, 0, 0 };
+	struct detach_state skip;
+	struct detach_state *cur = &skip;
+
+	memset(out, 0, n * sizeof(*out));
+	memset(found, 0, n * sizeof(*found));
+	memset(&skip, 0, sizeof(skip));
+	for (char *line = text, *nl; line && *line; line = nl) {
+		if ((nl = strchr(line, '\n')))
+			*nl++ = 0;
+		if (strncmp(line, "exec ", 5)) {
+			parse_line(line, cur, t);
+			continue;
+		}
+		set_duration(cur, t);
+		memset(t, 0, sizeof(t));
+		cur = &skip;
+		for (size_t i = 0; i < n; i++)
+			if (!found[i] && strcmp(line + 5, ids[i]) == 0) {
+				found[i] = 1;
+				cur = &out[i];
+				break;
+			}
+		memset(&skip, 0, sizeof(skip));
+	}
+	set_duration(cur, t);
 }

@@ -54,7 +54,8 @@ static int add_env(struct pool *p, json_object *env, const char **v, size_t *i, 
 }
 
 int exec_spec_parse(struct pool *p, json_object *body, const struct sandbox *s,
-		    const char *repo, struct exec_spec *x, struct err *e)
+		    const char *repo, const struct secrets_set *sec, struct exec_spec *x,
+		    struct err *e)
 {
 	json_object *env = NULL;
 	size_t n = 0, i = 0;
@@ -77,8 +78,13 @@ int exec_spec_parse(struct pool *p, json_object *body, const struct sandbox *s,
 	} else {
 		env = NULL;
 	}
-	if ((rc = sandbox_env(p, s, repo, n, &x->env, &i, e)))
+	if ((rc = sandbox_env(p, s, repo, n + (sec ? sec->n : 0), &x->env, &i, e)))
 		return rc;
+	/* The secrets it asked for at create, after the sandbox's variables and before the
+	 * caller's (which may override them). */
+	for (size_t k = 0; sec && k < sec->n; k++)
+		if (!(x->env[i++] = pool_printf(p, "%s=%s", sec->names[k], sec->values[k])))
+			return err_set(e, ERR_NOMEM, "out of memory");
 	if (env && (rc = add_env(p, env, x->env, &i, e)))
 		return rc;
 	x->env[i] = NULL;
@@ -199,16 +205,19 @@ int exec_token(struct db *db, const struct sandbox *s, const char **out, struct 
 	return exec_token_for(db, s, NULL, out, e);
 }
 
-int exec_capture_init(struct capture *c, const char *token, struct err *e)
+int exec_capture_init(struct capture *c, const char *token, const struct secrets_set *sec,
+		      struct err *e)
 {
-	int rc;
+	int rc = 0;
 
 	capture_init(c, NULL);
-	if (token && (rc = capture_add_token(c, token, strlen(token), e))) {
+	if (token)
+		rc = capture_add_token(c, token, strlen(token), e);
+	for (size_t k = 0; !rc && sec && k < sec->n; k++)
+		rc = capture_add_secret(c, sec->values[k], strlen(sec->values[k]), e);
+	if (rc)
 		capture_release(c);
-		return rc;
-	}
-	return 0;
+	return rc;
 }
 
 /* Through Docker exec of app/sh/exec.sh. */

@@ -115,8 +115,8 @@ static int collect(void *arg, int stream, const char *p, size_t n)
 }
 
 /* The text of one stream from its fetched bytes; *next is the offset to ask for next. */
-static int stream_text(const char *token, struct out_stream *o, int ended, struct buf *text,
-		       uint64_t *next, struct err *e)
+static int stream_text(const char *token, const struct secrets_set *sec, struct out_stream *o,
+		       int ended, struct buf *text, uint64_t *next, struct err *e)
 {
 	struct capture_opts opts = { READ_MAX, 0, 1 };
 	struct capture c;
@@ -128,6 +128,9 @@ static int stream_text(const char *token, struct out_stream *o, int ended, struc
 	capture_init(&c, &opts);
 	if (token && (rc = capture_add_token(&c, token, strlen(token), e)))
 		goto out;
+	for (size_t k = 0; sec && k < sec->n; k++)
+		if ((rc = capture_add_secret(&c, sec->values[k], strlen(sec->values[k]), e)))
+			goto out;
 	/* From a chosen offset: a secret that began before it is masked from it on, and bytes
 	 * that may be the start of one still being written wait, as they do at the end. */
 	if (o->ctx) {
@@ -237,6 +240,7 @@ static int docker_fetch(const struct sandbox *s, const char *id, const uint64_t 
 		return rc;
 	out->ended = ds.ended && !pruned;
 	out->exit_code = ds.exit_code;
+	out->killed = ds.killed;
 	out->duration_ms = ds.duration_ms;
 	/* A chunk pruned between the two looks: nothing this time, the next call jumps. */
 	for (int i = 0; i < 2 && pruned; i++) {
@@ -291,6 +295,7 @@ static int agent_fetch(const struct sandbox *s, const char *network, const char 
 		o[i].ctx = o[i].from - st.from[i];
 	}
 	out->ended = !st.running;
+	out->killed = st.x.killed;
 	/* Its supervisor died without a result (something killed it): ended, as killed. */
 	out->exit_code = st.lost ? 137 : st.x.timed_out ? 124 : st.x.exit_code;
 	out->duration_ms = st.x.duration_ms;
@@ -298,8 +303,8 @@ static int agent_fetch(const struct sandbox *s, const char *network, const char 
 }
 
 int exec_detach_read(struct db *db, const struct sandbox *s, const char *network,
-		     const char *id, const uint64_t want[2], struct exec_output *out,
-		     struct err *e)
+		     const char *id, const struct secrets_set *sec, const uint64_t want[2],
+		     struct exec_output *out, struct err *e)
 {
 	struct exec_spec via = { .agent = network != NULL, .network = network };
 	struct out_stream o[2];
@@ -332,7 +337,7 @@ int exec_detach_read(struct db *db, const struct sandbox *s, const char *network
 	if ((rc = exec_token_for(db, s, &via, &token, e)))
 		goto out;
 	for (int i = 0; i < 2 && !rc; i++)
-		rc = stream_text(token, &o[i], out->ended, &out->text[i], &out->next[i], e);
+		rc = stream_text(token, sec, &o[i], out->ended, &out->text[i], &out->next[i], e);
 out:
 	buf_release(&o[0].data);
 	buf_release(&o[1].data);

@@ -12,6 +12,7 @@
 #include "sandboxd/base64.h"
 #include "sandboxd/giturl.h"
 #include "sandboxd/json.h"
+#include "sandboxd/keyfile.h"
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
 
@@ -22,32 +23,9 @@ static char file_kid[JWT_KID_MAX + 1];
 int giturl_key_file_load(const char *path, struct err *e)
 {
 	char pem[JWT_PEM_MAX + 1];
-	struct stat st;
-	ssize_t n = 0, got;
-	int fd, rc = 0;
+	size_t n = 0;
+	int rc = keyfile_read(path, pem, JWT_PEM_MAX, &n, e);
 
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return err_set(e, ERR_INVALID, "cannot open '%s': %m", path);
-	if (fstat(fd, &st))
-		rc = err_set(e, ERR_INVALID, "cannot stat '%s': %m", path);
-	else if (!S_ISREG(st.st_mode))
-		rc = err_set(e, ERR_INVALID, "'%s' is not a regular file", path);
-	else if (st.st_uid != geteuid())
-		rc = err_set(e, ERR_INVALID, "'%s' must be owned by the service's user (uid %u), not uid %u",
-			     path, (unsigned)geteuid(), (unsigned)st.st_uid);
-	else if (st.st_mode & 077)
-		rc = err_set(e, ERR_INVALID, "'%s' must be readable by its owner only (mode %04o, want 0600)",
-			     path, (unsigned)(st.st_mode & 07777));
-	while (!rc && n < (ssize_t)sizeof(pem) &&
-	       (got = read(fd, pem + n, sizeof(pem) - (size_t)n)) != 0) {
-		if (got < 0)
-			rc = err_set(e, ERR_INVALID, "cannot read '%s': %m", path);
-		else
-			n += got;
-	}
-	close(fd);
-	if (!rc && n > JWT_PEM_MAX)
-		rc = err_set(e, ERR_INVALID, "'%s' is larger than %d bytes", path, JWT_PEM_MAX);
 	if (!rc && jwt_key_load_pem(pem, (size_t)n, JWT_KEY_PRIVATE, &file_key, e)) {
 		char why[sizeof(e->msg)];
 

@@ -1,4 +1,4 @@
-/* mcp_tools.c: the sandbox tools: their schemas, the check of a call's arguments, its
+/* mcp_tools.c: the seven sandbox tools: their schemas, the check of a call's arguments, its
  * translation into the REST request that runs it, and the REST answer turned into a tool
  * result. The REST handlers do the work, so permissions, limits, masking and error texts
  * are the same on both doors. */
@@ -37,6 +37,9 @@ static const struct mcp_arg write_args[] = {
 static const struct mcp_arg close_args[] = { SANDBOX, { NULL, 0, 0, 0, 0 } };
 static const struct mcp_arg list_args[] = {
 	SANDBOX, { "path", ARG_STRING, 0, 1, 4096 }, { "depth", ARG_INT, 0, 1, 8 },
+	{ NULL, 0, 0, 0, 0 } };
+static const struct mcp_arg preview_args[] = {
+	SANDBOX, { "port", ARG_INT, 1, 1, 65535 }, { "ttl_seconds", ARG_INT, 0, 1, 86400 },
 	{ NULL, 0, 0, 0, 0 } };
 
 /* Schemas as JSON text: what clients (and the language models behind them) read. */
@@ -129,6 +132,21 @@ static const char list_schema[] = TOOL(
 	"\"truncated\"",
 	"\"readOnlyHint\":true,\"openWorldHint\":false");
 
+static const char preview_schema[] = TOOL(
+	"sandbox_preview", "Preview a port",
+	"Makes a URL that reaches the HTTP server listening on port in the sandbox, for a "
+	"browser (every method, WebSockets, large bodies). Whoever has the URL may use it until "
+	"it expires (ttl_seconds, default 3600), is deleted or the sandbox ends. Nothing "
+	"listening on the port: the URL answers 502.",
+	S_OWNER "," S_REPO "," S_ID ",\"port\":{\"type\":\"integer\",\"minimum\":1,"
+	"\"maximum\":65535,\"description\":\"The port a server listens on in the sandbox.\"},"
+	"\"ttl_seconds\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400,"
+	"\"default\":3600}",
+	"\"owner\",\"repo\",\"sandbox_id\",\"port\"",
+	"\"url\":" STR ",\"previewId\":" STR ",\"port\":" INT ",\"expires_at\":" STR
+	"},\"required\":[\"url\",\"previewId\",\"port\",\"expires_at\"",
+	"\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":true");
+
 static const struct mcp_tool tools[] = {
 	{ "sandbox_create", TOOL_CREATE, "POST", "", create_args, create_schema },
 	{ "sandbox_exec", TOOL_EXEC, "POST", "/exec", exec_args, exec_schema },
@@ -136,6 +154,7 @@ static const struct mcp_tool tools[] = {
 	{ "sandbox_write_file", TOOL_WRITE, "POST", "/write", write_args, write_schema },
 	{ "sandbox_close", TOOL_CLOSE, "POST", "/close", close_args, close_schema },
 	{ "sandbox_list_files", TOOL_LIST_FILES, "POST", "/list", list_args, list_schema },
+	{ "sandbox_preview", TOOL_PREVIEW, "POST", "/previews", preview_args, preview_schema },
 };
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
@@ -311,6 +330,11 @@ int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_cal
 	case TOOL_LIST_FILES:
 		json_add_str(c->body, "path", str_arg(args, "path") ? str_arg(args, "path") : ".");
 		json_add_int(c->body, "depth", int_arg(args, "depth", 1));
+		break;
+	case TOOL_PREVIEW:
+		/* Integers as the REST fields want them (a client may send 3000.0). */
+		json_add_int(c->body, "port", int_arg(args, "port", 0));
+		json_add_int(c->body, "ttl", int_arg(args, "ttl_seconds", 3600));
 		break;
 	}
 	return 0;

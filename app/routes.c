@@ -3,6 +3,7 @@
  * (test_router checks it), so that no call on a sandbox skips its scope check. */
 #include <string.h>
 #include "sandboxd/api.h"
+#include "sandboxd/api_preview.h"
 #include "sandboxd/banned.h"
 
 #define REPO "/api/v3/repos/{owner}/{repo}"
@@ -45,6 +46,9 @@ const struct route api_routes[] = {
 	{ "DELETE", REPO "/git/refs/{ref+}", api_review_ref_delete, "ref.delete", 0, NULL },
 	{ "POST", REPO "/merges", api_review_merge, "merge", ROUTE_JSON, NULL },
 	{ "POST", REPO "/git-urls", api_git_urls_create, "git_url.create", ROUTE_JSON, NULL },
+	{ "GET", REPO "/sandbox-secrets", api_secrets_list, "secret.list", 0, NULL },
+	{ "PUT", REPO "/sandbox-secrets/{name}", api_secret_put, "secret.put", ROUTE_JSON, NULL },
+	{ "DELETE", REPO "/sandbox-secrets/{name}", api_secret_delete, "secret.delete", 0, NULL },
 	{ "POST", "/api/v3/user/keys", api_user_keys_create, "key.create", ROUTE_JSON, NULL },
 	{ "POST", REPO SB, api_sandbox_create, "sandbox.create", ROUTE_JSON | ROUTE_SANDBOX, NULL },
 	{ "GET", REPO SB, api_sandbox_list, "sandbox.list", ROUTE_SANDBOX, NULL },
@@ -53,6 +57,9 @@ const struct route api_routes[] = {
 	{ "POST", REPO SB "/{id}/exec", api_sandbox_exec, "sandbox.exec", ROUTE_JSON | ROUTE_SANDBOX, NULL },
 	{ "GET", REPO SB "/{id}/execs/{execId}", api_sandbox_exec_get, "sandbox.exec_get",
 	  ROUTE_SANDBOX, NULL },
+	{ "GET", REPO SB "/{id}/execs", api_sandbox_execs_list, "sandbox.execs", ROUTE_SANDBOX, NULL },
+	{ "POST", REPO SB "/{id}/execs/{execId}/kill", api_sandbox_exec_kill, "sandbox.exec_kill",
+	  ROUTE_JSON | ROUTE_SANDBOX, NULL },
 	{ "POST", REPO SB "/{id}/read", api_sandbox_read, "sandbox.read", ROUTE_JSON | ROUTE_SANDBOX, NULL },
 	{ "POST", REPO SB "/{id}/write", api_sandbox_write, "sandbox.write",
 	  ROUTE_JSON | ROUTE_BIG_BODY | ROUTE_SANDBOX, NULL },
@@ -64,6 +71,14 @@ const struct route api_routes[] = {
 	  ROUTE_JSON | ROUTE_SANDBOX, NULL },
 	{ "POST", REPO SB "/{id}/keepalive", api_sandbox_keepalive, "sandbox.keepalive",
 	  ROUTE_SANDBOX, NULL },
+	{ "POST", REPO SB "/{id}/previews", api_preview_create, "sandbox.preview_create",
+	  ROUTE_JSON | ROUTE_SANDBOX, NULL },
+	{ "GET", REPO SB "/{id}/previews", api_preview_list, "sandbox.preview_list",
+	  ROUTE_SANDBOX, NULL },
+	{ "DELETE", REPO SB "/{id}/previews/{previewId}", api_preview_delete,
+	  "sandbox.preview_delete", ROUTE_SANDBOX, NULL },
+	/* nginx's auth_request for a preview's every request; not audited (api_previews.c). */
+	{ "GET", API_PREVIEW_CHECK, api_preview_check, "preview.check", ROUTE_PUBLIC, NULL },
 	{ "POST", REPO "/job-tokens", api_job_tokens_create, "job_token.create", ROUTE_JSON, NULL },
 	{ "POST", "/api/v3/admin/accounts", api_admin_accounts_create, "account.create",
 	  ROUTE_JSON | ROUTE_SITE_ADMIN, NULL },

@@ -135,10 +135,11 @@ static int insert_rows(struct make *m, struct err *e)
 	snprintf(secs, sizeof(secs), "%d", n->cfg->idle_timeout);
 	rc = db_run(n->db, e,
 		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at,"
-		    "                       agent_key)"
-		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int), $7)",
-		    7, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
-		    m->agent_key);
+		    "                       agent_key, secrets)"
+		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int), $7,"
+		    "         coalesce($8::text[], '{}'))",
+		    8, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
+		    m->agent_key, n->secrets);
 	if (!rc)
 		rc = db_run(n->db, e,
 			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"

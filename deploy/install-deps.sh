@@ -43,6 +43,11 @@ done
 # with it): ask for Debian's packages only when the commands are missing.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# t_previews loads a preview in a headless browser: Debian's Chromium (run as root with
+# --no-sandbox, on loopback only; never by the service).
+if ! grep -qE '^chromium ii' <<<"$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' chromium 2>/dev/null)"; then
+    missing+=(chromium)
+fi
 
 # The .debs of RUNTIME and of everything they depend on (every alternative too), with an
 # index, so that a container can `apt-get install` from file:$DEB_CACHE. Done again when

@@ -26,6 +26,8 @@
 #   SANDBOXD_EGRESS       open, or web: sandboxes reach only HTTP, HTTPS and DNS; in both, no
 #                         other sandbox and of the host only the git port (deploy/egress.sh;
 #                         default: open)
+#   SANDBOXD_PREVIEW_DOMAIN  previews are <id>.<this> on the nginx port (default:
+#                         preview.localhost, which browsers resolve to loopback)
 #   SANDBOXD_BRIDGE       the Docker bridge whose gateway nginx also listens on, for the
 #                         sandboxes' git (default: docker0; another for an engine of its own);
 #                         its address is sandboxd's SANDBOXD_SANDBOX_GIT_ADDR unless that is set
@@ -67,6 +69,7 @@ LEGACY_PIDFILE=$RUNDIR/sandboxd.pid
 BINDIR=$VAR/bin
 KEYDIR=$VAR/keys
 KEYFILE=$KEYDIR/signing.pem
+SECRETS_KEYFILE=$KEYDIR/secrets.key
 NGX_CONF=$NGXDIR/nginx.conf
 NGX_TEMPLATE=$REPO/nginx/local.conf
 # Every container this stack's sandboxd makes carries label sandboxd.instance=$INSTANCE, so
@@ -81,6 +84,7 @@ EGRESS=${SANDBOXD_EGRESS:-open}
 RATE_LIMIT=${SANDBOXD_RATE_LIMIT:-off}
 RATE_BURST=${SANDBOXD_RATE_BURST:-40}
 GIT_CONN_LIMIT=${SANDBOXD_GIT_CONN_LIMIT:-32}
+PREVIEW_DOMAIN=${SANDBOXD_PREVIEW_DOMAIN:-preview.localhost}
 # SANDBOXD_BUILD=build-san runs the ASan + UBSan build (make SANITIZE=1).
 BUILD=${SANDBOXD_BUILD:-build}
 SANDBOXD_BIN=$REPO/$BUILD/sandboxd
@@ -176,6 +180,8 @@ check_settings() {
         die "SANDBOXD_RATE_LIMIT=$RATE_LIMIT: use off or a rate like 20r/s or 600r/m"
     [[ $RATE_BURST =~ ^[0-9]+$ ]] || die "SANDBOXD_RATE_BURST=$RATE_BURST is not a number"
     [[ $GIT_CONN_LIMIT =~ ^[1-9][0-9]*$ ]] || die "SANDBOXD_GIT_CONN_LIMIT=$GIT_CONN_LIMIT is not a positive number"
+    [[ $PREVIEW_DOMAIN =~ ^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$ ]] ||
+        die "SANDBOXD_PREVIEW_DOMAIN=$PREVIEW_DOMAIN is not a DNS name"
     # sun_path holds 108 bytes; PostgreSQL's socket has the longest name.
     [ ${#PGSOCK} -le 88 ] || die "SANDBOXD_VAR=$VAR is too long for unix socket paths (keep it under 80 characters)"
 }
@@ -243,6 +249,15 @@ service_dirs() {
     fi
     chown "$SVC_USER:$group" "$KEYFILE"
     chmod 0600 "$KEYFILE"
+    # The sandbox secrets' key (SPEC §4 "Secrets"): 32 random bytes in hex, made once; lose
+    # it and the stored secrets no longer open.
+    if [ ! -s "$SECRETS_KEYFILE" ]; then
+        say "making the sandbox secrets' key $SECRETS_KEYFILE"
+        (umask 077 && openssl rand -hex 32 >"$SECRETS_KEYFILE.new") || die "openssl rand failed"
+        mv "$SECRETS_KEYFILE.new" "$SECRETS_KEYFILE"
+    fi
+    chown "$SVC_USER:$group" "$SECRETS_KEYFILE"
+    chmod 0600 "$SECRETS_KEYFILE"
 }
 
 # The binaries the service runs, copied out of the build tree (root's, 0755). A copy is
@@ -427,6 +442,7 @@ sandboxd_settings() {
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
     printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
+    printf 'preview=%s\n' "$PREVIEW_DOMAIN"
     env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|POOL_SIZE|METRICS_ALLOW)=' |
         grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=' | sort || true
 }
@@ -478,9 +494,11 @@ sandboxd_up() {
             SANDBOXD_SANDBOX_NETWORK="$NETWORK" \
             SANDBOXD_SANDBOX_GIT_ADDR="$(git_addr)" \
             SANDBOXD_SIGNING_KEY_FILE="$KEYFILE" \
+            SANDBOXD_SECRETS_KEY_FILE="$SECRETS_KEYFILE" \
             SANDBOXD_INSTANCE="$INSTANCE" \
             SANDBOXD_PID_FILE="$PIDFILE" \
             SANDBOXD_AGENT_PATH="$AGENT_BIN" \
+            SANDBOXD_PREVIEW_DOMAIN="$PREVIEW_DOMAIN" \
             setsid nohup "${as_user[@]}" "$BINDIR/sandboxd" </dev/null >>"$LOGDIR/sandboxd.log" 2>&1 9>&-
     ) &
     local launched=$! i
@@ -587,6 +605,7 @@ render_nginx() {
         -e "s|@LIMIT_REQ_ZONE@|$(limit_req_zone)|g" \
         -e "s|@LIMIT_REQ@|$(limit_req)|g" \
         -e "s|@LIMIT_CONN@|limit_conn sandboxd_git_conn $GIT_CONN_LIMIT;|g" \
+        -e "s|@PREVIEW_DOMAIN@|$PREVIEW_DOMAIN|g" \
         "$NGX_TEMPLATE"
 }
 

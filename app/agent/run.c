@@ -96,7 +96,12 @@ static void child(const struct ap_msg *m, const int out[2], const int err[2], in
 	setpgid(0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
+	/* Every signal as a fresh process has it: the agent was started in the background by
+	 * a shell (SIGINT and SIGQUIT ignored, which exec keeps), and ignores SIGPIPE itself;
+	 * a command must die of the INT that a kill sends it. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
 	fd = open("/dev/null", O_RDONLY);
 	if (fd < 0 || dup2(fd, 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
 		goto fail;

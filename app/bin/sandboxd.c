@@ -12,6 +12,7 @@
 #include "sandboxd/hostaddr.h"
 #include "sandboxd/log.h"
 #include "sandboxd/master.h"
+#include "sandboxd/secrets.h"
 #include "sandboxd/banned.h"
 
 static const char *env(const char *name)
@@ -41,6 +42,10 @@ int main(int argc, char **argv)
 	 * stops the start, as ssh does. */
 	if (cfg.signing_key_file[0] && giturl_key_file_load(cfg.signing_key_file, &e)) {
 		fprintf(stderr, "sandboxd: SANDBOXD_SIGNING_KEY_FILE: %s\n", e.msg);
+		return 2;
+	}
+	if (cfg.secrets_key_file[0] && secrets_key_file_load(cfg.secrets_key_file, &e)) {
+		fprintf(stderr, "sandboxd: SANDBOXD_SECRETS_KEY_FILE: %s\n", e.msg);
 		return 2;
 	}
 	/* Without its hooks git would take pushes unchecked and unaudited, and without

@@ -50,6 +50,11 @@ int api_review_merge(struct req *r, struct err *e) __attribute__((warn_unused_re
 /* POST /mcp: MCP's JSON-RPC over streamable HTTP (api_mcp.c). */
 int api_mcp(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_exec_get(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_execs_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_secret_put(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_secrets_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_secret_delete(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_exec_kill(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* Git smart HTTP: authorises, then streams through git http-backend. */
 int api_git(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* The audit verb of a git request. */

@@ -33,6 +33,7 @@ struct config {
 	 * default: the origin of public_url. A request with another Origin is refused. */
 	char mcp_origins[1024];
 	char signing_key_file[256]; /* PEM P-256 key that signs git URLs; empty: the database's */
+	char secrets_key_file[256]; /* 64 hex digits: the sandbox secrets' key; empty: none */
 	int idle_timeout;           /* seconds without a call before a sandbox is stopped */
 	int reaper_interval;        /* seconds between the reaper's passes */
 	int start_timeout;          /* seconds a container may take to start */
@@ -53,6 +54,9 @@ struct config {
 	/* Addresses and networks (addrlist.h) that may read GET /metrics without a token; empty:
 	 * only a site admin's token may. */
 	char metrics_allow[1024];
+	/* Previews (SPEC §4): <id>.<preview_domain> is a sandbox's port through nginx; lower-case
+	 * DNS labels, no leading or trailing dot. */
+	char preview_domain[200];
 };
 
 typedef const char *(*config_getenv_fn)(const char *name);

@@ -18,10 +18,15 @@ struct detach_state {
 	uint64_t first[2], total[2];  /* per stream (stdout, stderr): bytes kept [first, total) */
 	int ended;
 	int exit_code;
+	int killed;                   /* a kill was asked for */
 	long long duration_ms;        /* 0 .. 2^40 */
 };
 /* Reads the state script's lines (modifies text). Lines that do not parse, or hold
  * numbers out of bounds, are ignored. */
 void detach_parse_state(char *text, struct detach_state *st);
+/* The same for the blocks of several execs ("exec <id>" then its lines): out[i] and
+ * found[i] for ids[i]; a block of an id not asked for is ignored, and so is a repeated one. */
+void detach_parse_states(char *text, const char *const *ids, size_t n, struct detach_state *out,
+			 int *found);
 
 #endif

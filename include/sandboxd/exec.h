@@ -19,6 +19,7 @@
 #include "sandboxd/err.h"
 #include "sandboxd/pool.h"
 #include "sandboxd/sandbox.h"
+#include "sandboxd/secrets.h"
 
 #define EXEC_DEFAULT_MS 600000
 #define EXEC_MAX_MS 3600000
@@ -43,10 +44,11 @@ struct exec_spec {
 };
 
 /* Reads cmd, cwd, timeoutMs, detach and env from body into x (strings in pool memory).
- * repo is "owner/name", for the sandbox's environment. */
+ * repo is "owner/name", for the sandbox's environment; sec (NULL: none) the secrets the
+ * sandbox asked for, which join its environment before the caller's env. */
 int exec_spec_parse(struct pool *p, json_object *body, const struct sandbox *s,
-		    const char *repo, struct exec_spec *x, struct err *e)
-	__attribute__((warn_unused_result));
+		    const char *repo, const struct secrets_set *sec, struct exec_spec *x,
+		    struct err *e) __attribute__((warn_unused_result));
 
 /* A working directory the caller named: ERR_NOTFOUND when it is missing, ERR_NOTDIR when it
  * is not a directory (the engine would only say so inside the output stream). 0 without
@@ -70,10 +72,10 @@ int exec_token(struct db *db, const struct sandbox *s, const char **out, struct 
 int exec_token_for(struct db *db, const struct sandbox *s, const struct exec_spec *x,
 		   const char **out, struct err *e) __attribute__((warn_unused_result));
 
-/* c set up with the default caps and the token's forms registered (token may be NULL). On
- * failure c holds nothing. */
-int exec_capture_init(struct capture *c, const char *token, struct err *e)
-	__attribute__((warn_unused_result));
+/* c set up with the default caps, the token's forms and the secrets' values registered
+ * (token and sec may be NULL). On failure c holds nothing. */
+int exec_capture_init(struct capture *c, const char *token, const struct secrets_set *sec,
+		      struct err *e) __attribute__((warn_unused_result));
 
 /* Where an attached run's output goes, and how it learns that its caller stopped waiting
  * (polled at least once a second; non-zero ends the run: ERR_CANCELLED). */
@@ -119,7 +121,7 @@ int exec_id_valid(const char *id) __attribute__((warn_unused_result));
 /* What GET …/execs/{execId} answers: the output of each stream written since the offsets
  * asked for (at most 1 MiB each), masked and decoded, and where to ask next. */
 struct exec_output {
-	int ended, exit_code;
+	int ended, exit_code, killed;
 	long long duration_ms;
 	struct buf text[2];        /* stdout, stderr; the caller releases them */
 	uint64_t next[2];
@@ -130,7 +132,25 @@ struct exec_output {
  * agent is asked first, then Docker. ERR_NOTFOUND: no such exec; ERR_INVALID: an offset
  * past the output (e names it). */
 int exec_detach_read(struct db *db, const struct sandbox *s, const char *network,
-		     const char *id, const uint64_t want[2], struct exec_output *out,
-		     struct err *e) __attribute__((warn_unused_result));
+		     const char *id, const struct secrets_set *sec, const uint64_t want[2],
+		     struct exec_output *out, struct err *e) __attribute__((warn_unused_result));
+
+/* A detached exec's state without its output (exec_procs.c, for the list). */
+struct exec_state {
+	int found;                 /* 0: the backend does not know it */
+	int ended, exit_code, timed_out, killed;
+	long long duration_ms;
+};
+/* The states of n detached execs of s that backend ("agent" or "docker", as their rows
+ * say) holds, into out[i]; network: the sandbox network, for the agent's address. A 502
+ * when the agent does not answer for one. */
+int exec_detach_states(const struct sandbox *s, const char *network, const char *backend,
+		       const char *const *ids, size_t n, struct exec_state *out, struct err *e)
+	__attribute__((warn_unused_result));
+/* Ends detached exec id's tree with sig (SIGTERM, SIGKILL, SIGINT or SIGHUP; any but KILL
+ * followed by KILL 5 s later) through backend; returns once it was sent. The exec then
+ * reads killed. 404 when the agent has no such exec, 502 when it does not answer. */
+int exec_detach_kill(const struct sandbox *s, const char *network, const char *backend,
+		     const char *id, int sig, struct err *e) __attribute__((warn_unused_result));
 
 #endif

@@ -28,13 +28,13 @@
 #include "sandboxd/router.h"
 
 /* Rows of the route table, plus one for requests that match no route ("unmatched"). */
-#define METRICS_ROUTES_MAX 40
+#define METRICS_ROUTES_MAX 96
 #define METRICS_METHODS 8      /* GET HEAD POST PUT PATCH DELETE OPTIONS, and any other */
 /* Request counters are kept by (route, method) key: a route of one method has one key (the
  * router gives it no other method), a route of any method ("*") and the unmatched row have
  * METRICS_METHODS each. Five times smaller than a route x method table, and a scrape reads
  * every slot in use: its cost is the slots' size. */
-#define METRICS_KEYS_MAX 64
+#define METRICS_KEYS_MAX 128
 #define METRICS_STATUSES 36    /* the codes of metrics_status_index, classes, and "other" */
 #define METRICS_BUCKETS 16     /* 15 bounds and +Inf */
 #define METRICS_GAUGES_MAX 4   /* gauges from tables (metrics_db.c) */

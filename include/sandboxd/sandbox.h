@@ -51,6 +51,8 @@ struct sandbox_new {
 	const char *ref;
 	int64_t depth;             /* > 0: a shallow clone of that many commits; 0: all */
 	int blobless;              /* filter blob:none: file contents fetched when needed */
+	const char *secrets;       /* the repository's secrets its execs get: a text[] literal
+				    * of checked names ("{A,B}"), or NULL for none */
 };
 /* Creates a sandbox (sandbox_create.c): its row, its container, its clone started. out gets
  * it (out->id as soon as it has one, for the audit row, even on failure). Errors: ERR_LIMIT

@@ -8,9 +8,11 @@
 extern const char sh_exec[];
 /* A detached exec: $1 its id, $2 the limit in ms, $3 the command (tree.sh + detach.sh). */
 extern const char sh_detach[];
-/* A detached exec's state and output (detach-state.sh, detach-read.sh). */
+/* Detached execs' state ($1 … their ids), output, and kill ($1 the id, $2 the signal's
+ * name) (detach-state.sh, detach-read.sh, tree.sh + detach-kill.sh). */
 extern const char sh_detach_state[];
 extern const char sh_detach_read[];
+extern const char sh_detach_kill[];
 /* The file API, as the sandbox's user: $1 path, $2 limit (file-read.sh); $1 the staged
  * file, $2 path, $3 mode (file-write.sh). */
 extern const char sh_file_read[];

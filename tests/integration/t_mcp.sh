@@ -134,7 +134,7 @@ done
 rpc '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"nope"}]' "$OT" 'MCP-Protocol-Version: 2025-03-26'
 expect_status 200 'a batch under 2025-03-26: 200'
 expect_json 'length' 3 'one answer per request, none for the notification'
-expect_json '.[1].result.tools | length' 6 'tools/list inside the batch'
+expect_json '.[1].result.tools | length' 7 'tools/list inside the batch'
 expect_json '.[2].error.code' -32601 'an error inside the batch stays in its answer'
 rpc '[{"jsonrpc":"2.0","id":1,"method":"ping"}]' "$OT" 'MCP-Protocol-Version: 2025-06-18'
 expect_status 400 'a batch under 2025-06-18: 400'
@@ -146,7 +146,7 @@ expect_json '.[0].error.code' -32600 'initialize inside a batch: -32600'
 
 # --- tools/list --------------------------------------------------------------------------
 rpc '{"jsonrpc":"2.0","id":20,"method":"tools/list"}'
-expect_json '[.result.tools[].name] | sort | join(",")' 'sandbox_close,sandbox_create,sandbox_exec,sandbox_list_files,sandbox_read_file,sandbox_write_file' 'the six tools'
+expect_json '[.result.tools[].name] | sort | join(",")' 'sandbox_close,sandbox_create,sandbox_exec,sandbox_list_files,sandbox_preview,sandbox_read_file,sandbox_write_file' 'the seven tools'
 expect_json '.result.tools[] | select(.name == "sandbox_write_file") | .inputSchema.required | join(",")' 'owner,repo,sandbox_id,path,content' 'write_file requires path and content'
 
 # --- sandbox tokens stay out -------------------------------------------------------------
@@ -216,6 +216,7 @@ if [[ ! -d $MCP_DIR/node_modules/@modelcontextprotocol/sdk ]]; then
 fi
 SANDBOXD_URL=$SANDBOXD_URL MCP_TOKEN=$OT MCP_OTHER_TOKEN=$OTHER_T MCP_JOB_TOKEN=$JOB_T \
 	MCP_OWNER=$O MCP_REPO=app MCP_ARCHIVED=old MCP_ARCHIVED_TEXT='repository is archived (read-only)' \
+	MCP_PREVIEW_DOMAIN=${SANDBOXD_PREVIEW_DOMAIN:-preview.localhost} \
 	timeout -k 5 300 node "$MCP_DIR/agent.mjs" >"$_T/agent.out" 2>"$_T/agent.err"
 AGENT_RC=$?
 while IFS= read -r line; do

@@ -3,7 +3,9 @@
 // Prints "ok NAME" or "not ok NAME :: DETAIL" per check; t_mcp.sh records them.
 // Environment: SANDBOXD_URL, MCP_TOKEN (the repository's owner), MCP_OTHER_TOKEN (a
 // collaborator with write), MCP_JOB_TOKEN, MCP_OWNER, MCP_REPO, MCP_ARCHIVED (a repository
-// of the owner that is archived), MCP_ARCHIVED_TEXT (REST's text for it).
+// of the owner that is archived), MCP_ARCHIVED_TEXT (REST's text for it), MCP_PREVIEW_DOMAIN
+// (SANDBOXD_PREVIEW_DOMAIN).
+import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
@@ -58,9 +60,9 @@ async function main() {
 
 	const { tools } = await client.listTools();
 	const names = tools.map((t) => t.name).sort();
-	check('lists the six tools', JSON.stringify(names) === JSON.stringify(
+	check('lists the seven tools', JSON.stringify(names) === JSON.stringify(
 		['sandbox_close', 'sandbox_create', 'sandbox_exec', 'sandbox_list_files',
-		 'sandbox_read_file', 'sandbox_write_file']),
+		 'sandbox_preview', 'sandbox_read_file', 'sandbox_write_file']),
 	      names);
 	const exec = tools.find((t) => t.name === 'sandbox_exec');
 	check('sandbox_exec declares its required arguments',
@@ -142,6 +144,43 @@ async function main() {
 	check('list_files: depth out of range, isError naming it',
 	      isError(res, "argument 'depth' must be an integer from 1 to 8"), res);
 	await run('rm link.sh');
+
+	// preview: a URL for a port; a page served there comes back through it (nginx, with the
+	// preview's host name; Node does not resolve *.localhost itself)
+	await run("nohup perl -MIO::Socket::INET -e '" +
+		  '$s = IO::Socket::INET->new(LocalPort => 3000, Listen => 5, ReuseAddr => 1) or die; ' +
+		  'while ($c = $s->accept) { while (<$c>) { last if /^\\r?$/ } ' +
+		  'print $c "HTTP/1.1 200 OK\\r\\nContent-Length: 22\\r\\nConnection: close\\r\\n\\r\\n' +
+		  "served in the sandbox\\n\"; close $c }' >/dev/null 2>&1 &");
+	res = await client.callTool({ name: 'sandbox_preview', arguments: { ...box, port: 3000 } });
+	const pv = res.structuredContent ?? {};
+	const pvUrl = `http://${pv.previewId}.${env.MCP_PREVIEW_DOMAIN}:${url.port}/`;
+	check('sandbox_preview answers {url, previewId, port, expires_at}', !res.isError &&
+	      /^[a-z2-7]{26}$/.test(pv.previewId) && pv.port === 3000 && pv.url === pvUrl &&
+	      !Number.isNaN(Date.parse(pv.expires_at)), res);
+	const viaPreview = () => new Promise((resolve) => {
+		const req = http.get({ host: '127.0.0.1', port: url.port, path: '/',
+				       headers: { Host: new URL(pvUrl).host } }, (r) => {
+			let body = '';
+			r.on('data', (d) => { body += d; });
+			r.on('end', () => resolve({ status: r.statusCode, body }));
+		});
+		req.on('error', (e) => resolve({ status: 0, body: String(e) }));
+	});
+	let page = await viaPreview();
+	for (let i = 0; i < 100 && page.status !== 200; i++) {
+		await new Promise((r) => setTimeout(r, 100));
+		page = await viaPreview();
+	}
+	check('the preview URL serves the page of the sandbox',
+	      page.status === 200 && page.body === 'served in the sandbox\n', page);
+	res = await client.callTool({ name: 'sandbox_preview', arguments: { ...box, port: 0 } });
+	check('sandbox_preview: port out of range is refused naming it',
+	      isError(res, "argument 'port' must be an integer from 1 to 65535"), res);
+	res = await client.callTool({ name: 'sandbox_preview',
+				      arguments: { ...box, port: 3000, ttl_seconds: 86401 } });
+	check('sandbox_preview: ttl_seconds over the maximum is refused naming it',
+	      isError(res, "argument 'ttl_seconds' must be an integer from 1 to 86400"), res);
 
 	// push from inside, as the creator
 	res = await run('git checkout -q -b from-mcp && git add notes run.sh && ' +

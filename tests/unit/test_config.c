@@ -405,6 +405,27 @@ static void test_network_and_key_file(void **state)
 			"'_', '.', '-'; not host or none)");
 }
 
+static void test_preview_domain(void **state)
+{
+	struct config c;
+	struct err e;
+	static const char msg[] = "SANDBOXD_PREVIEW_DOMAIN must be a DNS name (letters, digits "
+				  "and '-' in labels of at most 63, joined by dots)";
+
+	assert_int_equal(load(&c, &e), 0);
+	assert_string_equal(c.preview_domain, "preview.localhost");
+	accepted("SANDBOXD_PREVIEW_DOMAIN", "Preview.Example-1.com", &c);
+	assert_string_equal(c.preview_domain, "preview.example-1.com");
+	accepted("SANDBOXD_PREVIEW_DOMAIN", "localhost", &c);
+	assert_string_equal(c.preview_domain, "localhost");
+	static const char *const bad[] = { ".example.com", "example.com.", "a..b", "a b.c",
+					   "a_b.c", "*.example.com", "a:80" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		refused("SANDBOXD_PREVIEW_DOMAIN", bad[i], msg);
+	refused("SANDBOXD_PREVIEW_DOMAIN", long_value("x.", 66), msg);
+	accepted("SANDBOXD_PREVIEW_DOMAIN", long_value("x.", 65), &c);
+}
+
 static void test_string_bounds(void **state)
 {
 	static const struct {
@@ -478,6 +499,7 @@ int main(void)
 		cmocka_unit_test_setup(test_network_and_key_file, setup),
 		cmocka_unit_test_setup(test_public_url_needs_a_host, setup),
 		cmocka_unit_test_setup(test_first_error_wins, setup),
+		cmocka_unit_test_setup(test_preview_domain, setup),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

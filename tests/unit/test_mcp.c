@@ -157,8 +157,8 @@ static void test_tools_list(void **state)
 	(void)state;
 	assert_non_null(l);
 	assert_true(json_object_object_get_ex(l, "tools", &tools));
-	assert_int_equal(json_object_array_length(tools), 6);
-	for (size_t i = 0; i < 6; i++) {
+	assert_int_equal(json_object_array_length(tools), 7);
+	for (size_t i = 0; i < 7; i++) {
 		t = json_object_array_get_idx(tools, i);
 		assert_true(json_object_object_get_ex(t, "name", &v));
 		assert_non_null(mcp_tool_find(json_object_get_string(v)));
@@ -214,6 +214,18 @@ static void test_tool_request(void **state)
 	assert_string_equal(msg, "argument 'depth' must be an integer from 1 to 8");
 	assert_null(request("sandbox_list_files", "{" BOX ",\"path\":\"\"}", msg, &b));
 	assert_string_equal(msg, "argument 'path' must be 1 to 4096 bytes long");
+	assert_string_equal(request("sandbox_preview", "{" BOX ",\"port\":3000.0}", msg, &b),
+			    "{\"port\":3000,\"ttl\":3600}");
+	json_object_put(b);
+	assert_string_equal(request("sandbox_preview", "{" BOX ",\"port\":8080,\"ttl_seconds\":60}",
+				    msg, &b), "{\"port\":8080,\"ttl\":60}");
+	json_object_put(b);
+	assert_null(request("sandbox_preview", "{" BOX ",\"port\":65536}", msg, &b));
+	assert_string_equal(msg, "argument 'port' must be an integer from 1 to 65535");
+	assert_null(request("sandbox_preview", "{" BOX "}", msg, &b));
+	assert_string_equal(msg, "missing argument 'port'");
+	assert_null(request("sandbox_preview", "{" BOX ",\"port\":80,\"ttl_seconds\":86401}", msg, &b));
+	assert_string_equal(msg, "argument 'ttl_seconds' must be an integer from 1 to 86400");
 
 	assert_null(request("sandbox_exec", "{" BOX "}", msg, &b));
 	assert_string_equal(msg, "missing argument 'command'");

@@ -1,4 +1,4 @@
--- 011_idle_timeout: a sandbox's own idle limit (PATCH …/sandboxes/{id}
+-- 013_idle_timeout: a sandbox's own idle limit (PATCH …/sandboxes/{id}
 -- {idle_timeout_seconds}, SPEC §4 "Keep-alive and lifetime"); NULL: the service's
 -- setting (SANDBOXD_IDLE_TIMEOUT) at each call.
 
