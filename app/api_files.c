@@ -1,14 +1,16 @@
-/* api_files.c: POST …/sandboxes/{id}/read and …/write. The handlers check the caller and
+/* api_files.c: POST …/sandboxes/{id}/read, …/write, …/list and …/remove. The handlers check the caller and
  * the request and shape the answer; the file work is files.c, as the sandbox's user. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "sandboxd/api.h"
 #include "sandboxd/api_sandbox.h"
 #include "sandboxd/base64.h"
 #include "sandboxd/files.h"
 #include "sandboxd/json.h"
 #include "sandboxd/path.h"
+#include "sandboxd/utf8.h"
 #include "sandboxd/banned.h"
 
 /* A read's answer, {"path": …, "size": N, "content": "<base64>"}, written straight into
@@ -111,7 +113,7 @@ int api_sandbox_read(struct req *r, struct err *e)
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
 	    (rc = path_field(r, &path, &abs, e)) || (rc = api_sandbox_ready(r, &s, e)))
 		return rc;
-	json_add_str(r->audit_details, "path", abs);
+	json_add_str(r->audit_details, "file", abs);
 	ro.path = path;
 	rc = files_read(&s, &via, abs, r->cfg->file_limit, &sink, &is_dir, e);
 	via_audit(r, &via);
@@ -191,7 +193,7 @@ int api_sandbox_write(struct req *r, struct err *e)
 		return err_box(e, 400, "field 'path' must name a file");
 	if ((rc = content_field(r, &data, &len, e)) || (rc = api_sandbox_ready(r, &s, e)))
 		goto out;
-	json_add_str(r->audit_details, "path", abs);
+	json_add_str(r->audit_details, "file", abs);
 	json_add_int(r->audit_details, "size", (int64_t)len);
 	rc = files_write(&s, &via, abs, (unsigned)mode, data, len, e);
 	via_audit(r, &via);
@@ -207,4 +209,168 @@ int api_sandbox_write(struct req *r, struct err *e)
 out:
 	free(data);
 	return rc;
+}
+
+/* The most bytes of names and paths one listing answers (10,000 paths of 4 KiB, repaired
+ * and escaped, would pass the response's 64 MiB): past it, the rest is cut as past
+ * FLIST_MAX entries. Real listings are far below it. */
+#define LIST_TEXT_MAX (8u << 20)
+
+/* A listing's answer: its entries as they come (names repaired to UTF-8), sorted by path
+ * at the end, so that both backends answer alike. */
+struct list_out {
+	json_object *entries;
+	struct buf text;
+	size_t text_bytes;
+	int cut;                 /* LIST_TEXT_MAX was reached */
+};
+
+static const char *const entry_types[] = { "other", "file", "dir", "symlink", "other" };
+
+/* ent's path or name as valid UTF-8 (each ill-formed byte run a U+FFFD), in o at key. */
+static int add_text(struct list_out *l, json_object *o, const char *key, const char *s)
+{
+	buf_clear(&l->text);
+	if (utf8_append_repaired(&l->text, (const unsigned char *)s, strlen(s)) ||
+	    buf_append(&l->text, "", 1))
+		return ERR_NOMEM;
+	json_add_str(o, key, l->text.data);
+	l->text_bytes += l->text.len;
+	return 0;
+}
+
+static int list_entry(void *arg, const struct flist_entry *ent)
+{
+	struct list_out *l = arg;
+	json_object *o;
+	time_t secs = (time_t)ent->mtime;
+	char when[32] = "1970-01-01T00:00:00Z";
+	struct tm tm;
+
+	if (l->cut)
+		return 0;
+	if (!(o = json_object_new_object()))
+		return ERR_NOMEM;
+	if (add_text(l, o, "name", ent->name) || add_text(l, o, "path", ent->path)) {
+		json_object_put(o);
+		return ERR_NOMEM;
+	}
+	json_add_str(o, "type", entry_types[ent->type >= 1 && ent->type <= 4 ? ent->type : 0]);
+	json_add_int(o, "size", ent->size > INT64_MAX ? INT64_MAX : (int64_t)ent->size);
+	json_add_int(o, "mode", ent->mode & 07777);
+	if (gmtime_r(&secs, &tm) && tm.tm_year >= -1900 && tm.tm_year <= 8099)
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_add_str(o, "mtime", when);
+	if (l->text_bytes > LIST_TEXT_MAX) {
+		l->cut = 1;
+		json_object_put(o);
+		return 0;
+	}
+	if (json_object_array_add(l->entries, o)) {
+		json_object_put(o);
+		return ERR_NOMEM;
+	}
+	return 0;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	json_object *pa, *pb;
+
+	json_object_object_get_ex(*(json_object *const *)a, "path", &pa);
+	json_object_object_get_ex(*(json_object *const *)b, "path", &pb);
+	return strcmp(json_object_get_string(pa), json_object_get_string(pb));
+}
+
+/* The answer to a files_list or files_remove that failed with rc (verb: "list",
+ * "remove"). */
+static int list_failed(int rc, const char *verb, const char *path, struct err *e)
+{
+	char why[sizeof(e->msg)];
+
+	memcpy(why, e->msg, sizeof(why));
+	switch (rc) {
+	case ERR_NOTFOUND: return err_box(e, 404, "no such file: %s", path);
+	case ERR_NOTDIR: return err_box(e, 400, "%s is not a directory", path);
+	case ERR_EXISTS: return err_box(e, 400, "cannot remove %s: directory not empty (remove "
+					"it with recursive)", path);
+	case ERR_DENIED: return err_box(e, 403, "cannot %s %s: permission denied", verb, path);
+	case ERR_INVALID: return err_box(e, 400, "cannot %s %s: %.400s", verb, path, why);
+	default: return rc;
+	}
+}
+
+int api_sandbox_list_files(struct req *r, struct err *e)
+{
+	const char *path, *abs;
+	int64_t depth = 1;
+	struct repo repo;
+	struct sandbox s;
+	struct list_out l = { .entries = json_object_new_array() };
+	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	int rc, truncated = 0;
+
+	buf_init(&l.text, PATH_OUT_MAX * 3 + 16);
+	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
+	    (rc = path_field(r, &path, &abs, e)))
+		goto out;
+	if (json_field_int(r->json, "depth", 0, 1, 8, &depth, e) < 0) {
+		rc = err_boxed(e, 400);
+		goto out;
+	}
+	if (!l.entries) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = api_sandbox_ready(r, &s, e)))
+		goto out;
+	json_add_str(r->audit_details, "file", abs);
+	json_add_int(r->audit_details, "depth", depth);
+	rc = files_list(&s, &via, abs, (int)depth, list_entry, &l, &truncated, e);
+	via_audit(r, &via);
+	if (rc || (rc = sandbox_touch(r, &s, e))) {
+		rc = list_failed(rc, "list", path, e);
+		goto out;
+	}
+	json_object_array_sort(l.entries, by_path);
+	truncated |= l.cut;
+	json_add_int(r->audit_details, "entries", (int64_t)json_object_array_length(l.entries));
+	json_add_bool(r->audit_details, "truncated", truncated);
+	json_object *o = json_object_new_object();
+	json_add_str(o, "path", path);
+	json_object_object_add(o, "entries", l.entries);
+	l.entries = NULL;
+	json_add_bool(o, "truncated", truncated);
+	http_json(r, 200, o);
+out:
+	json_object_put(l.entries);
+	buf_release(&l.text);
+	return rc;
+}
+
+int api_sandbox_remove(struct req *r, struct err *e)
+{
+	const char *path, *abs;
+	struct repo repo;
+	struct sandbox s;
+	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	int rc, recursive = 0;
+
+	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) || (rc = auth_need_user_write(r, e)) ||
+	    (rc = path_field(r, &path, &abs, e)))
+		return rc;
+	if (json_field_bool(r->json, "recursive", 0, &recursive, e) < 0)
+		return err_boxed(e, 400);
+	if (strcmp(abs, "/") == 0)
+		return err_box(e, 400, "field 'path' must not be /");
+	if ((rc = api_sandbox_ready(r, &s, e)))
+		return rc;
+	json_add_str(r->audit_details, "file", abs);
+	json_add_bool(r->audit_details, "recursive", recursive);
+	rc = files_remove(&s, &via, abs, recursive, e);
+	via_audit(r, &via);
+	if (rc || (rc = sandbox_touch(r, &s, e)))
+		return list_failed(rc, "remove", path, e);
+	http_empty(r, 204);
+	return 0;
 }

@@ -102,6 +102,9 @@ static int create_limits(struct req *r, struct sandbox_limits *lim, struct err *
 				"disk limits");
 	return 0;
 }
+/* A sandbox's own idle limit (PATCH), seconds (SPEC §4 "Keep-alive and lifetime"). */
+#define SANDBOX_IDLE_MIN 60
+#define SANDBOX_IDLE_MAX 86400
 
 int api_sandbox_create(struct req *r, struct err *e)
 {
@@ -234,6 +237,63 @@ int api_sandbox_close(struct req *r, struct err *e)
 		return rc;
 	/* Closing a closed sandbox is 204 again. */
 	if ((rc = sandbox_end(r->db, &s, "closed", "closed", e)))
+		return rc;
+	http_empty(r, 204);
+	return 0;
+}
+
+/* PATCH …/sandboxes/{id} {idle_timeout_seconds?}: the sandbox's own idle limit, from now
+ * on (SPEC §4 "Keep-alive and lifetime"); the call counts as activity, so the deadline
+ * is now + the limit. Answers the sandbox as GET does. */
+int api_sandbox_update(struct req *r, struct err *e)
+{
+	int64_t idle = 0;
+	char secs[24] = "";
+	struct repo repo;
+	struct sandbox s;
+	int rc;
+
+	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
+	    (rc = auth_need_user_write(r, e)))
+		return rc;
+	if ((rc = json_field_int(r->json, "idle_timeout_seconds", 0, SANDBOX_IDLE_MIN,
+				 SANDBOX_IDLE_MAX, &idle, e)) < 0)
+		return rc;
+	if (rc == 0) {
+		snprintf(secs, sizeof(secs), "%lld", (long long)idle);
+		json_object *changes = json_object_new_object();
+
+		json_add_int(changes, "idle_timeout_seconds", idle);
+		json_object_object_add(r->audit_details, "changes", changes);
+		if ((rc = db_run(r->db, e,
+				 "UPDATE sandboxes SET idle_timeout_seconds = $2::int"
+				 " WHERE id = $1 AND state IN ('starting', 'ready')",
+				 2, s.id, secs)))
+			return rc;
+	}
+	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r, &s, e)))
+		return rc;
+	char id[sizeof(s.id)];
+
+	memcpy(id, s.id, sizeof(id));  /* sandbox_load clears s first */
+	if ((rc = sandbox_load(r->db, repo.id, id, &s, e)))
+		return rc;
+	json_add_str(r->audit_details, "idle_stop_at", s.idle_stop_at);
+	http_json(r, 200, sandbox_json(&s));
+	return 0;
+}
+
+/* POST …/sandboxes/{id}/keepalive: activity, nothing else: 204. */
+int api_sandbox_keepalive(struct req *r, struct err *e)
+{
+	struct repo repo;
+	struct sandbox s;
+	int rc;
+
+	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
+	    (rc = auth_need_user_write(r, e)))
+		return rc;
+	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r, &s, e)))
 		return rc;
 	http_empty(r, 204);
 	return 0;

@@ -1,5 +1,7 @@
-/* files.c: reading and writing files in a sandbox as its user (files.h). */
+/* files.c: reading, writing, listing and removing files in a sandbox as its user
+ * (files.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "sandboxd/docker.h"
@@ -275,5 +277,216 @@ int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
 	case 4: return err_set(e, ERR_NOTDIR, "a parent is not a directory");
 	case 5: return err_set(e, ERR_DENIED, "permission denied");
 	default: return err_set(e, ERR_INVALID, "%s", out.out[0] ? out.out : "the write failed");
+	}
+}
+
+/* Runs argv (a script of app/sh/) in the sandbox as its user, its stdout to sink (stderr
+ * dropped), within FILE_CALL_MS; *code gets its exit code. 0, or the engine's error. */
+static int run_script(const struct sandbox *s, const char *const *argv, dstream_fn sink,
+		      void *arg, int *code, struct err *e)
+{
+	char id[DOCKER_ID_MAX];
+	struct docker_exec_state st = { 0, -1, 0 };
+	struct docker_exec_opts o = { .cmd = argv };
+	struct docker_exec_io io = { .sink = sink, .sink_arg = arg };
+	int rc;
+
+	if ((rc = docker_exec_create(s->container_id, &o, id, DOCKER_CALL_MS, e)) ||
+	    (rc = docker_exec_start(id, &io, FILE_CALL_MS, e)) ||
+	    (rc = docker_exec_inspect(id, &st, DOCKER_CALL_MS, e)))
+		return rc;
+	*code = st.exit_code;
+	return 0;
+}
+
+/* The agent's listing, as flist's entries, counted: once one went on, nothing falls back. */
+struct agent_listing {
+	flist_fn fn;
+	void *arg;
+	unsigned got;
+};
+
+static int agent_listed(void *arg, const struct agent_entry *ent)
+{
+	struct agent_listing *a = arg;
+	const char *slash = strrchr(ent->path, '/');
+	struct flist_entry fe = { ent->path, slash ? slash + 1 : ent->path, ent->type,
+				  ent->size, ent->mode, ent->mtime };
+
+	a->got++;
+	return a->fn(a->arg, &fe);
+}
+
+/* A list's refusal in the words of the engine's path (file-list.sh's exit codes). */
+static int list_refused(int rc, const char *why, struct err *e)
+{
+	switch (rc) {
+	case ERR_NOTFOUND: return err_set(e, ERR_NOTFOUND, "no such file");
+	case ERR_NOTDIR: return err_set(e, ERR_NOTDIR, "not a directory");
+	case ERR_DENIED: return err_set(e, ERR_DENIED, "permission denied");
+	default: return err_set(e, rc, "%s", why ? why : "the listing failed");
+	}
+}
+
+/* 1 when the agent did not serve (via->agent_error says why): the engine's path then. */
+static int agent_list(const struct sandbox *s, struct files_via *via, const char *abs,
+		      int depth, struct agent_listing *a, int *truncated, int *rc,
+		      struct err *e)
+{
+	struct agent_conn c = { .fd = -1 };
+	struct err ea = { .msg = "" };
+
+	int fell = sbagent_connect(s, via->network, &c, &ea) != 0;
+
+	if (!fell) {
+		*rc = agent_file_list(&c, abs, depth, agent_listed, a, truncated, &ea);
+		agent_close(&c);
+		fell = *rc && !a->got && (*rc == ERR_FAIL || *rc == ERR_LIMIT);
+	}
+	if (fell) {
+		snprintf(via->agent_error, sizeof(via->agent_error), "%.255s", ea.msg);
+		return 1;
+	}
+	via->backend = "agent";
+	if (*rc && a->got)
+		*rc = err_set(e, *rc == ERR_NOMEM ? ERR_NOMEM : ERR_FAIL,
+			      "the sandbox's agent broke off the listing: %s", ea.msg);
+	else if (*rc)
+		*rc = list_refused(*rc, ea.msg, e);
+	return 0;
+}
+
+/* file-list.sh's stdout into flist; its first failure (the caller's fn's) is kept. */
+struct listing {
+	struct flist fl;
+	int failed;
+};
+
+static int listing_feed(void *arg, int stream, const char *p, size_t n)
+{
+	struct listing *l = arg;
+
+	if (stream != 1 || l->failed)
+		return l->failed;
+	return l->failed = flist_feed(&l->fl, p, n);
+}
+
+int files_list(const struct sandbox *s, struct files_via *via, const char *abs, int depth,
+	       flist_fn fn, void *arg, int *truncated, struct err *e)
+{
+	struct agent_listing a = { fn, arg, 0 };
+	char depths[8], most[16];
+	struct listing *l;
+	int rc, code = 0;
+
+	*truncated = 0;
+	if (via) {
+		via->backend = "docker";
+		via->agent_error[0] = 0;
+		if (via->network && !agent_list(s, via, abs, depth, &a, truncated, &rc, e))
+			return rc;
+	}
+	/* Some 12 KiB: not on a worker's stack. */
+	if (!(l = calloc(1, sizeof(*l))))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	if (flist_init(&l->fl, abs, fn, arg)) {
+		free(l);
+		return err_set(e, ERR_INVALID, "not a path to list");
+	}
+	snprintf(depths, sizeof(depths), "%d", depth);
+	snprintf(most, sizeof(most), "%d", FLIST_MAX + 1);
+	const char *argv[] = { "bash", "-c", sh_file_list, "sandboxd-list", abs, depths, most,
+			       NULL };
+	rc = run_script(s, argv, listing_feed, l, &code, e);
+	*truncated = l->fl.truncated;
+	if (l->failed)
+		rc = err_set(e, l->failed, "listing %s: out of memory", abs);
+	free(l);
+	if (rc)
+		return rc;
+	switch (code) {
+	case 0: return 0;
+	case 3: return list_refused(ERR_NOTFOUND, NULL, e);
+	case 4: return list_refused(ERR_NOTDIR, NULL, e);
+	case 7: return list_refused(ERR_DENIED, NULL, e);
+	default: return err_set(e, ERR_FAIL, "listing a directory: exit %d", code);
+	}
+}
+
+/* 1 when the agent did not serve (via->agent_error says why): the engine's path then. A
+ * remove the agent broke off is tried again there (what is gone stays gone). */
+static int agent_remove(const struct sandbox *s, struct files_via *via, const char *abs,
+			int recursive, int *rc, struct err *e)
+{
+	struct agent_conn c = { .fd = -1 };
+	struct err ea = { .msg = "" };
+
+	int fell = sbagent_connect(s, via->network, &c, &ea) != 0;
+
+	if (!fell) {
+		*rc = agent_file_remove(&c, abs, recursive, &ea);
+		agent_close(&c);
+		fell = *rc == ERR_FAIL || *rc == ERR_LIMIT;
+	}
+	if (fell) {
+		snprintf(via->agent_error, sizeof(via->agent_error), "%.255s", ea.msg);
+		return 1;
+	}
+	via->backend = "agent";
+	switch (*rc) {
+	case 0: break;
+	/* A parent that is not a directory: nothing is there, as file-remove.sh says. */
+	case ERR_NOTFOUND:
+	case ERR_NOTDIR: *rc = err_set(e, ERR_NOTFOUND, "no such file"); break;
+	case ERR_EXISTS: *rc = err_set(e, ERR_EXISTS, "directory not empty"); break;
+	case ERR_DENIED: *rc = err_set(e, ERR_DENIED, "permission denied"); break;
+	default:
+		*rc = err_set(e, ERR_INVALID, "%s",
+			      strncmp(ea.msg, "agent: ", 7) ? ea.msg : ea.msg + 7);
+	}
+	return 0;
+}
+
+/* file-remove.sh's stdout: its first line, for a failure's words. */
+static int remove_out(void *arg, int stream, const char *p, size_t n)
+{
+	struct sandbox_output *o = arg;
+	size_t room = sizeof(o->out) - 1 - o->len;
+
+	if (stream != 1)
+		return 0;
+	n = n < room ? n : room;
+	memcpy(o->out + o->len, p, n);
+	o->len += n;
+	o->out[o->len] = 0;
+	return 0;
+}
+
+int files_remove(const struct sandbox *s, struct files_via *via, const char *abs,
+		 int recursive, struct err *e)
+{
+	struct sandbox_output out = { .len = 0 };
+	int rc, code = 0;
+
+	if (strcmp(abs, "/") == 0)
+		return err_set(e, ERR_INVALID, "will not remove /");
+	if (via) {
+		via->backend = "docker";
+		via->agent_error[0] = 0;
+		if (via->network && !agent_remove(s, via, abs, recursive, &rc, e))
+			return rc;
+	}
+	const char *argv[] = { "bash", "-c", sh_file_remove, "sandboxd-remove", abs,
+			       recursive ? "1" : "0", NULL };
+	out.out[0] = 0;
+	if ((rc = run_script(s, argv, remove_out, &out, &code, e)))
+		return rc;
+	out.out[strcspn(out.out, "\n")] = 0;
+	switch (code) {
+	case 0: return 0;
+	case 3: return err_set(e, ERR_NOTFOUND, "no such file");
+	case 4: return err_set(e, ERR_EXISTS, "directory not empty");
+	case 5: return err_set(e, ERR_DENIED, "permission denied");
+	default: return err_set(e, ERR_INVALID, "%s", out.out[0] ? out.out : "the remove failed");
 	}
 }

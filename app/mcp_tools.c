@@ -1,4 +1,4 @@
-/* mcp_tools.c: the six sandbox tools: their schemas, the check of a call's arguments, its
+/* mcp_tools.c: the seven sandbox tools: their schemas, the check of a call's arguments, its
  * translation into the REST request that runs it, and the REST answer turned into a tool
  * result. The REST handlers do the work, so permissions, limits, masking and error texts
  * are the same on both doors. */
@@ -35,6 +35,9 @@ static const struct mcp_arg write_args[] = {
 	SANDBOX, { "path", ARG_STRING, 1, 1, 4096 }, { "content", ARG_STRING, 1, 0, 64 << 20 },
 	{ "mode", ARG_INT, 0, 0, 07777 }, { NULL, 0, 0, 0, 0 } };
 static const struct mcp_arg close_args[] = { SANDBOX, { NULL, 0, 0, 0, 0 } };
+static const struct mcp_arg list_args[] = {
+	SANDBOX, { "path", ARG_STRING, 0, 1, 4096 }, { "depth", ARG_INT, 0, 1, 8 },
+	{ NULL, 0, 0, 0, 0 } };
 static const struct mcp_arg preview_args[] = {
 	SANDBOX, { "port", ARG_INT, 1, 1, 65535 }, { "ttl_seconds", ARG_INT, 0, 1, 86400 },
 	{ NULL, 0, 0, 0, 0 } };
@@ -111,6 +114,24 @@ static const char close_schema[] = TOOL(
 	"\"readOnlyHint\":false,\"destructiveHint\":true,\"idempotentHint\":true,"
 	"\"openWorldHint\":false");
 
+static const char list_schema[] = TOOL(
+	"sandbox_list_files", "List files",
+	"Lists a directory of the sandbox (default: the repository, /workspace/repo) to depth "
+	"levels (1 to 8, default 1): each entry's name, absolute path, type (file, dir, "
+	"symlink or other), size, mode and mtime, sorted by path. Symbolic links are listed, "
+	"never followed. At most 10,000 entries; truncated says when there were more.",
+	S_OWNER "," S_REPO "," S_ID ",\"path\":{\"type\":\"string\",\"minLength\":1,"
+	"\"maxLength\":4096,\"default\":\".\",\"description\":\"A directory, relative to "
+	"/workspace/repo, or absolute.\"},\"depth\":{\"type\":\"integer\",\"minimum\":1,"
+	"\"maximum\":8,\"default\":1}",
+	"\"owner\",\"repo\",\"sandbox_id\"",
+	"\"path\":" STR ",\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\","
+	"\"properties\":{\"name\":" STR ",\"path\":" STR ",\"type\":{\"type\":\"string\","
+	"\"enum\":[\"file\",\"dir\",\"symlink\",\"other\"]},\"size\":" INT ",\"mode\":" INT
+	",\"mtime\":" STR "}}},\"truncated\":" BOOL "},\"required\":[\"path\",\"entries\","
+	"\"truncated\"",
+	"\"readOnlyHint\":true,\"openWorldHint\":false");
+
 static const char preview_schema[] = TOOL(
 	"sandbox_preview", "Preview a port",
 	"Makes a URL that reaches the HTTP server listening on port in the sandbox, for a "
@@ -132,6 +153,7 @@ static const struct mcp_tool tools[] = {
 	{ "sandbox_read_file", TOOL_READ, "POST", "/read", read_args, read_schema },
 	{ "sandbox_write_file", TOOL_WRITE, "POST", "/write", write_args, write_schema },
 	{ "sandbox_close", TOOL_CLOSE, "POST", "/close", close_args, close_schema },
+	{ "sandbox_list_files", TOOL_LIST_FILES, "POST", "/list", list_args, list_schema },
 	{ "sandbox_preview", TOOL_PREVIEW, "POST", "/previews", preview_args, preview_schema },
 };
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
@@ -304,6 +326,10 @@ int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_cal
 		break;
 	}
 	case TOOL_CLOSE:
+		break;
+	case TOOL_LIST_FILES:
+		json_add_str(c->body, "path", str_arg(args, "path") ? str_arg(args, "path") : ".");
+		json_add_int(c->body, "depth", int_arg(args, "depth", 1));
 		break;
 	case TOOL_PREVIEW:
 		/* Integers as the REST fields want them (a client may send 3000.0). */

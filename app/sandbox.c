@@ -154,7 +154,8 @@ int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
 	snprintf(secs, sizeof(secs), "%d", r->cfg->idle_timeout);
 	return db_run(r->db, e,
 		      "UPDATE sandboxes SET last_used_at = now(),"
-		      "       idle_stop_at = now() + make_interval(secs => $2::int)"
+		      "       idle_stop_at = now() + make_interval(secs =>"
+		      "                      coalesce(idle_timeout_seconds, $2::int))"
 		      " WHERE id = $1 AND state = 'ready'", 2, s->id, secs);
 }
 

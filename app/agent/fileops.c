@@ -268,6 +268,10 @@ void fileops_list(struct conn *c, const struct ap_msg *m)
 		return path_error(c, errno, path);
 	if (!S_ISDIR(st.st_mode))
 		return path_error(c, ENOTDIR, path);
+	/* A directory the user may not read is refused, not listed empty; below it, what
+	 * cannot be read is left out. */
+	if (access(path, R_OK | X_OK))
+		return path_error(c, errno, path);
 	walk_dir(&w, path, 0);
 	if (!w.failed && send_end(c, w.trunc)) {
 		/* the worker is gone */
@@ -298,8 +302,9 @@ void fileops_remove(struct conn *c, const struct ap_msg *m)
 		err = nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 	else if (rmdir(path))
 		err = errno;
+	/* ERR_EXISTS, which no other refusal of a remove uses: the worker tells it apart. */
 	if (err == ENOTEMPTY || err == EEXIST)
-		return conn_error(c, ERR_INVALID, "directory not empty");
+		return conn_error(c, ERR_EXISTS, "directory not empty");
 	if (err)
 		return path_error(c, err < 0 ? errno : err, path);
 	if (send_end(c, 0)) {

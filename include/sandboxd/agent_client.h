@@ -115,7 +115,7 @@ typedef int (*agent_entry_fn)(void *arg, const struct agent_entry *ent);
 /* Lists path (a directory) to depth 1..8, at most 10,000 entries (*truncated past them). */
 int agent_file_list(struct agent_conn *c, const char *path, int depth, agent_entry_fn fn,
 		    void *arg, int *truncated, struct err *e) __attribute__((warn_unused_result));
-/* Removes path (a directory only with recursive). */
+/* Removes path (a directory only with recursive); ERR_EXISTS for a directory not empty. */
 int agent_file_remove(struct agent_conn *c, const char *path, int recursive, struct err *e)
 	__attribute__((warn_unused_result));
 

@@ -40,7 +40,7 @@
  *     FWRITE {PATH, MODE, SIZE}: the worker sends DATA frames (SIZE bytes) and END; the
  *         agent answers END once the file is in place.
  *     FLIST {PATH, DEPTH}: FENTRY frames, END {TRUNC}.
- *     FREMOVE {PATH, RECURSIVE?}: END.
+ *     FREMOVE {PATH, RECURSIVE?}: END (ERROR ERR_EXISTS: a directory not empty).
  * Any request may be answered by ERROR {CODE: an ERR_* code, MSG} instead, after which the
  * agent closes. */
 #ifndef SANDBOXD_AGENTPROTO_H

@@ -37,6 +37,10 @@ int api_sandbox_close(struct req *r, struct err *e) __attribute__((warn_unused_r
 int api_sandbox_exec(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_read(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_write(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_list_files(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_remove(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_update(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_keepalive(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* Reviewing agent work (api_review.c, SPEC §5). */
 int api_review_branches(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_review_commit(struct req *r, struct err *e) __attribute__((warn_unused_result));

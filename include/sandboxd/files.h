@@ -1,16 +1,17 @@
-/* files.h: the file API's work (SPEC.md §4 "Read and write"), without HTTP, acting as the
- * sandbox's user exactly as exec does: a read is app/sh/file-read.sh streaming the bytes
- * out of an exec; a write is staged through the engine's archive API into
- * /.sandboxd-stage (root's, where the user cannot swap anything) and moved into place by
- * app/sh/file-write.sh as the user. So the kernel, not the service, decides what the user
- * may read or write.
+/* files.h: the file API's work (SPEC.md §4 "Read and write", and "Files, raw" for list
+ * and remove), without HTTP, acting as the sandbox's user exactly as exec does: a read is
+ * app/sh/file-read.sh streaming the bytes out of an exec; a write is staged through the
+ * engine's archive API into /.sandboxd-stage (root's, where the user cannot swap anything)
+ * and moved into place by app/sh/file-write.sh as the user; a list and a remove are
+ * app/sh/file-list.sh and file-remove.sh. So the kernel, not the service, decides what the
+ * user may read or write.
  *
  * Errors: 0, or ERR_NOTFOUND (no such file), ERR_NOTDIR (a parent is not a directory),
  * ERR_EXISTS (the path is a directory), ERR_INVALID (not a regular file: *what says which),
  * ERR_DENIED (the user may not), ERR_TOOBIG (over the limit), and the engine's codes; a
  * write the kernel refused otherwise (a full disk) is ERR_INVALID with its words.
  *
- * With via->network set, both go through the sandbox's agent first (sbagent.h; the same
+ * With via->network set, each goes through the sandbox's agent first (sbagent.h; the same
  * user, the same answers), and through the engine as above when the agent cannot be
  * reached or breaks off before a read's first byte (a write only appears whole, so any
  * broken write is tried again there). via->backend and via->agent_error say what served
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "sandboxd/err.h"
+#include "sandboxd/flist.h"
 #include "sandboxd/sandbox.h"
 
 /* Called with the file's size once, before any byte (start), then with its bytes as they
@@ -47,5 +49,23 @@ int files_read(const struct sandbox *s, struct files_via *via, const char *abs, 
 int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
 		unsigned mode, const unsigned char *data, size_t len, struct err *e)
 	__attribute__((warn_unused_result));
+
+/* Lists the directory at abs to depth (1..8): each entry to fn as it comes (in the order
+ * the directory gives them, parents before what they hold), at most FLIST_MAX; *truncated
+ * when there were more. Symbolic links are listed as themselves, never followed or
+ * entered; what the user may not read is left out. Through the agent as files_read; when
+ * the agent broke off before its first entry, the engine's path (app/sh/file-list.sh read
+ * by flist.h) lists it again. Errors: ERR_NOTFOUND, ERR_NOTDIR (abs, or a parent, is not a
+ * directory; a symbolic link to one included), ERR_DENIED, fn's own code, the engine's. */
+int files_list(const struct sandbox *s, struct files_via *via, const char *abs, int depth,
+	       flist_fn fn, void *arg, int *truncated, struct err *e)
+	__attribute__((warn_unused_result));
+
+/* Removes abs (never "/": ERR_INVALID), a directory only when it is empty or with
+ * recursive (then with all it holds, not crossing into other filesystems); a symbolic link
+ * is removed itself. Errors: ERR_NOTFOUND, ERR_EXISTS (a directory not empty), ERR_DENIED,
+ * ERR_INVALID (another refusal, its words in e), the engine's. */
+int files_remove(const struct sandbox *s, struct files_via *via, const char *abs,
+		 int recursive, struct err *e) __attribute__((warn_unused_result));
 
 #endif

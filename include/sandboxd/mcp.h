@@ -52,7 +52,7 @@ json_object *mcp_error(json_object *id, int code, const char *message);
 json_object *mcp_initialize_result(const char *version);
 
 /* The tools. */
-enum mcp_tool_id { TOOL_CREATE, TOOL_EXEC, TOOL_READ, TOOL_WRITE, TOOL_CLOSE, TOOL_PREVIEW };
+enum mcp_tool_id { TOOL_CREATE, TOOL_EXEC, TOOL_READ, TOOL_WRITE, TOOL_CLOSE, TOOL_PREVIEW, TOOL_LIST_FILES };
 
 struct mcp_tool {
 	const char *name;

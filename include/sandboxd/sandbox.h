@@ -86,7 +86,8 @@ int sandbox_env(struct pool *p, const struct sandbox *s, const char *repo, size_
 /* Loads sandbox id of repo. ERR_NOTFOUND when it does not exist on that repository. */
 int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sandbox *out,
 		 struct err *e) __attribute__((warn_unused_result));
-/* Marks a call: last_used_at now, idle deadline moved. */
+/* Marks a call: last_used_at now, idle deadline moved (by the sandbox's own idle limit
+ * when PATCH set one, else the setting's). */
 int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
 	__attribute__((warn_unused_result));
 /* Ends a sandbox: token revoked and state set (closed, stopped, failed) with reason, then

@@ -17,6 +17,10 @@ extern const char sh_detach_kill[];
  * file, $2 path, $3 mode (file-write.sh). */
 extern const char sh_file_read[];
 extern const char sh_file_write[];
+/* $1 the directory, $2 the depth, $3 the most records (file-list.sh); $1 path, $2 1 for
+ * recursive (file-remove.sh). */
+extern const char sh_file_list[];
+extern const char sh_file_remove[];
 /* The container's first process: clone, check out, configure, wait (clone.sh). */
 extern const char sh_clone[];
 

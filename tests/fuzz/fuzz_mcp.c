@@ -10,7 +10,8 @@
 #include "sandboxd/banned.h"
 
 static const char *const names[] = { "sandbox_create", "sandbox_exec", "sandbox_read_file",
-				     "sandbox_write_file", "sandbox_close" };
+				     "sandbox_write_file", "sandbox_close", "sandbox_list_files",
+				     "sandbox_preview" };
 
 static void check_result(json_object *res)
 {

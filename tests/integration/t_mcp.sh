@@ -134,7 +134,7 @@ done
 rpc '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"nope"}]' "$OT" 'MCP-Protocol-Version: 2025-03-26'
 expect_status 200 'a batch under 2025-03-26: 200'
 expect_json 'length' 3 'one answer per request, none for the notification'
-expect_json '.[1].result.tools | length' 6 'tools/list inside the batch'
+expect_json '.[1].result.tools | length' 7 'tools/list inside the batch'
 expect_json '.[2].error.code' -32601 'an error inside the batch stays in its answer'
 rpc '[{"jsonrpc":"2.0","id":1,"method":"ping"}]' "$OT" 'MCP-Protocol-Version: 2025-06-18'
 expect_status 400 'a batch under 2025-06-18: 400'
@@ -146,7 +146,7 @@ expect_json '.[0].error.code' -32600 'initialize inside a batch: -32600'
 
 # --- tools/list --------------------------------------------------------------------------
 rpc '{"jsonrpc":"2.0","id":20,"method":"tools/list"}'
-expect_json '[.result.tools[].name] | sort | join(",")' 'sandbox_close,sandbox_create,sandbox_exec,sandbox_preview,sandbox_read_file,sandbox_write_file' 'the six tools'
+expect_json '[.result.tools[].name] | sort | join(",")' 'sandbox_close,sandbox_create,sandbox_exec,sandbox_list_files,sandbox_preview,sandbox_read_file,sandbox_write_file' 'the seven tools'
 expect_json '.result.tools[] | select(.name == "sandbox_write_file") | .inputSchema.required | join(",")' 'owner,repo,sandbox_id,path,content' 'write_file requires path and content'
 
 # --- sandbox tokens stay out -------------------------------------------------------------
@@ -238,6 +238,8 @@ check_eq 'each tool call has its row via mcp' 'sandbox.create|mcp|201' \
 	"$(sql "select action || '|' || via || '|' || status from audit_log where sandbox_id = '$SB_ID' and action = 'sandbox.create'")"
 check_cond 'execs are audited with their command, via mcp' \
 	"[ \"\$(sql \"select count(*) from audit_log where sandbox_id = '$SB_ID' and action = 'sandbox.exec' and via = 'mcp' and details->>'tool' = 'sandbox_exec' and details->>'cmd' like 'echo hello%'\")\" = 1 ]"
+check_eq 'list_files is audited as the REST list, via mcp' 'sandbox_list_files|200|/workspace/repo/notes' \
+	"$(sql "select concat_ws('|', details->>'tool', status, details->>'file') from audit_log where sandbox_id = '$SB_ID' and action = 'sandbox.list_files' and via = 'mcp' order by id limit 1")"
 check_eq 'a refused call is audited with its status' 403 \
 	"$(sql "select status from audit_log where sandbox_id = '$SB_ID' and login = '$OTHER' and via = 'mcp' and action = 'sandbox.exec'")"
 check_eq 'protocol errors are audited too' 1 \

@@ -60,9 +60,9 @@ async function main() {
 
 	const { tools } = await client.listTools();
 	const names = tools.map((t) => t.name).sort();
-	check('lists the six tools', JSON.stringify(names) === JSON.stringify(
-		['sandbox_close', 'sandbox_create', 'sandbox_exec', 'sandbox_preview', 'sandbox_read_file',
-		 'sandbox_write_file']),
+	check('lists the seven tools', JSON.stringify(names) === JSON.stringify(
+		['sandbox_close', 'sandbox_create', 'sandbox_exec', 'sandbox_list_files',
+		 'sandbox_preview', 'sandbox_read_file', 'sandbox_write_file']),
 	      names);
 	const exec = tools.find((t) => t.name === 'sandbox_exec');
 	check('sandbox_exec declares its required arguments',
@@ -119,6 +119,31 @@ async function main() {
 	check('read_file: binary comes back as base64', res.structuredContent?.encoding === 'base64' &&
 	      Buffer.from(res.structuredContent.content, 'base64').equals(Buffer.from([0, 255, 254, 97, 98, 99])),
 	      res);
+
+	// list files (the SDK checks each result against the tool's outputSchema)
+	const ls = (args) => client.callTool({ name: 'sandbox_list_files', arguments: { ...box, ...args } });
+	res = await ls({ path: 'notes' });
+	const ents = res.structuredContent?.entries ?? [];
+	check('list_files: a directory\'s entries with type, size, mode and mtime', !res.isError &&
+	      res.structuredContent.path === 'notes' && res.structuredContent.truncated === false &&
+	      JSON.stringify(ents.map((e) => [e.name, e.path, e.type, e.size, e.mode])) ===
+	      JSON.stringify([['hello.txt', '/workspace/repo/notes/hello.txt', 'file',
+			       Buffer.byteLength(words), 420]]) &&
+	      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(ents[0]?.mtime), res);
+	await run('ln -s run.sh link.sh');
+	res = await ls({ depth: 2 });
+	const all = res.structuredContent?.entries ?? [];
+	const at = (p) => all.find((e) => e.path === `/workspace/repo/${p}`)?.type;
+	check('list_files: the repository by default, to depth 2, a link as a link',
+	      res.structuredContent?.path === '.' && at('notes') === 'dir' &&
+	      at('notes/hello.txt') === 'file' && at('link.sh') === 'symlink' && at('.git/HEAD') === 'file',
+	      res);
+	res = await ls({ path: 'nope' });
+	check('list_files: a missing directory, the REST text', isError(res, 'no such file: nope'), res);
+	res = await ls({ depth: 9 });
+	check('list_files: depth out of range, isError naming it',
+	      isError(res, "argument 'depth' must be an integer from 1 to 8"), res);
+	await run('rm link.sh');
 
 	// preview: a URL for a port; a page served there comes back through it (nginx, with the
 	// preview's host name; Node does not resolve *.localhost itself)

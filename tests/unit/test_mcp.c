@@ -157,8 +157,8 @@ static void test_tools_list(void **state)
 	(void)state;
 	assert_non_null(l);
 	assert_true(json_object_object_get_ex(l, "tools", &tools));
-	assert_int_equal(json_object_array_length(tools), 6);
-	for (size_t i = 0; i < 6; i++) {
+	assert_int_equal(json_object_array_length(tools), 7);
+	for (size_t i = 0; i < 7; i++) {
 		t = json_object_array_get_idx(tools, i);
 		assert_true(json_object_object_get_ex(t, "name", &v));
 		assert_non_null(mcp_tool_find(json_object_get_string(v)));
@@ -204,6 +204,16 @@ static void test_tool_request(void **state)
 	json_object_put(b);
 	assert_string_equal(request("sandbox_create", "{\"owner\":\"o\",\"repo\":\"r\"}", msg, &b), "{}");
 	json_object_put(b);
+	assert_string_equal(request("sandbox_list_files", "{" BOX "}", msg, &b),
+			    "{\"path\":\".\",\"depth\":1}");
+	json_object_put(b);
+	assert_string_equal(request("sandbox_list_files", "{" BOX ",\"path\":\"src\",\"depth\":3.0}",
+				    msg, &b), "{\"path\":\"src\",\"depth\":3}");
+	json_object_put(b);
+	assert_null(request("sandbox_list_files", "{" BOX ",\"depth\":9}", msg, &b));
+	assert_string_equal(msg, "argument 'depth' must be an integer from 1 to 8");
+	assert_null(request("sandbox_list_files", "{" BOX ",\"path\":\"\"}", msg, &b));
+	assert_string_equal(msg, "argument 'path' must be 1 to 4096 bytes long");
 	assert_string_equal(request("sandbox_preview", "{" BOX ",\"port\":3000.0}", msg, &b),
 			    "{\"port\":3000,\"ttl\":3600}");
 	json_object_put(b);
