@@ -109,6 +109,7 @@ static int run_attached(struct req *r, const struct sandbox *s, const struct exe
 		goto out;
 	for (int i = 0; i < 2 && !rc; i++)
 		rc = capture_finish(cap, i + 1, &out[i], &bytes[i], &cut[i], e);
+	exec_mark_done(r->db, s, x);
 	if (rc || (rc = db_begin(r->db, e)) || (rc = sandbox_touch(r, s, e)))
 		goto out;
 	json_object *o = json_object_new_object();
@@ -173,6 +174,7 @@ static int run_streamed(struct req *r, const struct sandbox *s, const struct exe
 	if (exec_stream_end(&xs, o))
 		log_info("exec in %s: the client left before the result line", s->id);
 	audit_result(r, &res);
+	exec_mark_done(r->db, s, x);
 	if (db_begin(r->db, e) || sandbox_touch(r, s, e))
 		log_warn("exec in %s: marking the call: %s", s->id, e->msg);
 	return 0;

@@ -109,20 +109,43 @@ int exec_check_workdir(const struct sandbox *s, const struct exec_spec *x, struc
 	return rc;
 }
 
-int exec_mark_running(struct db *db, const struct sandbox *s, const struct exec_spec *x,
+int exec_mark_running(struct db *db, const struct sandbox *s, struct exec_spec *x,
 		      int idle_timeout, struct err *e)
 {
-	char secs[24];
-	int rc;
+	char limit[24], idle[24];
+	int code = 0;
+	PGresult *res;
 
-	snprintf(secs, sizeof(secs), "%lld",
-		 (long long)(x->timeout_ms / 1000 + EXEC_GRACE_S + idle_timeout));
-	if ((rc = db_run(db, e,
-			 "UPDATE sandboxes SET last_used_at = now(),"
-			 "       idle_stop_at = now() + make_interval(secs => $2::int)"
-			 " WHERE id = $1 AND state = 'ready'", 2, s->id, secs)))
-		return rc;
+	/* Its limit, its grace, then the sandbox's own idle limit (PATCH) or the setting. */
+	snprintf(limit, sizeof(limit), "%lld", (long long)(x->timeout_ms / 1000 + EXEC_GRACE_S));
+	snprintf(idle, sizeof(idle), "%d", idle_timeout);
+	res = db_exec(db, e, &code,
+		      "UPDATE sandboxes SET last_used_at = now(),"
+		      "       busy_until = greatest(busy_until, now() + make_interval(secs => $2::int)),"
+		      "       idle_stop_at = greatest(busy_until, now() + make_interval(secs => $2::int))"
+		      "                      + make_interval(secs =>"
+		      "                          coalesce(idle_timeout_seconds, $3::int))"
+		      " WHERE id = $1 AND state = 'ready'"
+		      " RETURNING now() + make_interval(secs => $2::int) = busy_until, busy_until::text",
+		      3, s->id, limit, idle);
+	if (!res)
+		return code;
+	/* Its own hold, when it is the longest: the one its end may give back. */
+	x->hold[0] = 0;
+	if (PQntuples(res) == 1 && strcmp(db_val(res, 0, 0), "t") == 0)
+		snprintf(x->hold, sizeof(x->hold), "%s", db_val(res, 0, 1));
+	PQclear(res);
 	return db_commit(db, e);
+}
+
+void exec_mark_done(struct db *db, const struct sandbox *s, const struct exec_spec *x)
+{
+	struct err e;
+
+	/* Only the hold this exec set: one a later, longer exec set stays. */
+	if (x->hold[0] && db_run(db, &e, "UPDATE sandboxes SET busy_until = now()"
+				       " WHERE id = $1 AND busy_until::text = $2", 2, s->id, x->hold))
+		log_warn("exec in %s: ending its hold: %s", s->id, e.msg);
 }
 
 /* The token in the clone's credential file, cached per worker: one short exec per

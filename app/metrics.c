@@ -322,17 +322,23 @@ static void add_counts(struct metrics_counts *to, const struct metrics_counts *f
 		t[k] += LOAD(&f[k]);
 }
 
-/* A fold in progress (odd) or done meanwhile (changed) makes the sum read again; after
- * this many tries (a master killed mid-fold) the last sum stands. */
+/* A fold done meanwhile (the generation changed) makes the sum read again, up to SUM_TRIES
+ * times; a fold in progress (odd) is waited for, up to SUM_WAITS yields, which do not count
+ * as tries: a fold of a whole slot takes far longer than a yield (much longer under
+ * valgrind), and a sum read while one runs would be short of what it moves. Past both (a
+ * master killed mid-fold) the last whole read stands. */
 #define SUM_TRIES 1000
+#define SUM_WAITS 1000000
 
 void metrics_sum(const struct metrics_region *m, struct metrics_counts *out,
 		 struct metrics_gauge gauges[METRICS_GAUGES_MAX])
 {
-	for (int t = 0; t < SUM_TRIES; t++) {
+	memset(out, 0, sizeof(*out));
+	for (int t = 0, waits = 0; t < SUM_TRIES; t++) {
 		uint32_t g1 = __atomic_load_n(&m->fold_gen, __ATOMIC_ACQUIRE);
-		if (g1 & 1) {
+		if ((g1 & 1) && waits++ < SUM_WAITS) {
 			sched_yield();
+			t--;
 			continue;
 		}
 		memset(out, 0, sizeof(*out));

@@ -147,6 +147,8 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 	return 0;
 }
 
+/* The idle limit counts from now, or from the end of the hold of its running execs
+ * (busy_until, exec_mark_running): a call never shortens that hold. */
 int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
 {
 	char secs[24];
@@ -154,7 +156,7 @@ int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
 	snprintf(secs, sizeof(secs), "%d", r->cfg->idle_timeout);
 	return db_run(r->db, e,
 		      "UPDATE sandboxes SET last_used_at = now(),"
-		      "       idle_stop_at = now() + make_interval(secs =>"
+		      "       idle_stop_at = greatest(now(), busy_until) + make_interval(secs =>"
 		      "                      coalesce(idle_timeout_seconds, $2::int))"
 		      " WHERE id = $1 AND state = 'ready'", 2, s->id, secs);
 }

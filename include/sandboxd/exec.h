@@ -41,6 +41,7 @@ struct exec_spec {
 	 * on network (SANDBOXD_SANDBOX_NETWORK). The caller sets both; 0: Docker exec. */
 	int agent;
 	const char *network;
+	char hold[64];             /* exec_mark_running: the hold it set, or "" */
 };
 
 /* Reads cmd, cwd, timeoutMs, detach and env from body into x (strings in pool memory).
@@ -56,10 +57,14 @@ int exec_spec_parse(struct pool *p, json_object *body, const struct sandbox *s,
 int exec_check_workdir(const struct sandbox *s, const struct exec_spec *x, struct err *e)
 	__attribute__((warn_unused_result));
 
-/* A running exec counts as activity: the idle deadline moves past its own limit; committed
- * at once (any worker may look). */
-int exec_mark_running(struct db *db, const struct sandbox *s, const struct exec_spec *x,
+/* A running exec counts as activity: the sandbox is held (busy_until) to the end of the
+ * exec's limit and grace, and the idle deadline is the idle limit past that; committed at
+ * once (any worker may look). x->hold keeps the hold when it is this exec's. */
+int exec_mark_running(struct db *db, const struct sandbox *s, struct exec_spec *x,
 		      int idle_timeout, struct err *e) __attribute__((warn_unused_result));
+/* An attached exec that ended gives its hold back (when no longer exec holds longer), so
+ * that the next call counts the idle limit from now. */
+void exec_mark_done(struct db *db, const struct sandbox *s, const struct exec_spec *x);
 
 /* The sandbox's own token (*out), read from its clone's git config and checked against the
  * database (cached per worker), for masking; *out NULL when the config holds none of its

@@ -111,7 +111,33 @@ api GET "$SB/$ID/execs/$EXEC" '' "$LAST_TOKEN"
 expect_error 403 'not your sandbox' "another user: not your sandbox"
 detach '{"cmd":"sleep 1","detach":true,"timeoutMs":1200000}'
 check_eq 'a detached exec holds the idle deadline past its limit' t "$(sql "select idle_stop_at > now() + interval '20 minutes' from sandboxes where id = '$ID'")"
+# The 20-minute exec's hold is over, as the clock would have it.
+sql "update sandboxes set busy_until = now() where id = '$ID'" >/dev/null
+api PATCH "$SB/$ID" '{"idle_timeout_seconds":60}' "$OT"
+expect_status 200 "the sandbox's own idle limit: 60 s"
+detach '{"cmd":"sleep 1","detach":true,"timeoutMs":120000}'
+check_cond "an exec holds the deadline past its limit and its grace by the sandbox's own limit (120 + 5 + 60 s)" \
+	"(( \$(sql \"select round(extract(epoch from idle_stop_at - now())) from sandboxes where id = '$ID'\") >= 175 && \$(sql \"select round(extract(epoch from idle_stop_at - now())) from sandboxes where id = '$ID'\") <= 186 ))"
+api GET "$SB/$ID" '' "$OT"
+check_cond 'a call while it runs does not shorten that hold' \
+	"(( \$(sql \"select round(extract(epoch from idle_stop_at - now())) from sandboxes where id = '$ID'\") >= 175 ))"
+sql "update sandboxes set busy_until = now() where id = '$ID'" >/dev/null
+api GET "$SB/$ID" '' "$OT"
+check_cond 'once nothing holds it, a call moves the deadline to its own limit (60 s)' \
+	"(( \$(sql \"select round(extract(epoch from idle_stop_at - now())) from sandboxes where id = '$ID'\") <= 61 ))"
 check_eq 'the start is audited' "true|$EXEC" "$(sql "select (details->>'detached')::boolean || '|' || (details->>'exec_id') from audit_log where sandbox_id = '$ID' and action = 'sandbox.exec' order by at desc limit 1")"
+left() { sql "select round(extract(epoch from idle_stop_at - now())) from sandboxes where id = '$ID'"; }
+# An attached exec holds the sandbox while it runs and gives the hold back when it ends.
+curl -s -o /dev/null -H "Authorization: Bearer $OT" -H 'Content-Type: application/json' \
+	-d '{"cmd":"sleep 4","timeoutMs":30000}' "$SANDBOXD_URL$SB/$ID/exec" &
+ATT=$!
+check 'while an attached exec of 30 s runs, the hold is its limit, grace and idle limit' \
+	wait_until 3 eval '(( $(left) >= 90 ))'
+api GET "$SB/$ID" '' "$OT"
+check_cond 'a call meanwhile keeps it' "(( \$(left) >= 85 ))"
+wait "$ATT"
+api GET "$SB/$ID" '' "$OT"
+check_cond 'once it ended, a call counts the idle limit from now' "(( \$(left) <= 61 ))"
 check_eq "every start and read row (but the unknown exec's 404) says backend $WANT, with no agent error" "$WANT|0" \
 	"$(sql "select string_agg(distinct details->>'backend', ',') || '|' || count(*) filter (where details ? 'agent_error') from audit_log where sandbox_id = '$ID' and status <> 404 and (action = 'sandbox.exec_get' or (action = 'sandbox.exec' and details ? 'detached'))")"
 check_cond 'reads are audited' "[ \"\$(sql \"select count(*) > 5 from audit_log where sandbox_id = '$ID' and action = 'sandbox.exec_get'\")\" = t ]"
