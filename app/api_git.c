@@ -23,6 +23,8 @@ const char *api_git_action(const struct git_route *g)
 	case GIT_INFO_REFS: return g->push ? "git.refs.push" : "git.refs.fetch";
 	case GIT_UPLOAD_PACK: return "git.fetch";
 	case GIT_RECEIVE_PACK: return "git.push";
+	case GIT_LFS_BATCH: return "lfs.batch";
+	case GIT_LFS_OBJECT: return "lfs.object";
 	default: return "route.unknown";
 	}
 }
@@ -92,23 +94,13 @@ int api_git(struct req *r, struct err *e)
 	r->audit_action = api_git_action(g);
 	if (g->service == GIT_NONE)
 		return err_set(e, ERR_NOTFOUND, "not found");
+	if (g->service == GIT_LFS_BATCH || g->service == GIT_LFS_OBJECT)
+		return api_lfs(r, g, e);
 	if (strcmp(r->method, g->method)) {
 		http_header(r, "Allow", g->method);
 		return err_http(e, 405, "method not allowed");
 	}
-	rc = auth_resolve(r, e);
-	if (rc == ERR_DENIED)
-		return err_set(e, ERR_AUTH, "bad credentials");
-	if (rc)
-		return rc;
-	/* A git URL names its one repository: elsewhere it is no credential at all. */
-	if (r->caller.kind == TOKEN_JWT &&
-	    strcasecmp(r->caller.jwt_repo, pool_printf(r->pool, "%s/%s", g->owner, g->name))) {
-		r->auth_failure = "git URL token for another repository";
-		return err_set(e, ERR_AUTH, "bad credentials");
-	}
-	if ((rc = auth_repo(r, g->owner, g->name, g->push ? ROLE_WRITE : ROLE_READ, g->push,
-			    &repo, e)))
+	if ((rc = auth_git(r, g->owner, g->name, g->push, &repo, e)))
 		return rc;
 	if (r->caller.authenticated) {
 		who.login = r->caller.login;

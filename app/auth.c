@@ -356,3 +356,21 @@ int auth_token_create(struct db *db, enum token_kind kind, const char *account_i
 	}
 	return 0;
 }
+
+int auth_git(struct req *r, const char *owner, const char *name, int push, struct repo *out,
+	     struct err *e)
+{
+	int rc = auth_resolve(r, e);
+
+	if (rc == ERR_DENIED)
+		return err_set(e, ERR_AUTH, "bad credentials");
+	if (rc)
+		return rc;
+	/* A git URL names its one repository: elsewhere it is no credential at all. */
+	if (r->caller.kind == TOKEN_JWT &&
+	    strcasecmp(r->caller.jwt_repo, pool_printf(r->pool, "%s/%s", owner, name))) {
+		r->auth_failure = "git URL token for another repository";
+		return err_set(e, ERR_AUTH, "bad credentials");
+	}
+	return auth_repo(r, owner, name, push ? ROLE_WRITE : ROLE_READ, push, out, e);
+}

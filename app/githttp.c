@@ -52,6 +52,13 @@ int githttp_match(const char *path, const char *query, struct git_route *out)
 		out->method = "POST";
 		out->service = GIT_RECEIVE_PACK;
 		out->push = 1;
+	} else if (strcmp(rest, "info/lfs/objects/batch") == 0) {
+		out->method = "POST";
+		out->service = GIT_LFS_BATCH;
+	} else if (strncmp(rest, "info/lfs/objects/", 17) == 0 && strlen(rest + 17) <= 64 &&
+		   !strchr(rest + 17, '/')) {
+		out->service = GIT_LFS_OBJECT;
+		snprintf(out->oid, sizeof(out->oid), "%s", rest + 17);
 	}
 	return 1;
 }

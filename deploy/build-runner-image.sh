@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the sandbox runner image locally from Debian packages, with no registry:
-# debootstrap (minbase, bookworm) + bash git coreutils procps curl ca-certificates, an
+# debootstrap (minbase, bookworm) + bash git git-lfs coreutils procps curl ca-certificates
+# (git-lfs's filters in /etc/gitconfig, as `git lfs install --system` writes them), an
 # unprivileged user sandbox (1000:1000, home /home/sandbox), /workspace owned by it, apt
 # lists and docs removed, then `docker import` with CMD ["sleep","infinity"].
 #   usage: build-runner-image.sh [--force]
@@ -14,9 +15,9 @@ set -euo pipefail
 TAG=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
 # What the service expects inside (the user, /workspace, /.sandboxd-stage): an image of an
 # older version is built again, so that a machine that kept one gets the new layout.
-VERSION=2
+VERSION=3
 SUITE=bookworm
-PACKAGES=bash,git,coreutils,procps,curl,ca-certificates
+PACKAGES=bash,git,git-lfs,coreutils,procps,curl,ca-certificates
 FORCE=0
 
 for arg in "$@"; do
@@ -117,6 +118,16 @@ install -d -m 0755 -o 1000 -g 1000 "$ROOT/home/sandbox" "$ROOT/workspace"
 install -d -m 1733 -o 0 -g 0 "$ROOT/.sandboxd-stage"
 [ -d "$ROOT/etc/skel" ] && cp -a "$ROOT/etc/skel/." "$ROOT/home/sandbox/" &&
     chown -R 1000:1000 "$ROOT/home/sandbox"
+
+# Git LFS for every repository of the sandbox, as `git lfs install --system` would write
+# it (no chroot needed): clones smudge, adds clean; clone.sh installs a clone's hooks.
+cat >>"$ROOT/etc/gitconfig" <<'GITCONFIG'
+[filter "lfs"]
+	clean = git-lfs clean -- %f
+	smudge = git-lfs smudge -- %f
+	process = git-lfs filter-process
+	required = true
+GITCONFIG
 
 # Nothing the sandbox needs at run time: package lists, caches, docs, man pages, logs.
 rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/*.bin "$ROOT"/var/cache/apt/archives/*.deb \

@@ -19,6 +19,9 @@ PACKAGES=(
 # /usr/bin/python3); examples/giturl.mjs uses Node.js and npm, asked for below with the MCP tests'.
 PACKAGES+=(python3 python3-jwt python3-cryptography)
 
+# t_lfs pushes and clones Git LFS objects with the stock client (git lfs).
+PACKAGES+=(git-lfs)
+
 # What the Debian package needs at run time (debian/control's Depends and the libraries
 # its binaries link), plus systemd for `systemd-analyze verify`: tests/integration/t_package.sh
 # installs the package into a container with no network, from .debs of these and all they

@@ -15,6 +15,7 @@ CREATE TABLE detached_execs (
 );
 CREATE INDEX detached_execs_newest ON detached_execs (sandbox_id, started_at DESC);
 COMMENT ON TABLE detached_execs IS 'detached execs started in sandboxes; their state and output live in the container';
+COMMENT ON COLUMN detached_execs.sandbox_id IS 'the sandbox it runs in';
 COMMENT ON COLUMN detached_execs.id IS 'the execId: ex_ and 24 hex digits';
 COMMENT ON COLUMN detached_execs.cmd IS 'the command as started, credentials masked (as in the audit row)';
 COMMENT ON COLUMN detached_execs.backend IS 'what holds it: agent (the sandbox''s agent) or docker (detach.sh through Docker exec)';

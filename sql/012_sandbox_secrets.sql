@@ -12,6 +12,7 @@ CREATE TABLE sandbox_secrets (
     PRIMARY KEY (repository_id, name)
 );
 COMMENT ON TABLE sandbox_secrets IS 'secrets of a repository''s sandboxes, sealed: values never in clear here';
+COMMENT ON COLUMN sandbox_secrets.repository_id IS 'the repository whose sandboxes may ask for it';
 COMMENT ON COLUMN sandbox_secrets.name IS 'the environment variable it becomes in the execs of sandboxes that ask for it';
 COMMENT ON COLUMN sandbox_secrets.value_enc IS 'version 1 | 12-byte nonce | 16-byte GCM tag | ciphertext; associated data: the repository id and the name';
 COMMENT ON COLUMN sandbox_secrets.created_at IS 'when it was first set';

@@ -87,16 +87,28 @@ fetch_repo() {
 	fi
 }
 
+# Git LFS objects: not during the checkout (a missing object must not fail the sandbox),
+# fetched after it with the clone's credential, and the clone's hooks installed so that a
+# push uploads them; a failure is noted in the clone's log, the clone stands.
+export GIT_LFS_SKIP_SMUDGE=1
+lfs_pull() {
+	command -v git-lfs >/dev/null 2>&1 && grep -qs 'filter=lfs' .gitattributes || return 0
+	unset GIT_LFS_SKIP_SMUDGE
+	git lfs install --local >/dev/null 2>&1
+	git lfs pull 2>>"$state/clone.log" || echo 'Git LFS objects could not all be fetched' >>"$state/clone.log"
+}
+
 cd /workspace || exit 1
 if fetch_repo 2>"$state/clone.log" &&
 	printf '[http "%s"]\n\textraHeader = %s\n' "$base" "$auth" >>.git/config &&
 	unset GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0 &&
 	checkout 2>>"$state/clone.log" &&
 	git config user.name "$name" && git config user.email "$email"; then
+	lfs_pull
 	echo "done" >"$state/clone.state"
 else
 	[ -s "$state/clone.log" ] || echo 'the clone or its checkout failed' >>"$state/clone.log"
 	echo "failed" >"$state/clone.state"
 fi
-unset auth GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0
+unset auth GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0 GIT_LFS_SKIP_SMUDGE
 exec sleep infinity

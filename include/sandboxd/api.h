@@ -73,5 +73,8 @@ int api_sandbox_exec_kill(struct req *r, struct err *e) __attribute__((warn_unus
 int api_git(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* The audit verb of a git request. */
 const char *api_git_action(const struct git_route *g);
+/* Git LFS (api_lfs.c): the batch API and the basic transfer's objects. */
+int api_lfs(struct req *r, const struct git_route *g, struct err *e)
+	__attribute__((warn_unused_result));
 
 #endif

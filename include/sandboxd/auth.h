@@ -34,6 +34,12 @@ enum role role_parse(const char *s);
 int auth_repo(struct req *r, const char *owner, const char *name, enum role need, int writes,
 	      struct repo *out, struct err *e) __attribute__((warn_unused_result));
 
+/* The caller of a git request (auth_resolve; a git URL token only on its own repository,
+ * else ERR_AUTH "bad credentials") and its role on owner/name: read, or with push write
+ * and not archived (auth_repo). Smart HTTP and Git LFS share it. */
+int auth_git(struct req *r, const char *owner, const char *name, int push, struct repo *out,
+	     struct err *e) __attribute__((warn_unused_result));
+
 /* 0 when the caller holds a write-scoped personal token (job tokens may not act on their
  * account), else ERR_DENIED. */
 int auth_need_user_write(const struct req *r, struct err *e) __attribute__((warn_unused_result));

@@ -6,14 +6,21 @@
 #include "sandboxd/auth.h"
 #include "sandboxd/http.h"
 
-enum git_service { GIT_NONE = 0, GIT_INFO_REFS, GIT_UPLOAD_PACK, GIT_RECEIVE_PACK };
+enum git_service {
+	GIT_NONE = 0, GIT_INFO_REFS, GIT_UPLOAD_PACK, GIT_RECEIVE_PACK,
+	GIT_LFS_BATCH,                /* POST …/info/lfs/objects/batch */
+	GIT_LFS_OBJECT,               /* GET (download) or PUT (upload) …/info/lfs/objects/{oid} */
+};
 
 struct git_route {
 	char owner[ROUTER_PARAM_MAX];
 	char name[ROUTER_PARAM_MAX];  /* without ".git" */
 	enum git_service service;
 	int push;                     /* receive-pack, or info/refs?service=git-receive-pack */
-	const char *method;           /* the method the service needs: GET or POST */
+	const char *method;           /* the method the service needs: GET or POST; NULL for
+				       * an LFS object (GET or PUT) */
+	char oid[65];                 /* GIT_LFS_OBJECT: its oid as the path gives it (checked
+				       * by the handler) */
 };
 
 /* Returns 1 when path has the shape /{owner}/{name}.git/..., with out filled (service is
