@@ -29,12 +29,14 @@
 #define HREF_TTL 3600              /* what a batch answer's actions say they last */
 
 /* Where the client reached us: its Host when it is a plain host[:port] (a sandbox reaches
- * the service at its git endpoint, not at the public URL), else the public URL. */
-static const char *base_url(struct req *r)
+ * the service at its git endpoint, not at the public URL), else the public URL. *public is
+ * set when that is the public URL's host. */
+static const char *base_url(struct req *r, int *public)
 {
 	const char *host = http_param(r, "HTTP_HOST"), *pub = r->cfg->public_url;
 	const char *auth = strstr(pub, "://");
 
+	*public = 1;
 	if (!host || !*host || strlen(host) > 255 ||
 	    strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") !=
 		    strlen(host))
@@ -42,6 +44,7 @@ static const char *base_url(struct req *r)
 	if (auth && strncmp(auth + 3, host, strlen(host)) == 0 &&
 	    (auth[3 + strlen(host)] == 0 || auth[3 + strlen(host)] == '/'))
 		return pool_printf(r->pool, "%.*s", (int)(auth + 3 + strlen(host) - pub), pub);
+	*public = 0;
 	return pool_printf(r->pool, "http://%s", host);
 }
 
@@ -49,11 +52,16 @@ static json_object *action(struct req *r, const struct repo *repo, const char *o
 {
 	const char *authz = http_param(r, "HTTP_AUTHORIZATION");
 	json_object *a = json_object_new_object(), *h = json_object_new_object();
+	int public;
+	const char *base = base_url(r, &public);
 
-	json_add_str(a, "href", pool_printf(r->pool, "%s/%s/%s.git/info/lfs/objects/%s",
-					    base_url(r), repo->owner, repo->name, oid));
-	/* The same credential as the batch request's: the client has it already. */
-	if (authz)
+	json_add_str(a, "href", pool_printf(r->pool, "%s/%s/%s.git/info/lfs/objects/%s", base,
+					    repo->owner, repo->name, oid));
+	/* The same credential as the batch request's: the client has it already. Not through
+	 * a sandbox's git endpoint: its clone sends its credential with every request there
+	 * (http.extraHeader, which git-lfs honours), and a second Authorization header is
+	 * refused. */
+	if (authz && public)
 		json_add_str(h, "Authorization", authz);
 	json_object_object_add(a, "header", h);
 	json_add_int(a, "expires_in", HREF_TTL);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the sandbox runner image locally from Debian packages, with no registry:
 # debootstrap (minbase, bookworm) + bash git git-lfs coreutils procps curl ca-certificates
-# (git-lfs's filters in /etc/gitconfig, as `git lfs install --system` writes them), an
+# (its package writes git-lfs's filters into /etc/gitconfig), an
 # unprivileged user sandbox (1000:1000, home /home/sandbox), /workspace owned by it, apt
 # lists and docs removed, then `docker import` with CMD ["sleep","infinity"].
 #   usage: build-runner-image.sh [--force]
@@ -119,16 +119,7 @@ install -d -m 1733 -o 0 -g 0 "$ROOT/.sandboxd-stage"
 [ -d "$ROOT/etc/skel" ] && cp -a "$ROOT/etc/skel/." "$ROOT/home/sandbox/" &&
     chown -R 1000:1000 "$ROOT/home/sandbox"
 
-# Git LFS for every repository of the sandbox, as `git lfs install --system` would write
-# it (no chroot needed): clones smudge, adds clean; clone.sh installs a clone's hooks.
-cat >>"$ROOT/etc/gitconfig" <<'GITCONFIG'
-[filter "lfs"]
-	clean = git-lfs clean -- %f
-	smudge = git-lfs smudge -- %f
-	process = git-lfs filter-process
-	required = true
-GITCONFIG
-
+# Git LFS's filters are in /etc/gitconfig: the package's own `git lfs install --system`.
 # Nothing the sandbox needs at run time: package lists, caches, docs, man pages, logs.
 rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/*.bin "$ROOT"/var/cache/apt/archives/*.deb \
        "$ROOT"/usr/share/doc/* "$ROOT"/usr/share/man/* "$ROOT"/usr/share/info/* \

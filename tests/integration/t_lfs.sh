@@ -113,8 +113,10 @@ run() { api POST "$SB/$ID/exec" "$(jq -nc --arg c "$1" '{cmd: $c, timeoutMs: 120
 run 'sha256sum big.bin | cut -d" " -f1'
 check_eq "inside: the sandbox's clone smudged the object through its credential" "$OID" "$(_json .stdout)"
 run 'head -c 200000 /dev/urandom >inside.bin && git add inside.bin && git commit -qm inside && git push -q origin HEAD:main 2>&1; echo "rc=$?"; sha256sum inside.bin | cut -d" " -f1'
-INSIDE=$(_json .stdout | tail -n 1)
+INSIDE=$(_json .stdout | grep -E '^[0-9a-f]{64}$')
 check_eq 'and pushes a new one' 'rc=0' "$(_json .stdout | grep '^rc=')"
-check_eq 'which the service stores whole' "$INSIDE" "$(lfs_sha "$(object_file "$INSIDE")")"
-check_eq "audited as the sandbox's creator" "$O" "$(sql "select login from audit_log where action = 'lfs.upload' and details->>'oid' = '$INSIDE' and status = 200")"
+check 'its oid read back' grep -qE '^[0-9a-f]{64}$' <<<"$INSIDE"
+check 'which the service stores' test -f "$(object_file "$INSIDE")"
+check_eq 'whole' "$INSIDE" "$(lfs_sha "$(object_file "$INSIDE")")"
+check_eq "audited as the sandbox's creator, by its sandbox token" "$O|sandbox" "$(sql "select a.login || '|' || t.kind from audit_log l join accounts a on a.id = l.account_id join tokens t on t.id = l.token_id where l.action = 'lfs.upload' and l.details->>'oid' = '$INSIDE' and l.status = 200")"
 finish
