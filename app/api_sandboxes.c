@@ -7,6 +7,7 @@
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/sandbox.h"
+#include "sandboxd/sandbox_save.h"
 #include "sandboxd/secrets.h"
 #include "sandboxd/banned.h"
 
@@ -226,15 +227,34 @@ int api_sandbox_list(struct req *r, struct err *e)
 	return 0;
 }
 
+/* POST …/close {save?}: 204. With save, a ready sandbox's unpushed work goes to its
+ * ephemeral ref first (sandbox_save.h); a save that fails is a 409 naming why, and the
+ * sandbox stays open: nothing is lost. */
 int api_sandbox_close(struct req *r, struct err *e)
 {
+	char ref[SANDBOX_SAVE_REF_MAX] = "";
 	struct repo repo;
 	struct sandbox s;
-	int rc;
+	int rc, save = 0;
 
 	if ((rc = api_sandbox_access(r, &repo, &s, 0, e)) ||
-	    (rc = auth_need_user_write(r, e)))
+	    (rc = auth_need_user_write(r, e)) ||
+	    (rc = json_field_bool(r->json, "save", 0, &save, e)) < 0)
 		return rc;
+	if (save && strcmp(s.state, "ready") == 0) {
+		if ((rc = api_sandbox_ready(r, &s, e)))
+			return rc;
+		if ((rc = sandbox_save(r->db, &s, ref, e))) {
+			char why[sizeof(e->msg)];
+			snprintf(why, sizeof(why), "%s", e->msg);
+			json_add_str(r->audit_details, "save_error", why);
+			return err_box(e, 409, "its work could not be saved: %.200s", why);
+		}
+		json_add_str(r->audit_details, "saved_ref", ref[0] ? ref : NULL);
+		if (ref[0] && (rc = db_run(r->db, e, "UPDATE sandboxes SET saved_ref = $2"
+						     " WHERE id = $1", 2, s.id, ref)))
+			return rc;
+	}
 	/* Closing a closed sandbox is 204 again. */
 	if ((rc = sandbox_end(r->db, &s, "closed", "closed", e)))
 		return rc;

@@ -11,6 +11,7 @@
 #include "sandboxd/docker.h"
 #include "sandboxd/forge_sweep.h"
 #include "sandboxd/json.h"
+#include "sandboxd/sandbox_save.h"
 #include "sandboxd/clock.h"
 #include "sandboxd/log.h"
 #include "sandboxd/metrics.h"
@@ -52,11 +53,10 @@ static int lease(struct db *db, const char *me)
 	return held;
 }
 
-static void audit(struct db *db, const char *action, int status, const struct sandbox *s,
-		  const char *reason)
+static void audit_with(struct db *db, const char *action, int status, const struct sandbox *s,
+		       const char *reason, json_object *d)
 {
 	struct err e;
-	json_object *d = json_object_new_object();
 
 	json_add_str(d, "reason", reason);
 	json_add_str(d, "container_id", s->container_id[0] ? s->container_id : NULL);
@@ -75,9 +75,37 @@ static void audit(struct db *db, const char *action, int status, const struct sa
 	json_object_put(d);
 }
 
-/* Ends every sandbox the query selects (id, container_id) with state and reason. */
+static void audit(struct db *db, const char *action, int status, const struct sandbox *s,
+		  const char *reason)
+{
+	audit_with(db, action, status, s, reason, json_object_new_object());
+}
+
+/* Its unpushed work saved before a stop (sandbox_save.h): where it went, or why not, into
+ * the stop's audit details d and the row's saved_ref. */
+static void save_first(struct db *db, const struct sandbox *s, json_object *d)
+{
+	char ref[SANDBOX_SAVE_REF_MAX];
+	struct err e = { .msg = "" };
+
+	if (!s->container_id[0])
+		return;
+	if (sandbox_save(db, s, ref, &e)) {
+		log_info("reaper: %s: its work was not saved: %s", s->id, e.msg);
+		json_add_str(d, "save_error", e.msg);
+		return;
+	}
+	if (!ref[0])
+		return;
+	json_add_str(d, "saved_ref", ref);
+	if (db_run(db, &e, "UPDATE sandboxes SET saved_ref = $2 WHERE id = $1", 2, s->id, ref))
+		log_warn("reaper: %s: saved_ref: %s", s->id, e.msg);
+}
+
+/* Ends every sandbox the query selects (id, container_id) with state and reason; with
+ * save, its work is saved first. */
 static void end_all(struct db *db, const char *sql, const char *state, const char *reason,
-		    const char *action)
+		    const char *action, int save)
 {
 	struct err e;
 	int code = 0;
@@ -93,12 +121,16 @@ static void end_all(struct db *db, const char *sql, const char *state, const cha
 		snprintf(s.id, sizeof(s.id), "%s", db_val(res, i, 0));
 		snprintf(s.container_id, sizeof(s.container_id), "%s",
 			 db_val(res, i, 1) ? db_val(res, i, 1) : "");
+		json_object *d = json_object_new_object();
+		if (save)
+			save_first(db, &s, d);
 		if (sandbox_end(db, &s, state, reason, &e)) {
 			log_warn("reaper: ending %s: %s", s.id, e.msg);
+			json_object_put(d);
 			continue;
 		}
 		log_info("reaper: %s %s (%s)", s.id, state, reason);
-		audit(db, action, 200, &s, reason);
+		audit_with(db, action, 200, &s, reason, d);
 	}
 	PQclear(res);
 }
@@ -245,18 +277,18 @@ static void pass(const struct config *cfg, struct db *db)
 	end_all(db,
 		"SELECT id, container_id FROM sandboxes"
 		" WHERE state = 'ready' AND idle_stop_at < now() ORDER BY idle_stop_at LIMIT 100",
-		"stopped", "idle", "sandbox.stop");
+		"stopped", "idle", "sandbox.stop", 1);
 	/* The lifetime holds whatever the activity (SPEC §4 "Keep-alive and lifetime"). */
 	snprintf(sql, sizeof(sql),
 		 "SELECT id, container_id FROM sandboxes WHERE state IN ('ready', 'starting')"
 		 "   AND created_at < now() - interval '%d seconds' ORDER BY created_at LIMIT 100",
 		 cfg->max_lifetime);
-	end_all(db, sql, "stopped", "lifetime reached", "sandbox.stop");
+	end_all(db, sql, "stopped", "lifetime reached", "sandbox.stop", 1);
 	snprintf(sql, sizeof(sql),
 		 "SELECT id, container_id FROM sandboxes WHERE state = 'starting'"
 		 "   AND created_at < now() - interval '%d seconds' LIMIT 100",
 		 cfg->start_timeout + 30);
-	end_all(db, sql, "failed", "start timed out", "sandbox.reconcile");
+	end_all(db, sql, "failed", "start timed out", "sandbox.reconcile", 0);
 	abandoned(db);
 	gone(db);
 	forge(cfg, db);

@@ -31,6 +31,7 @@ struct sandbox {
 	/* Its agent's key (sandboxes.agent_key, SANDBOX_AGENT_KEY_HEX hex digits; "": none:
 	 * made before the agent, or ended). */
 	char agent_key[65];
+	char saved_ref[96];        /* where a stop saved its work (sandbox_save.h), or "" */
 };
 #define SANDBOX_AGENT_KEY_HEX 64
 #define SANDBOX_AGENT_PORT 7070

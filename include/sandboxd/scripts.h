@@ -21,6 +21,9 @@ extern const char sh_file_write[];
  * recursive (file-remove.sh). */
 extern const char sh_file_list[];
 extern const char sh_file_remove[];
+/* Before a stop: the unpushed work committed and pushed (save.sh; its environment says
+ * where and with what). */
+extern const char sh_save[];
 /* The container's first process: clone, check out, configure, wait (clone.sh). */
 extern const char sh_clone[];
 

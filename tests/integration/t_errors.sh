@@ -25,7 +25,7 @@ request_id_ok() { # every response carries X-Request-Id
 json_ct() { expect_header_match Content-Type '^application/json' "$1: Content-Type application/json"; }
 
 # --- 404 -----------------------------------------------------------------------------
-for p in /api/v3/nope /api/v3/user/nope "$RB/nope" /api/v3/repos/onlyowner /api/v3 "/api/v3/repos/$U/r$SFX/collaborators"; do
+for p in /api/v3/nope /api/v3/user/nope "$RB/nope" /api/v3/repos/onlyowner /api/v3 "/api/v3/repos/$U/r$SFX/collaborators/$U/x"; do
 	api GET "$p" "" "$UT"
 	expect_error 404 'not found' "GET $p: 404 not found"
 	request_id_ok "404 $p"
@@ -50,10 +50,10 @@ request_id_ok '405'
 json_ct '405'
 api PUT "$RB" '{"archived":true}' "$UT"
 expect_error 405 'method not allowed' 'PUT /repos/{owner}/{repo}: 405'
-expect_header Allow 'GET, PATCH' 'PUT /repos/{owner}/{repo}: Allow: GET, PATCH'
-api GET /api/v3/user/repos "" "$UT"
-expect_error 405 'method not allowed' 'GET /user/repos: 405'
-allow_is POST 'GET /user/repos'
+allow_is 'GET PATCH DELETE' 'PUT /repos/{owner}/{repo}'
+api DELETE /api/v3/user/repos "" "$UT"
+expect_error 405 'method not allowed' 'DELETE /user/repos: 405'
+allow_is 'GET POST' 'DELETE /user/repos'
 api GET "$RB/collaborators/$U" "" "$UT"
 expect_error 405 'method not allowed' 'GET …/collaborators/{login}: 405'
 allow_is 'PUT DELETE' 'GET …/collaborators/{login}'
@@ -65,9 +65,9 @@ allow_is POST 'GET /admin/accounts'
 api GET /api/v3/user/tokens/1 "" "$UT"
 expect_error 405 'method not allowed' 'GET /user/tokens/{id}: 405'
 allow_is DELETE 'GET /user/tokens/{id}'
-api DELETE "$RB" "" "$UT"
-expect_error 405 'method not allowed' 'DELETE /repos/{owner}/{repo}: 405'
-check 'the DELETE did not remove the repository' test -d "$REPOS_DIR/$U/r$SFX.git"
+api POST "$RB" '{}' "$UT"
+expect_error 405 'method not allowed' 'POST /repos/{owner}/{repo}: 405'
+check 'the POST changed nothing: the repository is there' test -d "$REPOS_DIR/$U/r$SFX.git"
 
 # --- encoded path tricks are refused, never served from elsewhere ------------------------------
 for p in '/api/v3/repos/%2e%2e/%2e%2e' "/api/v3/repos/$U/r$SFX%2Fx" "/api/v3/repos/$U%2Fr$SFX" \

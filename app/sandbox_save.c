@@ -1,0 +1,144 @@
+/* sandbox_save.c: a sandbox's unpushed work saved before it stops (sandbox_save.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+#include "sandboxd/docker.h"
+#include "sandboxd/giturl.h"
+#include "sandboxd/jwt.h"
+#include "sandboxd/log.h"
+#include "sandboxd/sandbox_save.h"
+#include "sandboxd/scripts.h"
+#include "sandboxd/banned.h"
+
+#define SAVE_TTL 300               /* seconds the push's credential lives */
+
+/* The creator's git URL token for s's repository: ephemeral, write, and ref policies that
+ * let it update sandbox/<id> (never force) and nothing else. *tok is malloc'd. */
+static int mint(struct db *db, const struct sandbox *s, char **tok, char start[41],
+		struct err *e)
+{
+	struct jwt_claims c;
+	unsigned char rnd[16];
+	char kid[JWT_KID_MAX + 1];
+	EVP_PKEY *key = NULL;
+	int code = 0, rc;
+	PGresult *res = db_exec(db, e, &code,
+				"SELECT a.login, o.login, r.name, s.commit_sha FROM sandboxes s"
+				"  JOIN accounts a ON a.id = s.account_id"
+				"  JOIN repositories r ON r.id = s.repository_id"
+				"  JOIN accounts o ON o.id = r.owner_id WHERE s.id = $1", 1, s->id);
+
+	if (!res)
+		return code;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return err_set(e, ERR_NOTFOUND, "sandbox %s has no repository", s->id);
+	}
+	memset(&c, 0, sizeof(c));
+	snprintf(c.sub, sizeof(c.sub), "%s", db_val(res, 0, 0));
+	snprintf(c.iss, sizeof(c.iss), "%s", db_val(res, 0, 1));
+	snprintf(c.owner, sizeof(c.owner), "%s", db_val(res, 0, 1));
+	snprintf(c.name, sizeof(c.name), "%s", db_val(res, 0, 2));
+	snprintf(start, 41, "%s", db_val(res, 0, 3));
+	PQclear(res);
+	snprintf(c.aud, sizeof(c.aud), "%s", GITURL_AUDIENCE);
+	c.scopes = JWT_SCOPE_READ | JWT_SCOPE_WRITE;
+	c.ephemeral = 1;
+	c.iat = (int64_t)time(NULL);
+	c.exp = c.iat + SAVE_TTL;
+	c.n_ref_policies = 2;
+	snprintf(c.ref_policies[0].pattern, sizeof(c.ref_policies[0].pattern), "%s%s",
+		 SANDBOX_SAVE_PREFIX, s->id);
+	c.ref_policies[0].ops = JWT_OP_NO_FORCE_PUSH;
+	snprintf(c.ref_policies[1].pattern, sizeof(c.ref_policies[1].pattern), "*");
+	c.ref_policies[1].ops = JWT_OP_NO_PUSH;
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		return err_set(e, ERR_FAIL, "RNG failed");
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(c.jti + 2 * i, 3, "%02x", rnd[i]);
+	if (!(rc = giturl_signing_key(db, &key, kid, e)))
+		rc = jwt_sign(key, kid, &c, tok, e);
+	EVP_PKEY_free(key);
+	return rc;
+}
+
+struct collected {
+	char out[4096];
+	size_t len;
+};
+
+static int collect(void *arg, int stream, const char *p, size_t n)
+{
+	struct collected *c = arg;
+	size_t room = sizeof(c->out) - 1 - c->len;
+
+	(void)stream;
+	memcpy(c->out + c->len, p, n < room ? n : room);
+	c->len += n < room ? n : room;
+	c->out[c->len] = 0;
+	return 0;
+}
+
+/* Why git's push failed, from its output: the first line the service's hook printed
+ * ("remote: …", its reason), else the last line; cleaned to printable ASCII. */
+static void push_reason(const char *text, char *out, size_t n)
+{
+	const char *start = strstr(text, "remote: "), *end;
+
+	if (start && (start == text || start[-1] == '\n')) {
+		start += 8;
+	} else {
+		end = text + strlen(text);
+		while (end > text && (end[-1] == '\n' || end[-1] == '\r'))
+			end--;
+		for (start = end; start > text && start[-1] != '\n'; start--)
+			;
+	}
+	end = start + strcspn(start, "\r\n");
+	snprintf(out, n, "%.*s", (int)(end - start), start);
+	for (char *p = out; *p; p++)
+		if (*p < 32 || *p > 126)
+			*p = '?';
+}
+
+int sandbox_save(struct db *db, const struct sandbox *s, char ref[SANDBOX_SAVE_REF_MAX],
+		 struct err *e)
+{
+	char start[41], env_tok[JWT_MAX_LEN + 32], env_ref[96], env_start[64], xid[DOCKER_ID_MAX];
+	char line[200];
+	struct collected c = { .len = 0 };
+	struct docker_exec_state st = { 0, -1, 0 };
+	char *tok = NULL;
+	int rc;
+
+	ref[0] = 0;
+	if ((rc = mint(db, s, &tok, start, e)))
+		return rc;
+	snprintf(env_tok, sizeof(env_tok), "SANDBOXD_SAVE_TOKEN=%s", tok);
+	OPENSSL_cleanse(tok, strlen(tok));
+	free(tok);
+	snprintf(env_ref, sizeof(env_ref), "SANDBOXD_SAVE_REF=sandbox/%s", s->id);
+	snprintf(env_start, sizeof(env_start), "SANDBOXD_SAVE_START=%s", start);
+	const char *argv[] = { "bash", "-c", sh_save, "sandboxd-save", NULL };
+	const char *env[] = { env_tok, env_ref, env_start, NULL };
+	struct docker_exec_opts o = { .cmd = argv, .env = env };
+	struct docker_exec_io io = { .sink = collect, .sink_arg = &c };
+	rc = docker_exec_create(s->container_id, &o, xid, DOCKER_CALL_MS, e);
+	OPENSSL_cleanse(env_tok, sizeof(env_tok));
+	if (rc || (rc = docker_exec_start(xid, &io, DOCKER_CALL_MS, e)) ||
+	    (rc = docker_exec_inspect(xid, &st, DOCKER_CALL_MS, e)))
+		return rc;
+	if (st.exit_code == 0 && strncmp(c.out, "saved ", 6) == 0) {
+		snprintf(ref, SANDBOX_SAVE_REF_MAX, "%s%s", SANDBOX_SAVE_PREFIX, s->id);
+		return 0;
+	}
+	if (st.exit_code == 0 && strncmp(c.out, "nothing", 7) == 0)
+		return 0;
+	push_reason(c.out, line, sizeof(line));
+	return err_set(e, ERR_FAIL, "%s", st.exit_code == 5 ? line[0] ? line : "the push was refused"
+					: st.exit_code == 3 ? "the sandbox has no clone"
+					: "its work could not be committed");
+}
