@@ -242,8 +242,6 @@ int api_sandbox_close(struct req *r, struct err *e)
 	    (rc = json_field_bool(r->json, "save", 0, &save, e)) < 0)
 		return rc;
 	if (save && strcmp(s.state, "ready") == 0) {
-		if ((rc = api_sandbox_ready(r, &s, e)))
-			return rc;
 		if ((rc = sandbox_save(r->db, &s, ref, e))) {
 			char why[sizeof(e->msg)];
 			snprintf(why, sizeof(why), "%s", e->msg);
