@@ -38,7 +38,13 @@ static int collect_sink(void *arg, int stream, const char *data, size_t len)
 int sandbox_run(const char *container, const char *const *argv, struct sandbox_output *c,
 		int *exit_code, struct err *e)
 {
-	struct docker_exec_opts o = { .cmd = argv };
+	return sandbox_run_env(container, argv, NULL, c, exit_code, e);
+}
+
+int sandbox_run_env(const char *container, const char *const *argv, const char *const *env,
+		    struct sandbox_output *c, int *exit_code, struct err *e)
+{
+	struct docker_exec_opts o = { .cmd = argv, .env = env };
 	struct docker_exec_io io = { .sink = collect_sink, .sink_arg = c };
 	struct docker_exec_state st;
 	char id[DOCKER_ID_MAX];

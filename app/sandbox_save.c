@@ -5,7 +5,6 @@
 #include <time.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include "sandboxd/docker.h"
 #include "sandboxd/giturl.h"
 #include "sandboxd/jwt.h"
 #include "sandboxd/log.h"
@@ -65,23 +64,6 @@ static int mint(struct db *db, const struct sandbox *s, char **tok, char start[4
 	return rc;
 }
 
-struct collected {
-	char out[4096];
-	size_t len;
-};
-
-static int collect(void *arg, int stream, const char *p, size_t n)
-{
-	struct collected *c = arg;
-	size_t room = sizeof(c->out) - 1 - c->len;
-
-	(void)stream;
-	memcpy(c->out + c->len, p, n < room ? n : room);
-	c->len += n < room ? n : room;
-	c->out[c->len] = 0;
-	return 0;
-}
-
 /* Why git's push failed, from its output: the first line the service's hook printed
  * ("remote: …", its reason), else the last line; cleaned to printable ASCII. */
 static void push_reason(const char *text, char *out, size_t n)
@@ -107,12 +89,10 @@ static void push_reason(const char *text, char *out, size_t n)
 int sandbox_save(struct db *db, const struct sandbox *s, char ref[SANDBOX_SAVE_REF_MAX],
 		 struct err *e)
 {
-	char start[41], env_tok[JWT_MAX_LEN + 32], env_ref[96], env_start[64], xid[DOCKER_ID_MAX];
-	char line[200];
-	struct collected c = { .len = 0 };
-	struct docker_exec_state st = { 0, -1, 0 };
+	char start[41], env_tok[JWT_MAX_LEN + 32], env_ref[96], env_start[64], line[200];
+	struct sandbox_output c;
 	char *tok = NULL;
-	int rc;
+	int rc, code = -1;
 
 	ref[0] = 0;
 	if ((rc = mint(db, s, &tok, start, e)))
@@ -124,21 +104,18 @@ int sandbox_save(struct db *db, const struct sandbox *s, char ref[SANDBOX_SAVE_R
 	snprintf(env_start, sizeof(env_start), "SANDBOXD_SAVE_START=%s", start);
 	const char *argv[] = { "bash", "-c", sh_save, "sandboxd-save", NULL };
 	const char *env[] = { env_tok, env_ref, env_start, NULL };
-	struct docker_exec_opts o = { .cmd = argv, .env = env };
-	struct docker_exec_io io = { .sink = collect, .sink_arg = &c };
-	rc = docker_exec_create(s->container_id, &o, xid, DOCKER_CALL_MS, e);
+	rc = sandbox_run_env(s->container_id, argv, env, &c, &code, e);
 	OPENSSL_cleanse(env_tok, sizeof(env_tok));
-	if (rc || (rc = docker_exec_start(xid, &io, DOCKER_CALL_MS, e)) ||
-	    (rc = docker_exec_inspect(xid, &st, DOCKER_CALL_MS, e)))
+	if (rc)
 		return rc;
-	if (st.exit_code == 0 && strncmp(c.out, "saved ", 6) == 0) {
+	if (code == 0 && strncmp(c.out, "saved ", 6) == 0) {
 		snprintf(ref, SANDBOX_SAVE_REF_MAX, "%s%s", SANDBOX_SAVE_PREFIX, s->id);
 		return 0;
 	}
-	if (st.exit_code == 0 && strncmp(c.out, "nothing", 7) == 0)
+	if (code == 0 && strncmp(c.out, "nothing", 7) == 0)
 		return 0;
 	push_reason(c.out, line, sizeof(line));
-	return err_set(e, ERR_FAIL, "%s", st.exit_code == 5 ? line[0] ? line : "the push was refused"
-					: st.exit_code == 3 ? "the sandbox has no clone"
+	return err_set(e, ERR_FAIL, "%s", code == 5 ? line[0] ? line : "the push was refused"
+					: code == 3 ? "the sandbox has no clone"
 					: "its work could not be committed");
 }

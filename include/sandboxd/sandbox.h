@@ -112,6 +112,11 @@ struct sandbox_output {
  * (exit_code may be NULL). 0, or the Docker error. */
 int sandbox_run(const char *container, const char *const *argv, struct sandbox_output *o,
 		int *exit_code, struct err *e) __attribute__((warn_unused_result));
+/* The same with env ("NAME=value", NULL-terminated) for the command: values that must
+ * not stand in an argument. */
+int sandbox_run_env(const char *container, const char *const *argv, const char *const *env,
+		    struct sandbox_output *o, int *exit_code, struct err *e)
+	__attribute__((warn_unused_result));
 /* {id, ref, commit, state, clone, created_at, last_used_at, idle_stop_at}. */
 json_object *sandbox_json(const struct sandbox *s);
 

@@ -574,6 +574,11 @@ wait_until() { # SECONDS CMD…: true once CMD succeeds, false after SECONDS
 	"$@"
 }
 
+# warm_ready_at_least N: this stack's engine has at least N ready warm containers (the pool).
+warm_ready_at_least() {
+	(($(sql "select count(*) from warm_containers where state = 'ready' and instance = '$SANDBOXD_INSTANCE'") >= $1))
+}
+
 # mk_repo LOGIN NAME: a user (token in OT), a private repository LOGIN/NAME (R) with one
 # commit on main (a file x holding "x"; the worktree in W), and its sandboxes route (SB).
 mk_repo() {

@@ -15,8 +15,7 @@ WANT=agent
 # not): the first create here takes a warm container when the pool has one.
 POOLED=true
 [ "${SANDBOXD_POOL_SIZE:-2}" = 0 ] && POOLED=false
-warm_ready() { (($(sql "select count(*) from warm_containers where state = 'ready' and instance = '$SANDBOXD_INSTANCE'") > 0)); }
-[ "$POOLED" = true ] && check 'the warm pool has a container ready' wait_until 60 warm_ready
+[ "$POOLED" = true ] && check 'the warm pool has a container ready' wait_until 60 warm_ready_at_least 1
 mk_sandbox "sba$SFX" agent
 A=$ID
 check_eq "the create is audited pooled: $POOLED" "$POOLED" \

@@ -8,7 +8,6 @@
 
 POOLED=true
 [ "${SANDBOXD_POOL_SIZE:-2}" = 0 ] && POOLED=false
-warm_ready() { (($(sql "select count(*) from warm_containers where state = 'ready' and instance = '$SANDBOXD_INSTANCE'") > 0)); }
 mk_repo "sbl$SFX" limits
 container() { docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$1")"; }
 # SANDBOX: its memory limit and CPU quota as the sandbox reads them in its own cgroup
@@ -19,7 +18,7 @@ inside() {
 }
 engine() { docker inspect -f '{{.HostConfig.Memory}}|{{.HostConfig.MemorySwap}}|{{.HostConfig.NanoCpus}}' "$(container "$1")"; }
 
-[ "$POOLED" = true ] && check 'the warm pool has a container ready' wait_until 60 warm_ready
+[ "$POOLED" = true ] && check 'the warm pool has a container ready' wait_until 60 warm_ready_at_least 1
 api POST "$SB" '{"cpus":0.5,"memoryMiB":256}' "$OT"
 expect_status 201 'a create asking for 0.5 CPUs and 256 MiB'
 A=$(_json .id)

@@ -125,8 +125,7 @@ delta() { awk -v a="${A[$1]}" -v b="${B[$1]}" 'BEGIN { printf "%d", a - b }'; }
 # warm container makes none, and the refill makes exactly the one it took; a cold create
 # makes its own and no refill follows. Either way: one Docker create in the window.
 POOL=${SANDBOXD_POOL_SIZE:-2}
-pool_full() { (($(sql "select count(*) from warm_containers where state = 'ready' and instance = '$SANDBOXD_INSTANCE'") >= POOL)); }
-check 'the warm pool is full before the load' wait_until 60 pool_full
+check 'the warm pool is full before the load' wait_until 60 warm_ready_at_least "$POOL"
 check 'a scrape after the access checks' fresh
 read_all B
 
@@ -153,7 +152,7 @@ api POST "$SB/$ID/exec" '{"cmd":"echo hi"}' "$OT"
 expect_json .stdout hi 'one exec'
 api POST "$SB/$ID/close" "" "$OT"
 expect_status 204 'the sandbox closed'
-check 'the warm pool is full again (its refill done)' wait_until 60 pool_full
+check 'the warm pool is full again (its refill done)' wait_until 60 warm_ready_at_least "$POOL"
 
 check 'a scrape after the load' fresh
 read_all A
