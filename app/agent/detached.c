@@ -330,8 +330,11 @@ void detached_read(struct conn *c, const struct ap_msg *m)
 	agentproto_put_num(&w, AP_F_OFF_ERR, from[1]);
 	agentproto_put_num(&w, AP_F_TOTAL_OUT, total[0]);
 	agentproto_put_num(&w, AP_F_TOTAL_ERR, total[1]);
+	/* No more than the totals just counted: a running command writes on meanwhile, and
+	 * the worker refuses bytes past the totals it was told. */
 	if (!agentwire_send(c->fd, &w, AGENT_IO_MS, NULL) &&
-	    !seg_send(c, fd, 1, seg, from[0], max) && !seg_send(c, fd, 2, seg, from[1], max)) {
+	    !seg_send(c, fd, 1, seg, from[0], total[0] - from[0] < max ? total[0] - from[0] : max) &&
+	    !seg_send(c, fd, 2, seg, from[1], total[1] - from[1] < max ? total[1] - from[1] : max)) {
 		agentproto_enc_init(&w, b, sizeof(b), AP_T_END, c->stream);
 		if (agentwire_send(c->fd, &w, AGENT_IO_MS, NULL)) {
 			/* the worker is gone */
