@@ -15,7 +15,7 @@
 #include "sandboxd/agentwire.h"
 #include "sandboxd/banned.h"
 
-#define REQ_STREAM 2               /* the one request of a connection (1: the handshake) */
+#define REQ_STREAM AGENT_CLIENT_STREAM
 #define EXEC_SLACK_MS 15000        /* past the limit and the grace, the agent is broken */
 
 void agent_close(struct agent_conn *c)
@@ -221,8 +221,7 @@ static int send_exec(struct agent_conn *c, const struct agent_exec_req *r, int d
 	return rc;
 }
 
-/* EXIT's or DSTATUS's fields, each brought into its range. */
-static void take_exit(const struct ap_msg *m, struct agent_exit *x)
+void agent_exit_take(const struct ap_msg *m, struct agent_exit *x)
 {
 	int64_t code = (int64_t)m->num[AP_F_CODE];
 
@@ -253,7 +252,7 @@ static int exec_frame(struct agent_conn *c, const struct ap_hdr *h,
 		return err_set(e, ERR_FAIL, "agent sent frame type %u during an exec", h->type);
 	if (agentproto_decode(h->type, c->buf, h->len, &m, e))
 		return prefix(e, ERR_FAIL, "agent sent a bad exit frame: ");
-	take_exit(&m, out);
+	agent_exit_take(&m, out);
 	*done = 1;
 	return 0;
 }
@@ -273,6 +272,12 @@ int agent_exec(struct agent_conn *c, const struct agent_exec_req *r,
 	if (h->started && h->started(h->started_arg)) {
 		rc = err_set(e, ERR_CANCELLED, "the caller stopped waiting");
 		goto out;
+	}
+	/* Nothing of the run is read yet (agentwire reads a frame and no byte more): whoever
+	 * takes the connection reads it from its first output frame. */
+	if (h->handover && h->handover(h->handover_arg, c->fd) == 0) {
+		out->handed = 1;
+		return 0;
 	}
 	while (!done)
 		if ((rc = recv_frame(c, &w, &hdr, e)) ||
@@ -368,7 +373,7 @@ int agent_detach_read(struct agent_conn *c, const char *id, const uint64_t want[
 		return rc;
 	out->running = m.num[AP_F_STATE] == 0;
 	out->lost = m.num[AP_F_STATE] == 2;
-	take_exit(&m, &out->x);
+	agent_exit_take(&m, &out->x);
 	for (int i = 0; i < 2; i++) {
 		out->from[i] = m.num[i ? AP_F_OFF_ERR : AP_F_OFF_OUT];
 		out->total[i] = m.num[i ? AP_F_TOTAL_ERR : AP_F_TOTAL_OUT];

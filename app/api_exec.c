@@ -1,12 +1,16 @@
 /* api_exec.c: POST …/sandboxes/{id}/exec. The handler checks the caller and the request
  * and answers; running the command is the exec service's (exec.h): attached, streamed as
  * NDJSON (exec_stream.h) or detached (api_detach.c). */
+#include <signal.h>
 #include <string.h>
 #include "sandboxd/api.h"
 #include "sandboxd/api_sandbox.h"
+#include "sandboxd/audit.h"
 #include "sandboxd/capture.h"
+#include "sandboxd/clock.h"
 #include "sandboxd/exec.h"
 #include "sandboxd/exec_stream.h"
+#include "sandboxd/handover.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
@@ -63,13 +67,6 @@ static void audit_backend(struct req *r, const struct exec_result *x)
 		json_add_str(r->audit_details, "agent_error", x->agent_error);
 }
 
-static void audit_result(struct req *r, const struct exec_result *x)
-{
-	json_add_int(r->audit_details, "exit_code", x->exit_code);
-	json_add_int(r->audit_details, "duration_ms", x->duration_ms);
-	json_add_bool(r->audit_details, "timed_out", x->timed_out);
-}
-
 /* The command as stored: the sandbox token's other forms masked here (audit.c masks every
  * token of ours in its raw form), and the working directory. */
 static void audit_command(struct req *r, const struct capture *cap, const struct exec_spec *x)
@@ -85,50 +82,109 @@ static void audit_command(struct req *r, const struct capture *cap, const struct
 		json_add_str(r->audit_details, "cwd", x->workdir);
 }
 
+/* What the hand-over to the holder needs (hand_over). */
+struct hand {
+	struct req *r;
+	const struct sandbox *s;
+	const struct exec_spec *x;
+	const char *token;
+	const struct secrets_set *sec;
+	int streamed;
+	long long t0;              /* CLOCK_MONOTONIC ms before the run: its durationMs */
+};
+
+static long long ms_of(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000 + t->tv_nsec / 1000000;
+}
+
+static void fault(struct req *r, const char *where)
+{
+	if (strcmp(r->cfg->fault_handover, where) == 0) {
+		log_warn("SANDBOXD_FAULT_HANDOVER=%s: the worker dies here", where);
+		raise(SIGKILL);
+	}
+}
+
+static int hand_fill(struct hand *h, long long id, struct handover_wire *w)
+{
+	struct req *r = h->r;
+
+	*w = (struct handover_wire){ .fcgi_id = http_fcgi_id(r), .streamed = (uint32_t)h->streamed,
+				     .held_id = id, .request_started_ms = ms_of(&r->started),
+				     .exec_started_ms = h->t0, .timeout_ms = h->x->timeout_ms,
+				     .idle_timeout = r->cfg->idle_timeout };
+	return str_copy(w->sandbox_id, sizeof(w->sandbox_id), h->s->id) ||
+	       str_copy(w->request_id, sizeof(w->request_id), r->request_id) ||
+	       str_copy(w->token, sizeof(w->token), h->token);
+}
+
+/* The exec service's handover hook: the command runs; the holder takes the rest (README
+ * "The holder"). Its row to be is committed first, so that an exec is never without one,
+ * whoever dies when. Non-zero: this worker keeps the exec, as without a holder. */
+static int hand_over(void *arg, int agent_fd)
+{
+	struct hand *h = arg;
+	struct req *r = h->r;
+	struct handover_wire w;
+	struct err e;
+	long long id;
+
+	if (!r->cfg->holder || r->via || http_fcgi_fd(r) < 0)
+		return 1;
+	json_add_str(r->audit_details, "backend", "agent");
+	if (h->streamed)
+		json_add_bool(r->audit_details, "streamed", 1);
+	if (audit_hold(r, r->match.route->action, h->s->id, h->x->hold, &id, &e)) {
+		log_warn("exec in %s: kept by its worker: %s", h->s->id, e.msg);
+		return 1;
+	}
+	fault(r, "before");
+	if (hand_fill(h, id, &w) ||
+	    handover_send(r->cfg->holder_socket, http_fcgi_fd(r), agent_fd, &w, h->sec, &e)) {
+		log_warn("exec in %s: kept by its worker: %s", h->s->id, e.msg);
+		if (db_run(r->db, &e, "DELETE FROM held_execs WHERE id = $1", 1,
+			   pool_printf(r->pool, "%lld", id)))
+			log_warn("exec in %s: its held row stays for the reaper: %s", h->s->id,
+				 e.msg);
+		return 1;
+	}
+	fault(r, "after");
+	/* The holder answers and audits; this worker lets the connection go (worker.c). */
+	r->handed = r->audited = r->responded = r->streamed = 1;
+	r->status = 200;
+	return 0;
+}
+
 /* Runs x and answers with the whole result. */
 static int run_attached(struct req *r, const struct sandbox *s, const struct exec_spec *x,
-			struct capture *cap, struct err *e)
+			struct capture *cap, struct hand *hand, struct err *e)
 {
 	struct exec_hooks h = { .sink = capture_feed_cb, .sink_arg = cap, .cancel = client_gone,
-				.cancel_arg = r };
+				.cancel_arg = r, .handover = hand_over, .handover_arg = hand };
 	struct exec_result res;
-	struct buf out[2];
-	uint64_t bytes[2] = { 0, 0 };
-	int cut[2] = { 0, 0 }, rc;
+	json_object *o;
+	int rc = exec_run(s, x, &h, &res, e);
 
-	buf_init(&out[0], capture_text_max(&cap->opts));
-	buf_init(&out[1], capture_text_max(&cap->opts));
-	rc = exec_run(s, x, &h, &res, e);
+	if (!rc && res.handed)
+		return 0;
 	audit_backend(r, &res);
 	if (rc) {
 		if (rc == ERR_CANCELLED)
 			json_add_int(r->audit_details, "duration_ms", res.duration_ms);
-		goto out;
+		return rc;
 	}
 	if ((res.exit_code == 126 || res.exit_code == 137) && (rc = ended_meanwhile(r, s, e)))
-		goto out;
-	for (int i = 0; i < 2 && !rc; i++)
-		rc = capture_finish(cap, i + 1, &out[i], &bytes[i], &cut[i], e);
+		return rc;
+	o = exec_answer(&res, cap, e);
 	exec_mark_done(r->db, s, x);
-	if (rc || (rc = db_begin(r->db, e)) || (rc = sandbox_touch(r, s, e)))
-		goto out;
-	json_object *o = json_object_new_object();
-	json_add_int(o, "exitCode", res.exit_code);
-	json_object_object_add(o, "stdout", json_object_new_string_len(
-		out[0].data ? out[0].data : "", (int)out[0].len));
-	json_object_object_add(o, "stderr", json_object_new_string_len(
-		out[1].data ? out[1].data : "", (int)out[1].len));
-	json_add_bool(o, "timedOut", res.timed_out);
-	json_add_bool(o, "truncated", cut[0] || cut[1]);
-	json_add_int(o, "durationMs", res.duration_ms);
-	json_add_int(o, "stdoutBytes", (int64_t)bytes[0]);
-	json_add_int(o, "stderrBytes", (int64_t)bytes[1]);
-	audit_result(r, &res);
+	if (!o || (rc = db_begin(r->db, e)) || (rc = sandbox_touch(r, s, e))) {
+		json_object_put(o);
+		return o ? rc : ERR_NOMEM;
+	}
+	exec_audit_result(r->audit_details, &res);
 	http_json(r, 200, o);
-out:
-	buf_release(&out[0]);
-	buf_release(&out[1]);
-	return rc;
+	return 0;
 }
 
 static int begin_stream(void *arg)
@@ -141,15 +197,18 @@ static int begin_stream(void *arg)
 /* Runs x and answers as NDJSON: errors before the engine took the exec are ordinary JSON
  * answers; after that, the last line says what went wrong. */
 static int run_streamed(struct req *r, const struct sandbox *s, const struct exec_spec *x,
-			struct capture *cap, struct err *e)
+			struct capture *cap, struct hand *hand, struct err *e)
 {
 	struct exec_stream xs = { .r = r, .cap = cap };
 	struct exec_hooks h = { .started = begin_stream, .started_arg = &xs,
 				.sink = exec_stream_sink, .sink_arg = &xs,
-				.cancel = exec_stream_tick, .cancel_arg = &xs };
+				.cancel = exec_stream_tick, .cancel_arg = &xs,
+				.handover = hand_over, .handover_arg = hand };
 	struct exec_result res;
 	int rc = exec_run(s, x, &h, &res, e);
 
+	if (!rc && res.handed)
+		return 0;
 	audit_backend(r, &res);
 	json_add_bool(r->audit_details, "streamed", 1);
 	if (rc == ERR_CANCELLED || xs.broken)
@@ -165,15 +224,11 @@ static int run_streamed(struct req *r, const struct sandbox *s, const struct exe
 	}
 	if (rc)
 		return rc;
-	json_object *o = json_object_new_object();
-	json_add_int(o, "exitCode", res.exit_code);
-	json_add_bool(o, "timedOut", res.timed_out);
-	json_add_int(o, "durationMs", res.duration_ms);
 	/* The last line could not be written: the client went away at the very end; the
 	 * command's result stands and is audited. */
-	if (exec_stream_end(&xs, o))
+	if (exec_stream_end(&xs, exec_stream_result(&res)))
 		log_info("exec in %s: the client left before the result line", s->id);
-	audit_result(r, &res);
+	exec_audit_result(r->audit_details, &res);
 	exec_mark_done(r->db, s, x);
 	if (db_begin(r->db, e) || sandbox_touch(r, s, e))
 		log_warn("exec in %s: marking the call: %s", s->id, e->msg);
@@ -210,12 +265,13 @@ int api_sandbox_exec(struct req *r, struct err *e)
 		goto out;
 	have_cap = 1;
 	audit_command(r, &cap, &x);
+	struct hand hand = { r, &s, &x, token, &sec, exec_stream_wanted(r), clock_ms() };
 	if (x.detach)
 		rc = api_exec_detach(r, &s, &x, e);
-	else if (exec_stream_wanted(r))
-		rc = run_streamed(r, &s, &x, &cap, e);
+	else if (hand.streamed)
+		rc = run_streamed(r, &s, &x, &cap, &hand, e);
 	else
-		rc = run_attached(r, &s, &x, &cap, e);
+		rc = run_attached(r, &s, &x, &cap, &hand, e);
 	if (rc && rc != ERR_CANCELLED && !r->responded) {
 		int ended = ended_meanwhile(r, &s, e);
 		rc = ended ? ended : rc;
@@ -223,8 +279,9 @@ int api_sandbox_exec(struct req *r, struct err *e)
 out:
 	if (have_cap)
 		capture_release(&cap);
-	/* The audit row goes in a transaction of its own, begun after the run. */
-	if (!r->db->in_tx) {
+	/* The audit row goes in a transaction of its own, begun after the run (the holder
+	 * writes a handed exec's). */
+	if (!r->db->in_tx && !r->handed) {
 		struct err e2;
 		if (db_begin(r->db, &e2))
 			log_warn("exec in %s: %s", s.id, e2.msg);

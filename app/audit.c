@@ -57,6 +57,73 @@ int audit_request(struct req *r, const char *action, struct err *e)
 		      r->via ? r->via : "rest");
 }
 
+int audit_hold(struct req *r, const char *action, const char *sandbox_id, const char *hold,
+	       long long *id, struct err *e)
+{
+	const char *details;
+	int code = 0;
+	PGresult *res;
+
+	json_add_str(r->audit_details, "method", r->method);
+	json_add_str(r->audit_details, "path", r->path);
+	if (!(details = masked_details(r->pool, r->audit_details)))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	res = db_exec(r->db, e, &code,
+		      "INSERT INTO held_execs (sandbox_id, hold, action, account_id, login, token_id,"
+		      "  token_kind, repository, request_id, remote_addr, via, details)"
+		      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+		      12, sandbox_id, hold && *hold ? hold : NULL, action,
+		      r->caller.account_id[0] ? r->caller.account_id : NULL,
+		      r->caller.login[0] ? r->caller.login : NULL,
+		      r->caller.token_id[0] ? r->caller.token_id : NULL,
+		      r->caller.kind ? token_kind_name(r->caller.kind) : NULL, r->audit_repo,
+		      r->request_id, r->remote_addr, r->via ? r->via : "rest", details);
+	if (!res)
+		return code;
+	*id = PQntuples(res) == 1 ? strtoll(db_val(res, 0, 0), NULL, 10) : 0;
+	PQclear(res);
+	return *id > 0 ? 0 : err_set(e, ERR_DB, "no held_execs row");
+}
+
+int audit_held_finish(struct db *db, long long id, int status, long long duration_ms,
+		      json_object *details, int idle_timeout, struct err *e)
+{
+	char sid[24], st[8], ms[24], idle[24], *text;
+	size_t n;
+	const char *t = json_object_to_json_string_length(details, JSON_C_TO_STRING_PLAIN, &n);
+	int rc;
+
+	if (!t || !(text = malloc(n + 1)))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	memcpy(text, t, n);
+	text[redact_tokens(text, n)] = 0;
+	snprintf(sid, sizeof(sid), "%lld", id);
+	snprintf(st, sizeof(st), "%d", status);
+	snprintf(ms, sizeof(ms), "%lld", duration_ms);
+	snprintf(idle, sizeof(idle), "%d", idle_timeout);
+	/* One statement, so that the row moves once whoever (holder or reaper) gets there
+	 * first; the hold goes back only if no later exec took a longer one (exec_mark_done). */
+	rc = db_run(db, e,
+		    "WITH h AS (DELETE FROM held_execs WHERE id = $1 RETURNING *),"
+		    " a AS (INSERT INTO audit_log (action, status, account_id, login, token_id,"
+		    "         token_kind, repository, request_id, remote_addr, via, duration_ms,"
+		    "         details, sandbox_id)"
+		    "       SELECT action, $2, account_id, login, token_id, token_kind, repository,"
+		    "              request_id, remote_addr, via, $3, details || $4::jsonb, sandbox_id"
+		    "         FROM h)"
+		    " UPDATE sandboxes s SET last_used_at = now(),"
+		    "   busy_until = CASE WHEN s.busy_until::text = h.hold THEN now()"
+		    "                     ELSE s.busy_until END,"
+		    "   idle_stop_at = greatest(now(), CASE WHEN s.busy_until::text = h.hold"
+		    "                                  THEN now() ELSE s.busy_until END)"
+		    "                  + make_interval(secs => coalesce(s.idle_timeout_seconds,"
+		    "                                                   $5::int))"
+		    "  FROM h WHERE s.id = h.sandbox_id AND s.state = 'ready'",
+		    5, sid, st, duration_ms >= 0 ? ms : NULL, text, idle);
+	free(text);
+	return rc;
+}
+
 int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e)
 {
 	json_object *d = json_object_new_object();

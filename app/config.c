@@ -89,15 +89,42 @@ static int check_server(struct config *c, struct err *e)
 	return 0;
 }
 
-/* By default beside the main socket: fcgi.sock -> fcgi-git.sock. */
-static void git_socket_default(const struct config *c, char *out, size_t n)
+/* A socket beside the main one: fcgi.sock -> fcgi<suffix>.sock. */
+static void socket_beside(const struct config *c, const char *suffix, char *out, size_t n)
 {
 	size_t sl = strlen(c->socket_path);
 
 	if (sl > 5 && strcmp(c->socket_path + sl - 5, ".sock") == 0)
-		snprintf(out, n, "%.*s-git.sock", (int)(sl - 5), c->socket_path);
+		snprintf(out, n, "%.*s%s.sock", (int)(sl - 5), c->socket_path, suffix);
 	else
-		snprintf(out, n, "%.250s-git", c->socket_path);
+		snprintf(out, n, "%.240s%s", c->socket_path, suffix);
+}
+
+/* By default beside the main socket: fcgi.sock -> fcgi-git.sock, fcgi-holder.sock. */
+static void git_socket_default(const struct config *c, char *out, size_t n)
+{
+	socket_beside(c, "-git", out, n);
+}
+
+static void holder_socket_default(const struct config *c, char *out, size_t n)
+{
+	socket_beside(c, "-holder", out, n);
+}
+
+static int check_holder(struct config *c, struct err *e)
+{
+	if (c->holder_socket[0] != '/' || strlen(c->holder_socket) >= 108)
+		return err_set(e, ERR_INVALID, "SANDBOXD_HOLDER_SOCKET must be an absolute path of "
+			       "at most 107 characters (by default SANDBOXD_SOCKET with -holder)");
+	if (!strcmp(c->holder_socket, c->socket_path) ||
+	    !strcmp(c->holder_socket, c->git_socket_path))
+		return err_set(e, ERR_INVALID, "SANDBOXD_HOLDER_SOCKET must differ from the "
+			       "FastCGI sockets");
+	if (strcmp(c->fault_handover, "") && strcmp(c->fault_handover, "before") &&
+	    strcmp(c->fault_handover, "after"))
+		return err_set(e, ERR_INVALID, "SANDBOXD_FAULT_HANDOVER must be before, after or "
+			       "empty");
+	return 0;
 }
 
 static int check_git_socket(struct config *c, struct err *e)
@@ -228,6 +255,11 @@ static const struct setting settings[] = {
 	N("SANDBOXD_GIT_WORKERS", INT, git_workers, 4, 1, 1024),
 	S("SANDBOXD_GIT_SOCKET", git_socket_path, NULL, .def_from = git_socket_default,
 	  .check = check_git_socket),
+	N("SANDBOXD_HOLDER", INT, holder, 1, 0, 1),
+	/* Tests only: a worker kills itself right before or after a hand-over. */
+	S("SANDBOXD_FAULT_HANDOVER", fault_handover, ""),
+	S("SANDBOXD_HOLDER_SOCKET", holder_socket, NULL, .def_from = holder_socket_default,
+	  .check = check_holder),
 	S("SANDBOXD_DOCKER_CA", docker_ca, ""),
 	S("SANDBOXD_DOCKER_CERT", docker_cert, ""),
 	S("SANDBOXD_DOCKER_KEY", docker_key, ""),

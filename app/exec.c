@@ -317,7 +317,8 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 					  .timeout_ms = x->timeout_ms };
 	const struct agent_exec_hooks ah = { .started = agent_started_cb, .started_arg = &st,
 					     .sink = h->sink, .sink_arg = h->sink_arg,
-					     .cancel = h->cancel, .cancel_arg = h->cancel_arg };
+					     .cancel = h->cancel, .cancel_arg = h->cancel_arg,
+					     .handover = h->handover, .handover_arg = h->handover_arg };
 	rc = agent_exec(&c, &r, &ah, &ax, &ea);
 	agent_close(&c);
 	out->duration_ms = clock_ms_since(&t0);
@@ -328,6 +329,9 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 	}
 	*fallback = 0;
 	out->backend = "agent";
+	out->handed = !rc && ax.handed;
+	if (out->handed)
+		return 0;
 	if (rc == ERR_CANCELLED)
 		return err_set(e, ERR_CANCELLED, "the caller stopped waiting");
 	if (rc == ERR_FAIL)
@@ -356,8 +360,56 @@ int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct ex
 				 out->agent_error);
 		rc = docker_run(s, x, h, out, e);
 	}
-	/* Execs that ran, to their end or their time limit; not those refused before. */
-	if (rc == 0)
+	/* Execs that ran, to their end or their time limit; not those refused before (nor
+	 * those handed over: the holder counts them at their end). */
+	if (rc == 0 && !out->handed)
 		metrics_observe_exec(clock_us_since(&t0));
 	return rc;
+}
+
+json_object *exec_answer(const struct exec_result *res, struct capture *cap, struct err *e)
+{
+	struct buf out[2];
+	uint64_t bytes[2] = { 0, 0 };
+	int cut[2] = { 0, 0 }, rc = 0;
+	json_object *o = NULL;
+
+	buf_init(&out[0], capture_text_max(&cap->opts));
+	buf_init(&out[1], capture_text_max(&cap->opts));
+	for (int i = 0; i < 2 && !rc; i++)
+		rc = capture_finish(cap, i + 1, &out[i], &bytes[i], &cut[i], e);
+	if (!rc && (o = json_object_new_object())) {
+		json_add_int(o, "exitCode", res->exit_code);
+		json_object_object_add(o, "stdout", json_object_new_string_len(
+			out[0].data ? out[0].data : "", (int)out[0].len));
+		json_object_object_add(o, "stderr", json_object_new_string_len(
+			out[1].data ? out[1].data : "", (int)out[1].len));
+		json_add_bool(o, "timedOut", res->timed_out);
+		json_add_bool(o, "truncated", cut[0] || cut[1]);
+		json_add_int(o, "durationMs", res->duration_ms);
+		json_add_int(o, "stdoutBytes", (int64_t)bytes[0]);
+		json_add_int(o, "stderrBytes", (int64_t)bytes[1]);
+	} else if (!rc) {
+		err_set(e, ERR_NOMEM, "out of memory");
+	}
+	buf_release(&out[0]);
+	buf_release(&out[1]);
+	return o;
+}
+
+json_object *exec_stream_result(const struct exec_result *res)
+{
+	json_object *o = json_object_new_object();
+
+	json_add_int(o, "exitCode", res->exit_code);
+	json_add_bool(o, "timedOut", res->timed_out);
+	json_add_int(o, "durationMs", res->duration_ms);
+	return o;
+}
+
+void exec_audit_result(json_object *details, const struct exec_result *res)
+{
+	json_add_int(details, "exit_code", res->exit_code);
+	json_add_int(details, "duration_ms", res->duration_ms);
+	json_add_bool(details, "timed_out", res->timed_out);
 }

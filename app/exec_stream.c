@@ -1,4 +1,5 @@
 /* exec_stream.c: NDJSON lines of an exec while it runs. */
+#include <stdlib.h>
 #include <string.h>
 #include "sandboxd/exec_stream.h"
 #include "sandboxd/log.h"
@@ -11,17 +12,31 @@ int exec_stream_wanted(struct req *r)
 	return accept && strstr(accept, "application/x-ndjson") != NULL;
 }
 
+/* The worker's way out: the request's FastCGI stream, flushed. */
+static int http_line(void *arg, const char *line, size_t n)
+{
+	return http_write(arg, line, n) || http_flush(arg);
+}
+
 /* One line: obj as JSON, then "\n", flushed so that nginx passes it on at once. */
 static int put_line(struct exec_stream *s, json_object *obj)
 {
-	const char *text = obj ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
-							     JSON_C_TO_STRING_NOSLASHESCAPE)
+	size_t n = 0;
+	const char *text = obj ? json_object_to_json_string_length(
+					 obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n)
 			       : NULL;
-	if (!s->broken && (!text || http_write(s->r, text, strlen(text)) ||
-			   http_write(s->r, "\n", 1) || http_flush(s->r))) {
+	char *line = text ? malloc(n + 1) : NULL;
+
+	if (line) {
+		memcpy(line, text, n);
+		line[n] = '\n';
+	}
+	if (!s->broken && (!line || (s->write ? s->write(s->write_arg, line, n + 1)
+					      : http_line(s->r, line, n + 1)))) {
 		log_info("exec stream: the client went away");
 		s->broken = 1;
 	}
+	free(line);
 	json_object_put(obj);
 	clock_gettime(CLOCK_MONOTONIC, &s->last);
 	return s->broken ? ERR_FAIL : 0;
@@ -86,7 +101,7 @@ int exec_stream_tick(void *arg)
 	struct exec_stream *s = arg;
 	struct timespec now;
 
-	if (!s->broken && http_client_gone(s->r)) {
+	if (!s->broken && s->r && http_client_gone(s->r)) {
 		log_info("exec stream: the client went away");
 		s->broken = 1;
 	}

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <fcgiapp.h>
 #include "sandboxd/http.h"
 #include "sandboxd/json.h"
@@ -209,6 +210,44 @@ static const char *reason(int status)
 	}
 }
 
+int http_head(char *out, size_t size, int status, const char *request_id,
+	      const char *content_type, size_t len)
+{
+	int n = snprintf(out, size,
+			 "Status: %d %s\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\n",
+			 status, reason(status), request_id);
+
+	if (status != 204 && n > 0 && (size_t)n < size)
+		n += snprintf(out + n, size - (size_t)n,
+			      "Content-Type: %s\r\nContent-Length: %zu\r\n",
+			      content_type ? content_type : "application/json", len);
+	return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
+void http_release(struct req *r)
+{
+	struct FCGX_Request *q = r->fcgx;
+	int fd = q->ipcFd;
+
+	/* Nothing written, nothing shut down: libfcgi frees the request's streams and
+	 * parameters, and only our copy of the connection closes (the holder has its own). */
+	FCGX_Free(q, 0);
+	if (fd >= 0)
+		close(fd);
+	q->ipcFd = -1;
+	r->fcgx = NULL;
+}
+
+int http_fcgi_fd(struct req *r)
+{
+	return r->fcgx ? r->fcgx->ipcFd : -1;
+}
+
+unsigned http_fcgi_id(struct req *r)
+{
+	return r->fcgx ? (unsigned)r->fcgx->requestId : 0;
+}
+
 int http_send(struct req *r)
 {
 	FCGX_Stream *out = r->fcgx->out;
@@ -216,14 +255,8 @@ int http_send(struct req *r)
 	int n, rc;
 
 	/* snprintf, not FCGX_FPrintF: libfcgi's own printf knows no %zu. */
-	n = snprintf(head, sizeof(head),
-		     "Status: %d %s\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\n",
-		     r->status, reason(r->status), r->request_id);
-	if (r->status != 204 && n > 0 && (size_t)n < sizeof(head))
-		n += snprintf(head + n, sizeof(head) - (size_t)n,
-			      "Content-Type: %s\r\nContent-Length: %zu\r\n",
-			      r->content_type ? r->content_type : "application/json", r->out.len);
-	if (n < 0 || (size_t)n >= sizeof(head))
+	n = http_head(head, sizeof(head), r->status, r->request_id, r->content_type, r->out.len);
+	if (n < 0)
 		return ERR_FAIL;
 	rc = FCGX_PutStr(head, n, out);
 	if (rc >= 0 && r->headers.len)

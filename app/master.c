@@ -8,12 +8,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <fcgiapp.h>
 #include "sandboxd/log.h"
 #include "sandboxd/clock.h"
+#include "sandboxd/holder.h"
 #include "sandboxd/master.h"
 #include "sandboxd/metrics.h"
 #include "sandboxd/reaper.h"
@@ -68,11 +71,34 @@ static int open_socket(const struct config *cfg, const char *path)
 	return fd;
 }
 
-enum role { API_WORKER, GIT_WORKER, REAPER };
+/* The holder's socket: SOCK_SEQPACKET, so that a hand-over is one record, its descriptors
+ * with it; only the service's user may connect. Opened here, before the forks: hand-overs
+ * wait in its backlog while a holder restarts. */
+static int open_holder_socket(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(a.sun_path) || (unlink(path) && errno != ENOENT)) {
+		log_error("cannot use %s for the holder", path);
+		return -1;
+	}
+	memcpy(a.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) || chmod(path, 0600) || listen(fd, 1024)) {
+		log_error("cannot listen on %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+enum role { API_WORKER, GIT_WORKER, HOLDER, REAPER };
 
 /* A worker on its socket, or the reaper (which needs none), counting into metrics slot
  * mslot. */
-static pid_t spawn(const struct config *cfg, const int fds[2], const sigset_t *oldmask,
+static pid_t spawn(const struct config *cfg, const int fds[3], const sigset_t *oldmask,
 		   enum role role, int mslot)
 {
 	pid_t pid = fork();
@@ -80,11 +106,17 @@ static pid_t spawn(const struct config *cfg, const int fds[2], const sigset_t *o
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
 		metrics_slot_use(mslot);
-		if (role == REAPER) {
+		if (role == REAPER || role == HOLDER) {
 			close(fds[0]);
 			close(fds[1]);
+			if (role == HOLDER)
+				_exit(holder_run(cfg, fds[2]));
+			if (fds[2] >= 0)
+				close(fds[2]);
 			_exit(reaper_run(cfg));
 		}
+		if (fds[2] >= 0)
+			close(fds[2]);
 		/* Named apart, so that ps, pgrep and the tests tell the two pools apart. */
 		if (role == GIT_WORKER)
 			prctl(PR_SET_NAME, "sandboxd-git");
@@ -96,10 +128,11 @@ static pid_t spawn(const struct config *cfg, const int fds[2], const sigset_t *o
 	return pid;
 }
 
-static void signal_all(struct slot *slots, int n, struct retiree *old, int sig)
+/* Every process but spare (0: none). */
+static void signal_all(struct slot *slots, int n, struct retiree *old, int sig, pid_t spare)
 {
 	for (int i = 0; i < n; i++)
-		if (slots[i].pid > 0) {
+		if (slots[i].pid > 0 && slots[i].pid != spare) {
 			kill(slots[i].pid, sig);
 			metrics_slot_draining(slots[i].mslot);
 		}
@@ -164,7 +197,7 @@ static int alive(struct slot *slots, int n, struct retiree *old)
 struct master {
 	const struct config *cfg;
 	sigset_t set, oldmask;      /* the signals it waits for; the mask workers get back */
-	int fds[2];                 /* the API and the git sockets */
+	int fds[3];                 /* the API, the git and the holder's sockets (-1: none) */
 	/* Slots: the API workers, the git workers, and last the reaper's, supervised alike.
 	 * git has workers of its own: a sandbox's clone, or a push run by an exec, comes back
 	 * through nginx while the exec holds an API worker; with one pool, as many such execs
@@ -182,7 +215,8 @@ static int master_open(struct master *m)
 	const struct config *cfg = m->cfg;
 
 	if (FCGX_Init() || (m->fds[0] = open_socket(cfg, cfg->socket_path)) < 0 ||
-	    (m->fds[1] = open_socket(cfg, cfg->git_socket_path)) < 0)
+	    (m->fds[1] = open_socket(cfg, cfg->git_socket_path)) < 0 ||
+	    (cfg->holder && (m->fds[2] = open_holder_socket(cfg->holder_socket)) < 0))
 		return -1;
 	if (!(m->slots = calloc((size_t)m->n, sizeof(*m->slots))))
 		return -1;
@@ -202,6 +236,34 @@ static int master_open(struct master *m)
 	return 0;
 }
 
+/* Slot i's process: the API workers, the git workers, the holder (when on), the reaper. */
+static enum role role_of(const struct master *m, int i)
+{
+	if (i == m->n - 1)
+		return REAPER;
+	if (i >= m->cfg->workers + m->cfg->git_workers)
+		return HOLDER;
+	return i < m->cfg->workers ? API_WORKER : GIT_WORKER;
+}
+
+/* Stopping, the holder goes last: while a worker lives it may still hand an exec over.
+ * The holder's pid to spare, or 0 once no worker is left. */
+static pid_t spare_holder(const struct master *m)
+{
+	pid_t holder = 0;
+	int workers = m->old != NULL;
+
+	for (int i = 0; i < m->n; i++) {
+		if (m->slots[i].pid <= 0)
+			continue;
+		if (role_of(m, i) == HOLDER)
+			holder = m->slots[i].pid;
+		else if (role_of(m, i) == API_WORKER)
+			workers = 1;
+	}
+	return workers ? holder : 0;
+}
+
 /* Fills the empty slots whose time has come; returns how long until the next one's. */
 static long fill_slots(struct master *m, long now)
 {
@@ -211,9 +273,9 @@ static long fill_slots(struct master *m, long now)
 		struct slot *s = &m->slots[i];
 
 		if (s->pid == 0 && s->restart_at_ms <= now) {
-			enum role role = i == m->n - 1 ? REAPER
-					 : i < m->cfg->workers ? API_WORKER : GIT_WORKER;
+			enum role role = role_of(m, i);
 			s->mslot = metrics_slot_take(role == REAPER ? METRICS_POOL_REAPER
+						     : role == HOLDER ? METRICS_POOL_HOLDER
 						     : role == GIT_WORKER ? METRICS_POOL_GIT
 						     : METRICS_POOL_API);
 			s->pid = spawn(m->cfg, m->fds, &m->oldmask, role, s->mslot);
@@ -276,7 +338,7 @@ static void wait_signal(struct master *m, long wait_ms)
 		if (!m->draining)
 			log_info("draining: waiting for requests in flight");
 		m->draining = 1;
-		signal_all(m->slots, m->n, m->old, SIGTERM);
+		signal_all(m->slots, m->n, m->old, SIGTERM, spare_holder(m));
 		m->last_term = (long)clock_ms();
 	} else if (sig == SIGHUP && !m->draining) {
 		replace_all(m);
@@ -285,8 +347,8 @@ static void wait_signal(struct master *m, long wait_ms)
 
 int master_run(const struct config *cfg)
 {
-	struct master m = { .cfg = cfg, .fds = { -1, -1 },
-			    .n = cfg->workers + cfg->git_workers + 1 };
+	struct master m = { .cfg = cfg, .fds = { -1, -1, -1 },
+			    .n = cfg->workers + cfg->git_workers + (cfg->holder ? 1 : 0) + 1 };
 	int rc = 1;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -298,8 +360,9 @@ int master_run(const struct config *cfg)
 	sigprocmask(SIG_BLOCK, &m.set, &m.oldmask);
 	if (master_open(&m))
 		goto out;
-	log_info("listening on %s with %d workers, on %s with %d git workers, and a reaper",
-		 cfg->socket_path, cfg->workers, cfg->git_socket_path, cfg->git_workers);
+	log_info("listening on %s with %d workers, on %s with %d git workers, %s and a reaper",
+		 cfg->socket_path, cfg->workers, cfg->git_socket_path, cfg->git_workers,
+		 cfg->holder ? "the holder on its socket" : "no holder");
 
 	for (;;) {
 		long now = (long)clock_ms(), wait_ms = 1000;
@@ -312,7 +375,7 @@ int master_run(const struct config *cfg)
 			/* A worker can miss the first SIGTERM in the instant before it blocks in
 			 * accept; repeating it is harmless and closes that window. */
 			if (now - m.last_term >= 1000) {
-				signal_all(m.slots, m.n, m.old, SIGTERM);
+				signal_all(m.slots, m.n, m.old, SIGTERM, spare_holder(&m));
 				m.last_term = now;
 			}
 		}
@@ -320,6 +383,8 @@ int master_run(const struct config *cfg)
 	}
 	unlink(cfg->socket_path);
 	unlink(cfg->git_socket_path);
+	if (cfg->holder)
+		unlink(cfg->holder_socket);
 	if (cfg->pid_file[0])
 		unlink(cfg->pid_file);
 	log_info("stopped");
@@ -331,6 +396,8 @@ out:
 		close(m.fds[0]);
 	if (m.fds[1] >= 0)
 		close(m.fds[1]);
+	if (m.fds[2] >= 0)
+		close(m.fds[2]);
 	free(m.slots);
 	return rc;
 }

@@ -33,7 +33,7 @@ static const char *const classes[] = { "1xx", "2xx", "3xx", "4xx", "5xx", "other
 static const char *const docker_ops[METRICS_DOCKER_OPS] = {
 	"create", "start", "exec", "inspect", "remove", "archive", "list", "pull", "ping", "other",
 };
-static const char *const pools[METRICS_POOLS] = { "api", "git", "reaper" };
+static const char *const pools[METRICS_POOLS] = { "api", "git", "reaper", "holder" };
 static const char *const states[METRICS_STATES] = {
 	"free", "starting", "idle", "busy", "draining",
 };

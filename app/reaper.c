@@ -2,12 +2,15 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <git2.h>
 #include <json-c/json.h>
+#include "sandboxd/audit.h"
 #include "sandboxd/db.h"
+#include "sandboxd/holder.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/forge_sweep.h"
 #include "sandboxd/json.h"
@@ -267,6 +270,36 @@ static void forge(const struct config *cfg, struct db *db)
 		log_info("reaper: %d ephemeral refs expired", n);
 }
 
+/* Held execs no holder keeps any more (README "The holder"): the holder died (its
+ * connections to the agents closed with it, which ends each command's tree) or the worker
+ * died before the hand-over. Each row becomes its audit row, once, and gives its hold back. */
+static void held_lost(const struct config *cfg, struct db *db)
+{
+	struct err e;
+	int code = 0;
+	PGresult *res = db_exec(db, &e, &code,
+				"SELECT id FROM held_execs WHERE seen_at < now() - interval '"
+				HELD_STALE_SECONDS " seconds' ORDER BY id LIMIT 100", 0);
+
+	if (!res) {
+		log_warn("reaper: held execs: %s", e.msg);
+		return;
+	}
+	for (int i = 0; i < PQntuples(res); i++) {
+		json_object *d = json_object_new_object();
+		long long id = strtoll(db_val(res, i, 0), NULL, 10);
+
+		json_add_str(d, "error", "no holder kept the exec any more: its command was ended");
+		json_add_str(d, "ended_by", "reaper");
+		if (audit_held_finish(db, id, 502, -1, d, cfg->idle_timeout, &e))
+			log_warn("reaper: held exec %lld: %s", id, e.msg);
+		else
+			log_warn("reaper: held exec %lld had no holder: ended", id);
+		json_object_put(d);
+	}
+	PQclear(res);
+}
+
 static void pass(const struct config *cfg, struct db *db)
 {
 	char sql[512];
@@ -291,6 +324,7 @@ static void pass(const struct config *cfg, struct db *db)
 	end_all(db, sql, "failed", "start timed out", "sandbox.reconcile", 0);
 	abandoned(db);
 	gone(db);
+	held_lost(cfg, db);
 	forge(cfg, db);
 	/* The pool is refilled before the orphans are looked for: a container started here is
 	 * wanted by its row from before it exists. */

@@ -137,6 +137,9 @@ int worker_run(const struct config *cfg, int listen_fd)
 		metrics_set_state(METRICS_BUSY);
 		request_new(&r, &w);
 		dispatch(&r, api_routes, api_routes_count);
+		/* A running exec handed to the holder: its connection is the holder's now. */
+		if (r.handed)
+			http_release(&r);
 		FCGX_Finish_r(&w.fcgx);
 		request_end(&r, &w);
 	}

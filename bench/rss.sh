@@ -31,13 +31,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		ss -Htan | awk '{print $4}' | grep -qE "[:.]$p\$" || { echo "$p"; return; }
-	done
-}
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 
 SANDBOXD_HTTP_PORT=$(free_port)
 SANDBOXD_PG_PORT=$(free_port)

@@ -20,6 +20,9 @@
 #      and the handler's own mean from the route's histogram.
 #   6. create -> first exec result on a history of BENCH_HISTORY (20,000) commits: a full,
 #      a shallow (depth 1) and a blobless clone.
+#   7. bench/held.sh: BENCH_HELD (200) running execs at once on 4 workers, attached then
+#      streamed, and GET /api/v3/user's latency meanwhile beside its latency with nothing
+#      running; the holder's memory per parked exec.
 #
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
@@ -41,15 +44,10 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 40000))
-		ss -Htan | awk '{print $4}' | grep -qE "[:.]$p\$" || { echo "$p"; return; }
-	done
-}
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 
-PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history} "
+PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history held} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
@@ -536,4 +534,9 @@ for mode in full depth blobless; do
 	printf '%-10s p50 %9.1f  p99 %9.1f\n' "$mode" "$(tr ' ' '\n' <<<"${HIST[$mode]}" | grep . | median)" \
 		"$(tr ' ' '\n' <<<"${HIST[$mode]}" | grep . | hp99)"
 done
+fi
+
+# --- 7. running commands cost no worker (bench/held.sh: a stack of its own, 4 workers) ------
+if part held; then
+	bash "$ROOT/bench/held.sh"
 fi

@@ -49,6 +49,9 @@ struct agent_exec_req {
 	size_t n_rlimits;
 };
 
+/* The stream of a connection's one request (1 is the handshake's). */
+#define AGENT_CLIENT_STREAM 2
+
 struct agent_exec_hooks {
 	int (*started)(void *arg);     /* non-zero: ERR_CANCELLED, the tree is ended */
 	void *started_arg;
@@ -56,11 +59,16 @@ struct agent_exec_hooks {
 	void *sink_arg;
 	int (*cancel)(void *arg);      /* polled at least once a second */
 	void *cancel_arg;
+	/* After started: 0 when the caller handed the connection on (agent_exec returns at
+	 * once, out->handed set); NULL or non-zero: agent_exec reads the run to its end. */
+	int (*handover)(void *arg, int fd);
+	void *handover_arg;
 };
 
 /* How an exec ended: exit_code is 128 + signal when a signal ended it. */
 struct agent_exit {
 	int exit_code, signal, timed_out, killed;
+	int handed;                    /* the hooks' handover took the connection */
 	long long duration_ms;
 };
 
@@ -69,6 +77,9 @@ struct agent_exit {
 int agent_exec(struct agent_conn *c, const struct agent_exec_req *r,
 	       const struct agent_exec_hooks *h, struct agent_exit *out, struct err *e)
 	__attribute__((warn_unused_result));
+
+/* An EXIT (or DSTATUS) frame's fields into x, each brought into its range. */
+void agent_exit_take(const struct ap_msg *m, struct agent_exit *x);
 
 /* Starts r detached; id gets the agent's exec id. */
 int agent_detach_start(struct agent_conn *c, const struct agent_exec_req *r,

@@ -21,4 +21,18 @@ struct audit_ref {
 int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e)
 	__attribute__((warn_unused_result));
 
+/* A running exec handed to the holder: its row to be, in held_execs (the request's row
+ * as audit_request would write it, but for status and duration), committed; *id gets
+ * its number. hold is the sandbox's busy_until the exec set ("": none). */
+int audit_hold(struct req *r, const char *action, const char *sandbox_id, const char *hold,
+	       long long *id, struct err *e) __attribute__((warn_unused_result));
+
+/* The held exec's end, in one statement: its row moves to audit_log with status, the
+ * request's duration and details (JSON text, masked here, merged into the row's), its hold
+ * on the sandbox is given back and the sandbox's idle deadline moves on (idle_timeout:
+ * the setting). 0 also when the row was gone (ended by the reaper already). */
+int audit_held_finish(struct db *db, long long id, int status, long long duration_ms,
+		      json_object *details, int idle_timeout, struct err *e)
+	__attribute__((warn_unused_result));
+
 #endif

@@ -12,6 +12,11 @@ struct config {
 	char socket_path[256];
 	char git_socket_path[256];  /* git's own workers listen here (SANDBOXD_GIT_SOCKET) */
 	char socket_group[64];      /* empty: no chown */
+	/* The holder (holder.h): running attached and streamed execs are handed to it (0: each
+	 * stays in its worker), on its socket; and the tests' fault point in the hand-over. */
+	int holder;
+	char holder_socket[256];
+	char fault_handover[16];
 	char repos_dir[512];
 	char public_url[256];       /* no trailing slash */
 	char docker_host[256];

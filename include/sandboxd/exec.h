@@ -93,9 +93,15 @@ struct exec_hooks {
 	void *sink_arg;
 	int (*cancel)(void *arg);
 	void *cancel_arg;
+	/* Called once the agent started the command (NULL: none), with the agent's connection:
+	 * 0 when the caller handed the rest of the run to someone else (the holder), after
+	 * which exec_run returns at once with out->handed set; non-zero: the run goes on here. */
+	int (*handover)(void *arg, int agent_fd);
+	void *handover_arg;
 };
 
 struct exec_result {
+	int handed;                /* the rest of the run is the holder's (hooks' handover) */
 	int exit_code;             /* 124 past the limit */
 	int timed_out;
 	long long duration_ms;
@@ -112,6 +118,14 @@ struct exec_result {
  * ..."): the command is never run twice. */
 int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
 	     struct exec_result *out, struct err *e) __attribute__((warn_unused_result));
+
+/* The attached answer (SPEC.md §4 "Exec"): the exit, each stream's text (capture_finish),
+ * the flags and counts. NULL on failure (e says why). */
+json_object *exec_answer(const struct exec_result *res, struct capture *cap, struct err *e);
+/* The last line of a streamed answer: exitCode, timedOut, durationMs. */
+json_object *exec_stream_result(const struct exec_result *res);
+/* exit_code, duration_ms and timed_out into an audit row's details. */
+void exec_audit_result(json_object *details, const struct exec_result *res);
 
 /* Starts x detached; id gets its exec id. With x->agent, through the sandbox's agent when
  * it can be reached (else Docker exec, out->agent_error saying why); once it was asked, its

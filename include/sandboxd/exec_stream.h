@@ -12,8 +12,14 @@
 
 #define EXEC_STREAM_KEEPALIVE_S 15
 
+/* Writes one whole line (its "\n" included) and passes it on at once; non-zero when the
+ * client is gone. */
+typedef int (*exec_stream_write_fn)(void *arg, const char *line, size_t n);
+
 struct exec_stream {
-	struct req *r;
+	struct req *r;         /* the worker's request (NULL: write below is the only way out) */
+	exec_stream_write_fn write;  /* NULL: http_write and http_flush on r */
+	void *write_arg;
 	struct capture *cap;
 	struct timespec last;  /* the last line written */
 	int broken;            /* a write failed: the client is gone */
@@ -28,7 +34,7 @@ int exec_stream_begin(struct exec_stream *s, struct req *r, struct capture *cap)
 int exec_stream_sink(void *arg, int stream, const char *data, size_t n)
 	__attribute__((warn_unused_result));
 /* A docker_exec_io cancel hook: writes the keep-alive line when due; 1 when the client is
- * gone. */
+ * gone (asked of r when there is one). */
 int exec_stream_tick(void *arg) __attribute__((warn_unused_result));
 /* Writes the rest of each stream, then result (taken) as the last line. */
 int exec_stream_end(struct exec_stream *s, json_object *result) __attribute__((warn_unused_result));

@@ -85,6 +85,7 @@ struct req {
 	json_object *audit_details;
 	const char *via;             /* the door the request came by: NULL for "rest", "mcp" */
 	int audited;                 /* the handler wrote its own audit rows (MCP: one per message) */
+	int handed;                  /* the holder answers and audits it (holder.h) */
 	/* Undo steps for side effects outside the database, run when the request fails or its
 	 * transaction does not commit (e.g. a bare repository created on disk). */
 	struct req_cleanup *on_abort;
@@ -126,6 +127,17 @@ int http_on_abort(struct req *r, void (*fn)(void *), void *arg) __attribute__((w
 int http_write(struct req *r, const void *data, size_t n) __attribute__((warn_unused_result));
 int http_flush(struct req *r) __attribute__((warn_unused_result));
 long http_read(struct req *r, void *buf, size_t n) __attribute__((warn_unused_result));
+/* The head http_send writes (Status, X-Request-Id, Cache-Control, and but for 204
+ * Content-Type, NULL: JSON, and Content-Length len) into out[size]: its length, or -1 when
+ * it does not fit. For answers written without libfcgi (the holder). */
+int http_head(char *out, size_t size, int status, const char *request_id,
+	      const char *content_type, size_t len) __attribute__((warn_unused_result));
+/* The FastCGI connection and request id of r (-1 and 0 without one). */
+int http_fcgi_fd(struct req *r) __attribute__((warn_unused_result));
+unsigned http_fcgi_id(struct req *r) __attribute__((warn_unused_result));
+/* Lets go of a request handed over (r->handed): frees libfcgi's state of it and closes this
+ * process's copy of the connection without writing a byte or shutting it down. */
+void http_release(struct req *r);
 /* Writes status line, headers and body to the client. */
 int http_send(struct req *r) __attribute__((warn_unused_result));
 /* 1 when the connection from nginx has been closed (nginx closes it when its client goes

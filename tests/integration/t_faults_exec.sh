@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# t_faults_exec.sh: faults in the middle of an exec. A worker killed with SIGKILL: the
-# client gets nginx's 502 (JSON), the master replaces the worker, the sandbox goes on
-# working, and the killed exec's whole process tree is ended (its connection to the engine
-# closed, which the exec's wrapper notices). A client that goes away: the worker notices,
+# t_faults_exec.sh: faults in the middle of an exec. The process that keeps it (the holder;
+# its worker with the agent off) killed with SIGKILL: the client gets nginx's 502 (JSON),
+# the master replaces it, the sandbox goes on working, and the killed exec's whole process
+# tree is ended (its connection to the agent or the engine closed, which the agent or the
+# exec's wrapper notices). A client that goes away: the keeper notices,
 # the tree is ended the same way, the audit row says 499, and the worker serves again. A
 # client that leaves while its exec waits for the clone is noticed within seconds too.
 . "$(dirname "$0")/lib.sh"
@@ -55,23 +56,38 @@ busy_workers() {
 		grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | grep -xF "$(workers)"
 }
 
-# --- a worker killed with SIGKILL in the middle of an exec ---------------------------------
-# A tree whose one part ignores SIGTERM; a time limit far away: only the worker's death can
+# --- the process that keeps an exec killed with SIGKILL in the middle of it --------------------
+# With the agent and the holder on (the default), the holder keeps a running exec (README
+# "The holder": t_holder has the rest); with SANDBOXD_AGENT=0 its worker does.
+holder() { pgrep -x -P "$M" sandboxd-holder 2>/dev/null; }
+HOLDING=worker
+[[ ${SANDBOXD_AGENT:-1} != 0 && ${SANDBOXD_HOLDER:-1} != 0 ]] && HOLDING=holder
+# A tree whose one part ignores SIGTERM; a time limit far away: only the keeper's death can
 # end it within the bounds below.
 exec_bg kill '{"cmd":"(trap \"\" TERM; sleep 302) & sleep 303; wait","timeoutMs":600000}' 60
 K=$BG_PID
 check 'the exec runs in the container' wait_until 30 running 'sleep 30[23]'
-VICTIM=$(busy_workers)
-check_cond "exactly one worker is busy with it (got '${VICTIM//$'\n'/ }')" '[[ $VICTIM =~ ^[0-9]+$ ]]'
+if [[ $HOLDING == holder ]]; then
+	VICTIM=$(holder)
+	check_eq 'no worker is busy with it' '' "$(busy_workers)"
+else
+	VICTIM=$(busy_workers)
+fi
+check_cond "exactly one $HOLDING keeps it (got '${VICTIM//$'\n'/ }')" '[[ $VICTIM =~ ^[0-9]+$ ]]'
 [[ $VICTIM =~ ^[0-9]+$ ]] && kill -KILL "$VICTIM"
 wait_until 20 eval '! kill -0 $K 2>/dev/null' || true
 wait "$K" 2>/dev/null
 bg_result kill
-expect_status 502 'the client of the killed worker gets 502 from nginx'
+expect_status 502 "the client of the killed $HOLDING gets 502 from nginx"
 expect_body '{"message": "sandboxd is not answering (bad gateway)"}' 'with nginx JSON error body'
 expect_header_match X-Request-Id '^[0-9a-f]{32}$' 'and an X-Request-Id'
-replaced() { ! kill -0 "$VICTIM" 2>/dev/null && [[ $(nworkers) == "$N" ]]; }
-check "the master replaces the worker ($N workers again)" wait_until 15 replaced
+if [[ $HOLDING == holder ]]; then
+	replaced() { ! kill -0 "$VICTIM" 2>/dev/null && [[ -n $(holder) ]]; }
+	check 'the master starts a new holder' wait_until 15 replaced
+else
+	replaced() { ! kill -0 "$VICTIM" 2>/dev/null && [[ $(nworkers) == "$N" ]]; }
+	check "the master replaces the worker ($N workers again)" wait_until 15 replaced
+fi
 check_eq 'the master is the same process' "$M" "$(cat "$SANDBOXD_PID_FILE")"
 check 'the killed exec ends, also the part that ignores SIGTERM, within 20 s' \
 	wait_until 20 not_running 'sleep 30[23]'
@@ -90,7 +106,7 @@ G=$BG_PID
 check 'the exec runs in the container' wait_until 30 running 'sleep 30[45]'
 wait "$G" 2>/dev/null
 check_cond 'curl gave up after 4 s (no answer)' "[[ \$(cat '$_T/gone.status') == 000 ]]"
-check 'the worker ends the whole tree, SIGTERM-proof part included, within 20 s' \
+check "the $HOLDING ends the whole tree, SIGTERM-proof part included, within 20 s" \
 	wait_until 20 not_running 'sleep 30[45]'
 audit_499() {
 	[[ $(sql "select count(*) from audit_log where sandbox_id = '$ID' and action = 'sandbox.exec'

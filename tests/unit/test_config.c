@@ -223,13 +223,43 @@ static void test_socket(void **state)
 		"SANDBOXD_GIT_SOCKET is longer than 107 characters (by default it is "
 		"SANDBOXD_SOCKET with -git)");
 	env_set("SANDBOXD_GIT_SOCKET", "/run/git.sock");
+	refused("SANDBOXD_SOCKET", long_value("/", 107),
+		"SANDBOXD_HOLDER_SOCKET must be an absolute path of at most 107 characters (by "
+		"default SANDBOXD_SOCKET with -holder)");
+	env_set("SANDBOXD_HOLDER_SOCKET", "/run/holder.sock");
 	accepted("SANDBOXD_SOCKET", long_value("/", 107), &c);
 	assert_int_equal(strlen(c.socket_path), 107);
 	env_set("SANDBOXD_GIT_SOCKET", NULL);
+	env_set("SANDBOXD_HOLDER_SOCKET", NULL);
 	refused("SANDBOXD_SOCKET", long_value("/", 108),
 		"SANDBOXD_SOCKET is longer than 107 characters");
 	refused("SANDBOXD_SOCKET", long_value("/", 256),
 		"SANDBOXD_SOCKET is longer than 255 characters");
+}
+
+/* The holder's socket: beside the main one by default; an absolute path of its own. */
+static void test_holder(void **state)
+{
+	struct config c;
+
+	accepted("SANDBOXD_SOCKET", "/run/x/fcgi.sock", &c);
+	assert_string_equal(c.holder_socket, "/run/x/fcgi-holder.sock");
+	assert_int_equal(c.holder, 1);
+	assert_string_equal(c.fault_handover, "");
+	refused("SANDBOXD_HOLDER_SOCKET", "holder.sock",
+		"SANDBOXD_HOLDER_SOCKET must be an absolute path of at most 107 characters (by "
+		"default SANDBOXD_SOCKET with -holder)");
+	refused("SANDBOXD_HOLDER_SOCKET", "/run/x/fcgi.sock",
+		"SANDBOXD_HOLDER_SOCKET must differ from the FastCGI sockets");
+	env_set("SANDBOXD_HOLDER_SOCKET", NULL);
+	refused("SANDBOXD_FAULT_HANDOVER", "middle",
+		"SANDBOXD_FAULT_HANDOVER must be before, after or empty");
+	accepted("SANDBOXD_FAULT_HANDOVER", "after", &c);
+	assert_string_equal(c.fault_handover, "after");
+	env_set("SANDBOXD_FAULT_HANDOVER", NULL);
+	refused("SANDBOXD_HOLDER", "2", "SANDBOXD_HOLDER must be an integer between 0 and 1");
+	accepted("SANDBOXD_HOLDER", "0", &c);
+	assert_int_equal(c.holder, 0);
 }
 
 static void test_repos_dir(void **state)
@@ -491,6 +521,7 @@ int main(void)
 		cmocka_unit_test_setup(test_database_url_required, setup),
 		cmocka_unit_test_setup(test_public_url, setup),
 		cmocka_unit_test_setup(test_socket, setup),
+		cmocka_unit_test_setup(test_holder, setup),
 		cmocka_unit_test_setup(test_repos_dir, setup),
 		cmocka_unit_test_setup(test_docker_host, setup),
 		cmocka_unit_test_setup(test_log_level, setup),

@@ -1,0 +1,375 @@
+/* held.c: one exec the holder keeps (held.h). Every answer is the one the worker gives for
+ * the same run (api_exec.c): the same texts, the same shapes, built by the same functions
+ * (exec_answer, exec_stream_*). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include "sandboxd/agent_client.h"
+#include "sandboxd/agentwire.h"
+#include "sandboxd/audit.h"
+#include "sandboxd/fcgirec.h"
+#include "sandboxd/held.h"
+#include "sandboxd/json.h"
+#include "sandboxd/log.h"
+#include "sandboxd/metrics.h"
+#include "sandboxd/banned.h"
+
+/* Past the command's limit: the agent's own grace (5 s) and what agent_exec allows it. */
+#define DEADLINE_SLACK_MS 20000
+#define OUT_MAX (HTTP_OUT_MAX + ((size_t)4 << 20))
+
+static void set_nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* The streamed answer's way out: FastCGI records in the queue. */
+static int queue_line(void *arg, const char *line, size_t n)
+{
+	struct held *x = arg;
+
+	return x->fcgi < 0 || fcgirec_stdout(&x->out, x->ho.w.fcgi_id, line, n);
+}
+
+int held_open(struct held *x, struct handover *ho, const int fds[2], struct db *db,
+	      struct err *e)
+{
+	struct secrets_set sec = { .n = ho->w.nsecrets };
+	int rc;
+
+	memset(x, 0, sizeof(*x));
+	x->ho = *ho;
+	memset(ho, 0, sizeof(*ho));
+	x->db = db;
+	x->fcgi = fds[0];
+	x->agent = fds[1];
+	x->tag[0] = (struct held_tag){ HELD_NGINX, -1, x };
+	x->tag[1] = (struct held_tag){ HELD_AGENT, -1, x };
+	set_nonblocking(x->fcgi);
+	set_nonblocking(x->agent);
+	buf_init(&x->out, OUT_MAX);
+	x->status = 200;
+	x->deadline_ms = x->ho.w.exec_started_ms + x->ho.w.timeout_ms + DEADLINE_SLACK_MS;
+	x->res.backend = "agent";
+	for (size_t i = 0; i < sec.n; i++)
+		sec.values[i] = x->ho.secrets[i];
+	if (!(x->audit = json_object_new_object()))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	if ((rc = exec_capture_init(&x->cap, x->ho.w.token[0] ? x->ho.w.token : NULL, &sec, e)))
+		return rc;
+	x->xs = (struct exec_stream){ .write = queue_line, .write_arg = x, .cap = &x->cap };
+	clock_gettime(CLOCK_MONOTONIC, &x->xs.last);
+	return 0;
+}
+
+static void close_agent(struct held *x)
+{
+	/* The agent ends the command's tree when its connection closes. */
+	if (x->agent >= 0)
+		close(x->agent);
+	x->agent = -1;
+	free(x->body);
+	x->body = NULL;
+}
+
+static void queue_end(struct held *x)
+{
+	if (fcgirec_end(&x->out, x->ho.w.fcgi_id))
+		log_error("held exec %lld: the answer's end does not fit", (long long)x->ho.w.held_id);
+	x->answered = 1;
+	close_agent(x);
+}
+
+/* A whole answer of one JSON object (attached). */
+static void queue_json(struct held *x, int status, json_object *o)
+{
+	struct buf body;
+	char head[512];
+	int n;
+
+	buf_init(&body, HTTP_OUT_MAX);
+	if (!o || json_write(&body, o) || buf_puts(&body, "\n")) {
+		buf_clear(&body);
+		status = 500;
+		if (buf_puts(&body, "{\"error\":\"internal error\"}\n"))
+			log_error("cannot write even the internal error answer");
+	}
+	json_object_put(o);
+	x->status = status;
+	n = http_head(head, sizeof(head) - 2, status, x->ho.w.request_id, NULL, body.len);
+	if (n < 0 || fcgirec_stdout(&x->out, x->ho.w.fcgi_id, head, (size_t)n) ||
+	    fcgirec_stdout(&x->out, x->ho.w.fcgi_id, "\r\n", 2) ||
+	    (body.len && fcgirec_stdout(&x->out, x->ho.w.fcgi_id, body.data, body.len)))
+		log_error("held exec %lld: the answer does not fit", (long long)x->ho.w.held_id);
+	buf_release(&body);
+	queue_end(x);
+}
+
+static void fail(struct held *x, int status, const char *key, const char *msg)
+{
+	json_add_str(x->audit, "error", msg);
+	if (x->ho.w.streamed) {
+		/* The head went out with 200: the last line says what went wrong. */
+		exec_stream_fail(&x->xs, "the exec failed: the sandbox's agent broke off the exec");
+		queue_end(x);
+		return;
+	}
+	json_object *o = json_object_new_object();
+	json_add_str(o, key, msg);
+	queue_json(x, status, o);
+}
+
+/* A close that raced the exec: 410 as the worker answers (api_exec.c ended_meanwhile). */
+static int ended_meanwhile(struct held *x)
+{
+	struct err e;
+	int code = 0, ended = 0;
+	char msg[80];
+	PGresult *res = db_ensure(x->db, &e) ? NULL
+			: db_exec(x->db, &e, &code, "SELECT state FROM sandboxes WHERE id = $1", 1,
+				  x->ho.w.sandbox_id);
+
+	if (!res)
+		return 0;
+	if (PQntuples(res) == 1 && strcmp(db_val(res, 0, 0), "ready")) {
+		snprintf(msg, sizeof(msg), "sandbox is %.32s", db_val(res, 0, 0));
+		ended = 1;
+	}
+	PQclear(res);
+	if (ended) {
+		json_add_str(x->audit, "error", msg);
+		if (x->ho.w.streamed) {
+			exec_stream_fail(&x->xs, msg);
+			queue_end(x);
+		} else {
+			json_object *o = json_object_new_object();
+			json_add_str(o, "message", msg);
+			queue_json(x, 410, o);
+		}
+	}
+	return ended;
+}
+
+static void broke_off(struct held *x, const char *why)
+{
+	char msg[600];
+
+	/* A close that raced the command removed the container under it: the close is the
+	 * answer (as the worker gives it), not the broken connection. */
+	if (ended_meanwhile(x))
+		return;
+	snprintf(msg, sizeof(msg), "the sandbox's agent broke off the exec: agent: %.400s", why);
+	log_warn("held exec %lld: %s", (long long)x->ho.w.held_id, msg);
+	fail(x, 502, "error", msg);
+}
+
+static void exited(struct held *x)
+{
+	struct ap_msg m;
+	struct agent_exit ax = { 0 };
+	struct err e;
+
+	if (agentproto_decode(x->h.type, x->body, x->h.len, &m, &e)) {
+		broke_off(x, "sent a bad exit frame");
+		return;
+	}
+	agent_exit_take(&m, &ax);
+	x->res.timed_out = ax.timed_out;
+	x->res.exit_code = ax.timed_out ? 124 : ax.exit_code;
+	x->res.duration_ms = agentwire_now_ms() - x->ho.w.exec_started_ms;
+	x->ran = 1;
+	exec_audit_result(x->audit, &x->res);
+	if ((x->res.exit_code == 126 || x->res.exit_code == 137) && ended_meanwhile(x))
+		return;
+	if (x->ho.w.streamed) {
+		if (exec_stream_end(&x->xs, exec_stream_result(&x->res)))
+			log_info("held exec %lld: the client left before the result line",
+				 (long long)x->ho.w.held_id);
+		queue_end(x);
+		return;
+	}
+	json_object *o = exec_answer(&x->res, &x->cap, &e);
+	queue_json(x, o ? 200 : 500, o);
+}
+
+/* One whole frame of the agent's. */
+static void frame(struct held *x)
+{
+	int stream = x->h.type == AP_T_STDOUT ? CAPTURE_STDOUT : CAPTURE_STDERR;
+	struct ap_msg m;
+	struct err e;
+	char clean[400];
+
+	if (x->h.type == AP_T_STDOUT || x->h.type == AP_T_STDERR) {
+		int rc = x->ho.w.streamed
+			 ? exec_stream_sink(&x->xs, stream, (const char *)x->body, x->h.len)
+			 : capture_feed(&x->cap, stream, (const char *)x->body, x->h.len);
+		if (rc)
+			fail(x, 500, "error", "internal error");
+	} else if (x->h.type == AP_T_EXIT) {
+		exited(x);
+	} else if (x->h.type == AP_T_ERROR) {
+		if (agentproto_decode(x->h.type, x->body, x->h.len, &m, &e)) {
+			broke_off(x, "sent a bad error frame");
+			return;
+		}
+		agentproto_clean_text(clean, sizeof(clean), m.str[AP_F_MSG]);
+		broke_off(x, clean);
+	} else {
+		snprintf(clean, sizeof(clean), "sent frame type %u during an exec", x->h.type);
+		broke_off(x, clean);
+	}
+}
+
+/* Reads into p[*got..n): 1 when it is full, 0 for more to come, -1 with why set. */
+static int fill(int fd, unsigned char *p, size_t n, size_t *got, const char **why)
+{
+	while (*got < n) {
+		ssize_t r = recv(fd, p + *got, n - *got, MSG_DONTWAIT);
+
+		if (r == 0) {
+			*why = "the connection closed";
+			return -1;
+		}
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			*why = strerror(errno);
+			return -1;
+		}
+		*got += (size_t)r;
+	}
+	return 1;
+}
+
+void held_agent_readable(struct held *x)
+{
+	const char *why = NULL;
+	struct err e;
+	int r;
+
+	while (x->agent >= 0 && !x->answered && held_wants_agent(x)) {
+		if (x->hdr_got < AP_HDR) {
+			if ((r = fill(x->agent, x->hdr, AP_HDR, &x->hdr_got, &why)) <= 0)
+				break;
+			if (agentproto_hdr_parse(x->hdr, AP_DATA_MAX, &x->h, &e)) {
+				broke_off(x, e.msg);
+				return;
+			}
+			if (x->h.stream != AGENT_CLIENT_STREAM) {
+				broke_off(x, "answered on another stream");
+				return;
+			}
+			if (!(x->body = malloc(x->h.len + 1))) {
+				fail(x, 500, "error", "internal error");
+				return;
+			}
+			x->body_got = 0;
+		}
+		if ((r = fill(x->agent, x->body, x->h.len, &x->body_got, &why)) <= 0)
+			break;
+		frame(x);
+		free(x->body);
+		x->body = NULL;
+		x->hdr_got = 0;
+	}
+	if (why && !x->answered)
+		broke_off(x, why);
+}
+
+void held_client_gone(struct held *x)
+{
+	if (x->answered && x->out_off == x->out.len)
+		return;
+	log_info("held exec %lld: the client went away; its process tree is being ended",
+		 (long long)x->ho.w.held_id);
+	close_agent(x);
+	x->answered = 1;
+	x->status = HTTP_CLIENT_CLOSED;
+	json_add_str(x->audit, "error", "the client closed the connection");
+	json_add_int(x->audit, "duration_ms", agentwire_now_ms() - x->ho.w.exec_started_ms);
+	if (x->fcgi >= 0)
+		close(x->fcgi);
+	x->fcgi = -1;
+	buf_release(&x->out);
+	x->out_off = 0;
+}
+
+int held_write(struct held *x)
+{
+	while (x->fcgi >= 0 && x->out_off < x->out.len) {
+		ssize_t n = send(x->fcgi, x->out.data + x->out_off, x->out.len - x->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			held_client_gone(x);
+			return -1;
+		}
+		x->out_off += (size_t)n;
+	}
+	if (x->fcgi < 0)
+		return -1;
+	buf_clear(&x->out);
+	x->out_off = 0;
+	return x->answered;
+}
+
+void held_tick(struct held *x, long long now)
+{
+	if (x->answered)
+		return;
+	if (now >= x->deadline_ms) {
+		broke_off(x, "no answer in time");
+		return;
+	}
+	if (x->ho.w.streamed && exec_stream_tick(&x->xs))
+		held_client_gone(x);
+}
+
+int held_wants_agent(const struct held *x)
+{
+	return x->out.len - x->out_off < HELD_OUT_HIGH;
+}
+
+void held_audit(struct held *x)
+{
+	struct timespec now;
+	long long ms;
+	struct err e;
+
+	if (x->audited)
+		return;
+	x->audited = 1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 - x->ho.w.request_started_ms;
+	if (x->ran)
+		metrics_observe_exec((int64_t)x->res.duration_ms * 1000);
+	if (db_ensure(x->db, &e) || audit_held_finish(x->db, x->ho.w.held_id, x->status, ms, x->audit,
+			      (int)x->ho.w.idle_timeout, &e))
+		log_error("held exec %lld: its audit row: %s (the reaper writes it)",
+			  (long long)x->ho.w.held_id, e.msg);
+}
+
+void held_close(struct held *x)
+{
+	held_audit(x);
+	close_agent(x);
+	if (x->fcgi >= 0)
+		close(x->fcgi);
+	x->fcgi = -1;
+	capture_release(&x->cap);
+	buf_release(&x->out);
+	json_object_put(x->audit);
+	handover_release(&x->ho);
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# bench/held.sh: what a running command costs (issue 14, README "The holder"), on a
+# throwaway stack with 4 workers. BENCH_HELD (default 200) execs of `sleep BENCH_HELD_SLEEP`
+# (20) at once across 10 sandboxes, attached, then the same streamed; meanwhile wrk measures
+# GET /api/v3/user (4 clients, BENCH_SECONDS, default 10 s), side by side with the same
+# measure with nothing running, and /healthz is asked once a second. Also the holder's
+# resident anonymous memory per parked exec. Prints the figures and the ratios.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+VAR=$(mktemp -d /tmp/sandboxd-bench-held.XXXXXXXX)
+chmod 755 "$VAR"
+HELD=${BENCH_HELD:-200}
+SLEEP=${BENCH_HELD_SLEEP:-20}
+SECS=${BENCH_SECONDS:-10}
+cleanup() {
+	jobs -p | xargs -r kill 2>/dev/null || true
+	SANDBOXD_VAR=$VAR bash "$ROOT/deploy/local-stack.sh" down >/dev/null 2>&1 || true
+	rm -rf -- "$VAR"
+}
+trap cleanup EXIT
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
+export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
+export SANDBOXD_WORKERS=4 SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1} SANDBOXD_POOL_SIZE=0
+export SANDBOXD_MAX_SANDBOXES=20 SANDBOXD_SANDBOX_MEMORY_MB=256
+# The service's own rate limit would refuse a burst of hundreds of execs (nginx's 429).
+export SANDBOXD_RATE_LIMIT=10000r/s SANDBOXD_RATE_BURST=10000
+echo "bench: starting a throwaway stack in $VAR" >&2
+bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
+. "$VAR/local.env"
+A="Authorization: Bearer $SANDBOXD_TOKEN"
+sqlb() { psql "$SANDBOXD_DATABASE_URL" -Atc "$1"; }
+
+curl -sf -H "$A" -d '{"name":"held","visibility":"private"}' "$SANDBOXD_URL/api/v3/user/repos" >/dev/null
+W=$VAR/src
+git init -q -b main "$W"
+echo x >"$W/x"
+git -C "$W" add x
+git -C "$W" -c user.name=b -c user.email=b@b commit -qm x
+git -C "$W" -c "http.extraHeader=Authorization: Bearer $SANDBOXD_TOKEN" push -q \
+	"$SANDBOXD_URL/admin/held.git" main
+SB=$SANDBOXD_URL/api/v3/repos/admin/held/diffinery/sandboxes
+IDS=()
+for _ in $(seq 10); do
+	id=$(curl -sf -H "$A" -d '{}' "$SB" | jq -r .id)
+	curl -sf -H "$A" -d '{"cmd":"true"}' "$SB/$id/exec" >/dev/null
+	IDS+=("$id")
+done
+
+to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /[0-9]s$/) n *= 1000; printf "%.2f", n }'; }
+user_latency() { # "p50 p99" of GET /api/v3/user, 4 clients, SECS seconds
+	local out
+	out=$(wrk -t2 -c4 -d"${SECS}s" --latency -H "$A" "$SANDBOXD_URL/api/v3/user")
+	if grep -q 'Non-2xx' <<<"$out"; then echo "bench: non-2xx answers: $out" >&2; exit 1; fi
+	echo "$(to_ms "$(awk '$1 == "50%" {print $2}' <<<"$out")") $(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")"
+}
+holder_anon() { awk '/^RssAnon/ {print $2}' "/proc/$(pgrep -x -P "$(cat "$SANDBOXD_PID_FILE")" sandboxd-holder)/status"; }
+
+wrk -t1 -c4 -d2s -H "$A" "$SANDBOXD_URL/api/v3/user" >/dev/null
+read -r b50 b99 <<<"$(user_latency)"
+echo
+echo "GET /api/v3/user, 4 workers, 4 clients, ${SECS}s, $(nproc) cores"
+printf '%-44s %9s %9s\n' "while" "p50 ms" "p99 ms"
+printf '%-44s %9s %9s\n' "nothing runs" "$b50" "$b99"
+
+round() { # NAME ACCEPT
+	local anon0 anon1 i dir=$VAR/$1 ok hz=0 hzbad=0
+	mkdir -p "$dir"
+	anon0=$(holder_anon)
+	for ((i = 0; i < HELD; i++)); do
+		curl -sS -o "$dir/$i.body" -w '%{http_code}' --max-time $((SLEEP + 60)) -H "$A" \
+			-H "Accept: $2" -d "{\"cmd\":\"sleep $SLEEP; echo $1\"}" \
+			"$SB/${IDS[i % 10]}/exec" >"$dir/$i.status" 2>/dev/null &
+	done
+	for _ in $(seq 600); do
+		[ "$(sqlb "select count(*) from held_execs where holder is not null")" -ge "$HELD" ] && break
+		sleep 0.1
+	done
+	local held_now
+	held_now=$(sqlb "select count(*) from held_execs where holder is not null")
+	anon1=$(holder_anon)
+	( for _ in $(seq "$SECS"); do
+		c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$SANDBOXD_URL/healthz") || c=000
+		echo "$c"; sleep 1
+	done ) >"$dir/healthz" &
+	read -r d50 d99 <<<"$(user_latency)"
+	wait 2>/dev/null || true
+	hz=$(grep -c '^200$' "$dir/healthz" || true)
+	hzbad=$(grep -vc '^200$' "$dir/healthz" || true)
+	ok=0
+	for ((i = 0; i < HELD; i++)); do
+		[ "$(cat "$dir/$i.status")" = 200 ] && grep -q '"exitCode":0' "$dir/$i.body" && ok=$((ok + 1))
+	done
+	printf '%-44s %9s %9s\n' "$HELD $1 'sleep $SLEEP' execs run ($held_now held)" "$d50" "$d99"
+	echo "  $1: $ok of $HELD answered 200 with exit 0; /healthz 200 $hz times, other $hzbad times"
+	echo "  $1: audit rows with exit_code 0: $(sqlb "select count(*) from audit_log where action = 'sandbox.exec' and details->>'cmd' = 'sleep $SLEEP; echo $1' and (details->>'exit_code')::int = 0")"
+	awk -v a="$anon0" -v b="$anon1" -v n="$HELD" \
+		'BEGIN { printf "  %s: the holder'"'"'s RssAnon %d KiB idle, %d KiB holding: %.1f KiB per parked exec\n", "'"$1"'", a, b, (b - a) / n }'
+	awk -v d="$d99" -v b="$b99" 'BEGIN { printf "  ratio: p99 while they run / p99 with nothing: %.2fx (goal: p99 <= 50 ms)\n", d / b }'
+}
+round attached application/json
+round streamed application/x-ndjson
+for id in "${IDS[@]}"; do curl -s -H "$A" -X POST "$SB/$id/close" >/dev/null; done

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# t_holder.sh: a running command costs no worker (README "The holder"). Execs through the
+# agent, attached and streamed, are handed to the holder once they started: many of them
+# run at once on the stack's 4 workers while the other calls answer; each answers as a
+# worker would and gets its audit row, once, with its exit code. A client that leaves ends
+# the tree (499). A worker killed right after the hand-over loses nothing; one killed just
+# before it leaves a row the reaper ends (502); the holder killed mid-run: nginx's 502, the
+# tree ended, the row ended by the reaper, a new holder. SANDBOXD_HOLDER=0: workers keep
+# their execs as before.
+. "$(dirname "$0")/lib.sh"
+
+: "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
+M=$(cat "$SANDBOXD_PID_FILE")
+FCGI_SOCK=$SANDBOXD_VAR/run/sandboxd/fcgi.sock
+workers() { pgrep -x -P "$M" sandboxd 2>/dev/null | sort -n; }
+holder() { pgrep -x -P "$M" sandboxd-holder 2>/dev/null; }
+# The workers that hold one of nginx's FastCGI connections (a request in flight).
+busy_workers() {
+	ss -xpH state established 2>/dev/null | grep -F " $FCGI_SOCK " |
+		grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | grep -xF "$(workers)" | wc -l
+}
+
+O="ho$SFX"
+mk_repo "$O" r
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a first sandbox'
+S1=$(_json .id)
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a second sandbox'
+S2=$(_json .id)
+for s in "$S1" "$S2"; do
+	api POST "$SB/$s/exec" '{"cmd":"echo ready"}' "$OT"
+	expect_json .stdout ready "its first exec works ($s)"
+done
+check_cond 'the holder runs beside the workers' '[[ -n $(holder) ]]'
+
+# exec_bg NAME SANDBOX JSON MAXTIME [ACCEPT]: an exec in the background; status, body and
+# headers land in $_T/NAME.{status,body,headers}.
+exec_bg() {
+	curl -sS -o "$_T/$1.body" -D "$_T/$1.headers" -w '%{http_code}' --max-time "$4" \
+		-H "Authorization: Bearer $OT" -H 'Content-Type: application/json' -H 'Expect:' \
+		-H "Accept: ${5:-application/json}" \
+		--data-binary "$3" "$SANDBOXD_URL$SB/$2/exec" >"$_T/$1.status" 2>"$_T/$1.err" &
+	BG_PID=$!
+	AT_EXIT+=("kill $BG_PID 2>/dev/null")
+}
+held() { (($(sql "select count(*) from held_execs where holder is not null and sandbox_id in ('$S1', '$S2')") >= $1)); }
+held_none() { [[ $(sql "select count(*) from held_execs where sandbox_id in ('$S1', '$S2')") == 0 ]]; }
+
+# --- many execs at once, 4 workers -------------------------------------------------------------
+N=16
+pids=()
+for i in $(seq 1 $N); do
+	s=$S1
+	((i % 2)) && s=$S2
+	if ((i <= 12)); then
+		exec_bg "a$i" "$s" "{\"cmd\":\"sleep 8; echo done-$i\"}" 60
+	else
+		exec_bg "a$i" "$s" "{\"cmd\":\"sleep 8; echo done-$i\"}" 60 application/x-ndjson
+	fi
+	pids+=("$BG_PID")
+done
+check "the holder keeps all $N (held_execs, each with its holder)" wait_until 30 held $N
+check_eq 'no worker is busy with them' 0 "$(busy_workers)"
+slow=0
+for i in 1 2 3 4 5; do
+	code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -H "Authorization: Bearer $OT" \
+		"$SANDBOXD_URL/api/v3/user") || slow=1
+	[[ $code == 200 ]] || slow=1
+	hz=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "$SANDBOXD_URL/healthz") || slow=1
+	[[ $hz == 200 ]] || slow=1
+done
+check_eq 'GET /api/v3/user and /healthz answer 200 within 5 s each, 5 times, meanwhile' 0 "$slow"
+check "and the $N execs were still running after them" held $N
+for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+bad=0
+for i in $(seq 1 12); do
+	[[ $(cat "$_T/a$i.status") == 200 ]] || bad=$((bad + 1))
+	[[ $(jq -r '"\(.exitCode) \(.stdout)"' "$_T/a$i.body" 2>/dev/null) == "0 done-$i" ]] || bad=$((bad + 1))
+done
+check_eq 'the 12 attached execs answer 200, exit 0, each its own stdout' 0 "$bad"
+bad=0
+for i in $(seq 13 $N); do
+	[[ $(cat "$_T/a$i.status") == 200 ]] || bad=$((bad + 1))
+	grep -qx "{\"stdout\":\"done-$i\\\\n\"}" "$_T/a$i.body" || bad=$((bad + 1))
+	tail -n 1 "$_T/a$i.body" | jq -e '.exitCode == 0 and .stdoutBytes > 0' >/dev/null || bad=$((bad + 1))
+done
+check_eq 'the 4 streamed execs: their line, then the result (exit 0)' 0 "$bad"
+head -c 300 "$_T/a13.body" | sed 's/^/#   a13: /'
+check_eq "each has one audit row with exit_code 0 and its duration" "$N" \
+	"$(sql "select count(*) from audit_log where action = 'sandbox.exec' and status = 200
+	         and sandbox_id in ('$S1', '$S2') and details->>'cmd' like 'sleep 8; echo done-%'
+	         and (details->>'exit_code')::int = 0 and duration_ms >= 8000
+	         and details->>'backend' = 'agent'")"
+check_eq 'the streamed ones say so in their rows' 4 \
+	"$(sql "select count(*) from audit_log where sandbox_id in ('$S1', '$S2')
+	         and details->>'cmd' like 'sleep 8; echo done-%' and details->>'streamed' = 'true'")"
+check 'nothing is left in held_execs' wait_until 5 held_none
+check_eq "the sandbox's hold is given back" 0 \
+	"$(sql "select count(*) from sandboxes where id in ('$S1', '$S2') and busy_until > now()")"
+
+# --- caps and masking are the holder's too ------------------------------------------------------
+api POST "$SB/$S1/exec" '{"cmd":"head -c 2000000 /dev/zero | tr \"\\\\0\" a; printf \"\\\\377\"; git -C /workspace/repo config --get-regexp extraheader >&2"}' "$OT"
+expect_status 200 'a big output through the holder'
+expect_json .truncated true 'is cut with head and tail'
+expect_json .stdoutBytes 2000001 '(its raw size counted)'
+check_eq 'the token in the config is masked (stderr)' 'http.http://sandboxd.internal:'"${SANDBOXD_URL##*:}"'/.extraheader Authorization: Basic ***' "$(_json .stderr)"
+check 'the byte 0xFF became U+FFFD' grep -qF $'\xef\xbf\xbd' <<<"$(_json .stdout)"
+
+# --- the client leaves: the tree ends, 499 -------------------------------------------------------
+docker_top() { docker top "$(docker ps -q --no-trunc --filter "label=sandboxd.sandbox=$(owner_label_of "$S1")")" -o args 2>/dev/null; }
+exec_bg gone "$S1" '{"cmd":"sleep 301"}' 3
+wait "$BG_PID" 2>/dev/null
+check 'the client gave up after 3 s' grep -q 'timed out' "$_T/gone.err"
+check 'the tree ends once the client left' wait_until 20 eval '! docker_top | grep -q "sleep 301"'
+check '499 in the audit row' wait_until 10 eval \
+	"[[ \$(sql \"select count(*) from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'sleep 301' and status = 499\") == 1 ]]"
+
+# --- a worker killed right after the hand-over: nothing is lost ----------------------------------
+stack_restart 'a worker dies right after a hand-over' SANDBOXD_FAULT_HANDOVER=after
+M=$(cat "$SANDBOXD_PID_FILE")
+before=$(workers | tr '\n' ' ')
+api POST "$SB/$S1/exec" '{"cmd":"sleep 1; echo survived"}' "$OT"
+expect_status 200 'the exec answers, from the holder'
+expect_json .stdout survived 'with its output'
+check 'its worker died (SIGKILL) and the master replaced it' \
+	wait_until 15 eval '[[ $(workers | wc -l) == 4 && "$(workers | tr "\n" " ")" != "$before" ]]'
+check_eq 'its audit row, once, exit 0' 1 \
+	"$(sql "select count(*) from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'sleep 1; echo survived' and status = 200 and (details->>'exit_code')::int = 0")"
+
+# --- a worker killed right before it: the reaper ends the row ------------------------------------
+stack_restart 'a worker dies right before a hand-over' SANDBOXD_FAULT_HANDOVER=before
+api POST "$SB/$S1/exec" '{"cmd":"echo never-answered"}' "$OT"
+expect_status 502 "the client gets nginx's 502"
+row() { [[ $(sql "select status || ' ' || (details->>'ended_by') from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'echo never-answered'") == "502 reaper" ]]; }
+check 'the reaper moves its row to the audit log: 502, ended_by reaper (within 45 s)' wait_until 45 row
+check_eq 'once' 1 "$(sql "select count(*) from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'echo never-answered'")"
+check_eq 'with why' 'no holder kept the exec any more: its command was ended' \
+	"$(sql "select details->>'error' from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'echo never-answered'")"
+
+# --- the holder killed mid-run --------------------------------------------------------------------
+stack_restart 'no fault' SANDBOXD_FAULT_HANDOVER=
+M=$(cat "$SANDBOXD_PID_FILE")
+exec_bg lost "$S1" '{"cmd":"sleep 302"}' 60
+check 'the holder keeps it' wait_until 20 eval "[[ \$(sql \"select count(*) from held_execs where sandbox_id = '$S1' and holder is not null\") == 1 ]]"
+H=$(holder)
+kill -KILL "$H"
+wait "$BG_PID" 2>/dev/null
+check_eq "its client gets nginx's 502" 502 "$(cat "$_T/lost.status")"
+check 'the tree ends with the holder (its agent connection closed)' wait_until 20 eval '! docker_top | grep -q "sleep 302"'
+check 'the master starts a new holder' wait_until 15 eval '[[ -n $(holder) && $(holder) != "$H" ]]'
+lost_row() { [[ $(sql "select status || ' ' || (details->>'ended_by') from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'sleep 302'") == "502 reaper" ]]; }
+check 'the reaper ends its row (within 45 s)' wait_until 45 lost_row
+api POST "$SB/$S1/exec" '{"cmd":"echo again"}' "$OT"
+expect_json .stdout again 'the next exec works, through the new holder'
+
+# --- SANDBOXD_HOLDER=0: the worker keeps the exec ------------------------------------------------
+stack_restart 'no holder' SANDBOXD_HOLDER=0
+M=$(cat "$SANDBOXD_PID_FILE")
+check_cond 'no holder runs' '[[ -z $(holder) ]]'
+exec_bg kept "$S1" '{"cmd":"sleep 3; echo kept"}' 30
+check 'a worker is busy with it' wait_until 10 eval '(($(busy_workers) == 1))'
+wait "$BG_PID" 2>/dev/null
+check_eq 'it answers as before' 'kept' "$(jq -r .stdout "$_T/kept.body" | tr -d '\n')"
+check_eq 'and held_execs never saw it' 0 "$(sql "select count(*) from held_execs")"
+stack_restart 'the suite settings' SANDBOXD_HOLDER=
+
+for s in "$S1" "$S2"; do api POST "$SB/$s/close" '' "$OT"; done
+finish
