@@ -87,20 +87,21 @@ wait_step() {
 shape_diff() {
 	jq -nr --argjson w "$1" --argjson g "$2" --argjson vary "$VARYING" '
 		def form: if type == "string" then gsub("[0-9a-f]"; "x") else type end;
+		def at($p): if $p == "" then "the top level" else $p end;
 		def diff($w; $g; $p; $v):
-			if ($w | type) != ($g | type) then ["\($p): \($w | type) shown, \($g | type) answered"]
+			if ($w | type) != ($g | type) then ["\(at($p)): \($w | type) shown, \($g | type) answered"]
 			elif ($w | type) == "object" then
-				if ($w | keys) != ($g | keys) then ["\($p): keys \($w | keys) shown, \($g | keys) answered"]
+				if ($w | keys) != ($g | keys) then ["\(at($p)): keys \($w | keys) shown, \($g | keys) answered"]
 				else [$w | keys[] as $k | diff($w[$k]; $g[$k]; "\($p).\($k)"; $vary | index([$k]) != null)] | add // []
 				end
 			elif ($w | type) == "array" then
-				if ($w | length) != ($g | length) then ["\($p): \($w | length) items shown, \($g | length) answered"]
+				if ($w | length) != ($g | length) then ["\(at($p)): \($w | length) items shown, \($g | length) answered"]
 				else [range($w | length) as $i | diff($w[$i]; $g[$i]; "\($p)[\($i)]"; false)] | add // []
 				end
 			elif $v then (if ($w | form) != ($g | form) then ["\($p): \($w | tojson) shown, \($g | tojson) answered (not of the same form)"] else [] end)
 			elif $w != $g then ["\($p): \($w | tojson) shown, \($g | tojson) answered"]
 			else [] end;
-		diff($w; $g; "."; false)[]'
+		diff($w; $g; ""; false)[]'
 }
 
 # compare NN NAME: block NN's output against its answer.
