@@ -34,6 +34,7 @@ struct holder {
 	struct db db;
 	int ep;
 	struct held *list;
+	struct held *dead;         /* dropped in this turn: freed after its events */
 	int count;
 	char me[128];              /* held_execs.holder: host:pid */
 	long long next_beat, next_tick;
@@ -73,7 +74,10 @@ static void drop(struct holder *h, struct held *x)
 		h->list = x->next;
 	if (x->next)
 		x->next->prev = x->prev;
-	free(x);
+	/* Another event of this turn may still name x: it is freed once they are done. */
+	x->dropped = 1;
+	x->next = h->dead;
+	h->dead = x;
 	h->count--;
 	metrics_set_state(h->count ? METRICS_BUSY : METRICS_IDLE);
 }
@@ -221,9 +225,13 @@ static void event(struct holder *h, struct epoll_event *ev)
 		free(t);
 		return;
 	case HELD_AGENT:
+		if (t->x->dropped)
+			return;
 		held_agent_readable(t->x);
 		break;
 	default:
+		if (t->x->dropped)
+			return;
 		if (ev->events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 			held_client_gone(t->x);
 	}
@@ -273,6 +281,11 @@ int holder_run(const struct config *cfg, int listen_fd)
 		for (int i = 0; i < n; i++)
 			event(&h, &ev[i]);
 		timers(&h, agentwire_now_ms());
+		while (h.dead) {
+			struct held *x = h.dead;
+			h.dead = x->next;
+			free(x);
+		}
 		if (stopping)
 			metrics_set_state(METRICS_DRAINING);
 	}

@@ -39,6 +39,7 @@ struct held {
 	struct exec_result res;
 	int ran;                      /* res holds the command's end */
 	int audited;
+	int dropped;                  /* the holder let it go (its memory goes after the turn) */
 	json_object *audit;           /* what the end adds to the row's details */
 	struct held *prev, *next;     /* the holder's list */
 	struct held_tag tag[2];       /* epoll's data for nginx's and the agent's */
