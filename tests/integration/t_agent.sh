@@ -125,7 +125,7 @@ check_eq 'the auditor role reads sandboxes but not the key' "$A|denied" "$(sql "
 check 'the container configuration does not hold it' fails grep -q "$KEY" <<<"$(docker inspect "$CA")"
 run '{"cmd":"cat /proc/1/environ /proc/$(cat /workspace/.sandboxd/agent.pid)/environ | tr \"\\0\" \"\\n\""}'
 check 'nor the environment of the first process or the agent' fails grep -q "$KEY" <<<"$BODY"
-check_eq 'which the exec could read, both (the check ran)' 2 "$(_json .stdout | grep -c '^HOME=/home/sandbox$')"
+check_eq 'which the exec could read, both (the check ran)' 2 "$(_json .stdout | grep -c "^HOME=$BOX_HOME$")"
 run '{"cmd":"touch /usr/local/lib/sandboxd/sandboxd-agent 2>&1 || echo refused"}'
 expect_json_match .stdout 'refused$' 'the agent binary is read-only in the container'
 

@@ -9,7 +9,7 @@ HOSTPORT=${SANDBOXD_URL#http://}
 fails() { ! "$@"; }
 container_of() { docker ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$1")"; }
 in_box() { # SANDBOX CMD…: run as the sandbox user, like an exec would
-	docker exec -u 1000:1000 -w /workspace/repo "$(container_of "$1")" "${@:2}"
+	docker exec -u "$BOX_USER" -w /workspace/repo "$(container_of "$1")" "${@:2}"
 }
 clone_state() { clone_state_as "$1" "$2" "$OT"; }
 clone_state_as() {
