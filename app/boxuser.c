@@ -27,22 +27,42 @@ void boxuser_for(const struct config *cfg, const char *isolation, struct boxuser
 	out->cap_drop = out->root ? root_drop : NULL;
 }
 
-int boxuser_get(const struct config *cfg, struct boxuser *out, struct err *e)
+/* The engine's isolation ("userns", "runsc", ""), asked at most every BOXUSER_TTL_S. */
+static int isolation_get(char out[8], struct err *e)
 {
 	time_t now = time(NULL);
+	int rc;
+
+	if (!have_kept || now - kept_at >= BOXUSER_TTL_S || now < kept_at) {
+		if ((rc = docker_info_isolation(kept, sizeof(kept), DOCKER_CALL_MS, e))) {
+			have_kept = 0;
+			return rc;
+		}
+		kept_at = now;
+		have_kept = 1;
+	}
+	memcpy(out, kept, sizeof(kept));
+	return 0;
+}
+
+int boxuser_get(const struct config *cfg, struct boxuser *out, struct err *e)
+{
 	char iso[8];
 	int rc;
 
-	if (have_kept && now - kept_at < BOXUSER_TTL_S && now >= kept_at) {
-		boxuser_for(cfg, kept, out);
-		return 0;
-	}
 	boxuser_for(cfg, "", out);
-	if ((rc = docker_info_isolation(iso, sizeof(iso), DOCKER_CALL_MS, e)))
+	if ((rc = isolation_get(iso, e)))
 		return rc;
-	memcpy(kept, iso, sizeof(kept));
-	kept_at = now;
-	have_kept = 1;
-	boxuser_for(cfg, kept, out);
+	boxuser_for(cfg, iso, out);
 	return 0;
+}
+
+const char *boxuser_home(void)
+{
+	struct err e = { .msg = "" };
+	char iso[8];
+
+	if (isolation_get(iso, &e) || (strcmp(iso, "userns") && strcmp(iso, "runsc")))
+		return "/home/sandbox";
+	return "/root";
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "sandboxd/boxuser.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
@@ -90,7 +91,7 @@ int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const
 int sandbox_env(struct pool *p, const struct sandbox *s, const char *repo, size_t extra,
 		const char ***out, size_t *n, struct err *e)
 {
-	const char **v = extra < 1024 ? pool_alloc(p, (6 + extra) * sizeof(*v)) : NULL;
+	const char **v = extra < 1024 ? pool_alloc(p, (7 + extra) * sizeof(*v)) : NULL;
 	size_t i = 0;
 
 	if (!v)
@@ -99,7 +100,7 @@ int sandbox_env(struct pool *p, const struct sandbox *s, const char *repo, size_
 	v[i++] = pool_printf(p, "SANDBOX_REPOSITORY=%s", repo);
 	v[i++] = pool_printf(p, "SANDBOX_REF=%s", s->ref);
 	v[i++] = pool_printf(p, "SANDBOX_COMMIT=%s", s->commit);
-	/* No HOME: the container's (container.c), which is the user's it runs as. */
+	v[i++] = pool_printf(p, "HOME=%s", boxuser_home());
 	v[i++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	v[i] = NULL;
 	for (size_t k = 0; k < i; k++)

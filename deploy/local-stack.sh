@@ -145,7 +145,7 @@ own_engine() { [ "$ENGINE" = "$(bash "$REPO/deploy/sandbox-engine.sh" host)" ]; 
 # SANDBOXD_DOCKER_HOST and nginx listens on its bridge.
 engine_up() {
     if [ -n "${SANDBOXD_DOCKER_HOST:-}" ]; then
-        engine_up
+        bash "$REPO/deploy/ensure-docker.sh" 9>&-
         return 0
     fi
     if [ "$OWN_ENGINE" = 1 ]; then
@@ -890,7 +890,7 @@ cmd_up() {
     SANDBOXD_DATABASE_URL=$OWNER_DB_URL SANDBOXD_REPOS_DIR=$REPOS "$SANDBOXCTL_BIN" migrate >&2 ||
         die "sandboxctl migrate failed"
     db_grants || die "granting the service role its privileges failed"
-    bash "$REPO/deploy/ensure-docker.sh" 9>&-
+    engine_up
     # The runner image: built once (about 40 s), reused while it is in the engine.
     # SANDBOXD_SKIP_IMAGE=1 leaves it alone (a test that configures one that must stay missing).
     if [ "${SANDBOXD_SKIP_IMAGE:-0}" != 1 ]; then

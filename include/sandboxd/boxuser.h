@@ -34,6 +34,10 @@ struct boxuser {
 int boxuser_get(const struct config *cfg, struct boxuser *out, struct err *e)
 	__attribute__((warn_unused_result));
 
+/* HOME for an exec (whose environment is only what the service gives): the user's home
+ * as boxuser_get would answer; /home/sandbox when the engine does not answer. */
+const char *boxuser_home(void);
+
 /* out for an engine whose isolation docker_info_isolation answered ("userns", "runsc",
  * ""): no engine call (unit tests, and boxuser_get). */
 void boxuser_for(const struct config *cfg, const char *isolation, struct boxuser *out);
