@@ -41,7 +41,7 @@ run '{"cmd":"mkdir -p sub"}'
 run '{"cmd":"pwd; echo $FOO","cwd":"sub","env":{"FOO":"bar baz"}}'
 expect_json .stdout $'/workspace/repo/sub\nbar baz' 'cwd (relative to the repository) and env'
 run '{"cmd":"echo $SANDBOX_ID $SANDBOX_REPOSITORY $HOME"}'
-expect_json .stdout "$ID $R /home/sandbox" 'SANDBOX_* and HOME in the environment'
+expect_json .stdout "$ID $R $BOX_HOME" 'SANDBOX_* and HOME in the environment'
 run '{}'
 expect_error_field() { [ "$STATUS" = "$1" ] && [ "$(_json .error)" = "$2" ]; }
 check 'a missing cmd: 400 {"error": "field '"'"'cmd'"'"' is required"}' expect_error_field 400 "field 'cmd' is required"
