@@ -86,8 +86,8 @@ check_eq 'no row names an agent error (zero fallbacks)' 0 "$(sql "select count(*
 # The file API takes the same backend, with the same answers.
 api POST "$SB/$A/write" '{"path":"via/agent.txt","content":"aGk=","mode":384}' "$OT"
 expect_status 200 'a write'
-run '{"cmd":"stat -c \"%a %U\" via/agent.txt; cat via/agent.txt"}'
-expect_json .stdout $'600 sandbox\nhi' 'lands with its mode, as the sandbox user'
+run '{"cmd":"stat -c \"%a %u\" via/agent.txt; cat via/agent.txt"}'
+expect_json .stdout "600 $BOX_UID"$'\nhi' "lands with its mode, as the sandbox user ($BOX_UID)"
 api POST "$SB/$A/read" '{"path":"via/agent.txt"}' "$OT"
 expect_json .content aGk= 'a read gives it back'
 api POST "$SB/$A/read" '{"path":"via/none"}' "$OT"
