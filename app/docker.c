@@ -536,6 +536,21 @@ static const char *isolation_of(json_object *info)
 	return "";
 }
 
+int docker_info_parse_isolation(const char *json, char *out, size_t len)
+{
+	json_object *info = json ? json_tokener_parse(json) : NULL;
+
+	if (len)
+		out[0] = 0;
+	if (!info || !json_object_is_type(info, json_type_object)) {
+		json_object_put(info);
+		return ERR_FAIL;
+	}
+	snprintf(out, len, "%s", isolation_of(info));
+	json_object_put(info);
+	return 0;
+}
+
 int docker_info_isolation(char *out, size_t len, long timeout_ms, struct err *e)
 {
 	json_object *info = NULL;

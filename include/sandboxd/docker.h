@@ -59,6 +59,10 @@ int docker_ping(const char *host, struct err *e) __attribute__((warn_unused_resu
  * (the default runtime is gVisor's), or "" (neither: root inside would be root outside). */
 int docker_info_isolation(char *out, size_t len, long timeout_ms, struct err *e)
 	__attribute__((warn_unused_result));
+/* The same from an /info answer already read (json: NUL-terminated): 0, or ERR_FAIL when
+ * it is not a JSON object. */
+int docker_info_parse_isolation(const char *json, char *out, size_t len)
+	__attribute__((warn_unused_result));
 
 /* ---- containers ---- */
 
