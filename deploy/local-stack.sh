@@ -15,7 +15,8 @@
 #   SANDBOXD_WORKERS      sandboxd workers              (default: 4)
 #   SANDBOXD_SKIP_DEPS=1  do not run deploy/install-deps.sh
 #   SANDBOXD_SKIP_BUILD=1 do not run make
-#   SANDBOXD_SKIP_IMAGE=1 do not build the runner image (deploy/build-runner-image.sh)
+#   SANDBOXD_SKIP_IMAGE=1 do not build the runner image (deploy/build-runner-image.sh; never built
+#                         for an engine over TCP: the CLI here does not reach it)
 #   SANDBOXD_STOP_TIMEOUT seconds `down` lets sandboxd drain before SIGKILL (default: 60)
 #   SANDBOXD_USER         the system user sandboxd runs as when this runs as root; made if
 #                         missing, in groups docker and www-data (default: sandboxd)
@@ -138,14 +139,21 @@ engine_use() {
     export DOCKER_HOST=$ENGINE
 }
 engine_use "$(cat "$ENGINE_FILE" 2>/dev/null || echo "$HOST_ENGINE")"
-[ -z "${SANDBOXD_DOCKER_HOST:-}" ] || engine_use "$HOST_ENGINE"   # as before: the CLI's default
+# An engine the settings name: the CLI reaches it when it is a local socket; over TCP (with
+# TLS: a test's own engine) the CLI keeps the host's socket and builds no image (it would
+# land in the wrong engine).
+case ${SANDBOXD_DOCKER_HOST:-} in
+    '') ;;
+    unix://*) engine_use "$SANDBOXD_DOCKER_HOST" ;;
+    *) engine_use "$HOST_ENGINE" ;;
+esac
 own_engine() { [ "$ENGINE" = "$(bash "$REPO/deploy/sandbox-engine.sh" host)" ]; }
 
 # The own engine (sandbox-engine.sh up), else the host's; sandboxd then reaches it by
 # SANDBOXD_DOCKER_HOST and nginx listens on its bridge.
 engine_up() {
     if [ -n "${SANDBOXD_DOCKER_HOST:-}" ]; then
-        bash "$REPO/deploy/ensure-docker.sh" 9>&-
+        [ "$ENGINE" != "$HOST_ENGINE" ] || bash "$REPO/deploy/ensure-docker.sh" 9>&-
         return 0
     fi
     if [ "$OWN_ENGINE" = 1 ]; then
@@ -893,7 +901,9 @@ cmd_up() {
     engine_up
     # The runner image: built once (about 40 s), reused while it is in the engine.
     # SANDBOXD_SKIP_IMAGE=1 leaves it alone (a test that configures one that must stay missing).
-    if [ "${SANDBOXD_SKIP_IMAGE:-0}" != 1 ]; then
+    if [[ ${SANDBOXD_DOCKER_HOST:-unix://} != unix://* ]]; then
+        say "SANDBOXD_DOCKER_HOST=$SANDBOXD_DOCKER_HOST: the runner image is that engine's to have (not built here)"
+    elif [ "${SANDBOXD_SKIP_IMAGE:-0}" != 1 ]; then
         bash "$REPO/deploy/build-runner-image.sh" >&2 9>&- || die "building the runner image failed"
     fi
     ensure_service_user
