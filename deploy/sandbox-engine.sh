@@ -82,6 +82,12 @@ cmd_up() {
     userns_possible
     bridge_up
     install -d -m 0711 "$DATA"
+    # Measured here (2026-12-01): a second start of this engine on the network store its
+    # first start left deletes the host's docker0 (the host engine's default bridge), as
+    # --bridge=none does; a start on an empty store does not. Nothing of the store outlives
+    # a restart anyway (the containers on its networks died with the engine, and the stack
+    # makes its network again), so every start begins with none.
+    rm -f "$DATA"/*/network/files/local-kv.db
     local t0=$SECONDS pid
     if ! pid=$(engine_pid); then
         say "starting dockerd --userns-remap=default on $SOCK (data $DATA, bridge $BRIDGE, log $LOG)"
