@@ -1,11 +1,27 @@
 /* api_health.c: GET /healthz, for load balancers and operators: 200 when the database and the
  * Docker engine answer and the sandboxes' git endpoint is an address of this host
- * (hostaddr.h), 503 naming what failed. */
+ * (hostaddr.h), 503 naming what failed; and who commands run as in sandboxes (boxuser.h). */
 #include "sandboxd/api.h"
+#include "sandboxd/boxuser.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/hostaddr.h"
 #include "sandboxd/json.h"
 #include "sandboxd/banned.h"
+
+/* "sandbox_user": {"mode": "userns"|"runsc"|"fallback", "uid": 0|SANDBOXD_SANDBOX_UID}: an
+ * operator sees whether root inside is safe on this engine (SPEC.md §4). */
+static void add_sandbox_user(struct req *r, json_object *o)
+{
+	struct err e = { .msg = "" };
+	struct boxuser bu;
+	json_object *u;
+
+	if (boxuser_get(r->cfg, &bu, &e) || !(u = json_object_new_object()))
+		return;
+	json_add_str(u, "mode", bu.mode);
+	json_add_int(u, "uid", bu.uid);
+	json_object_object_add(o, "sandbox_user", u);
+}
 
 int api_health(struct req *r, struct err *e)
 {
@@ -33,6 +49,8 @@ int api_health(struct req *r, struct err *e)
 	json_add_str(o, "database", db_ok ? "ok" : dberr.msg);
 	json_add_str(o, "docker", docker_ok ? "ok" : dkerr.msg);
 	json_add_str(o, "git_endpoint", git_ok ? "ok" : gterr.msg);
+	if (docker_ok)
+		add_sandbox_user(r, o);
 	http_json(r, db_ok && docker_ok && git_ok ? 200 : 503, o);
 	return 0;
 }

@@ -287,6 +287,7 @@ static const struct setting settings[] = {
 	N("SANDBOXD_SANDBOX_MAX_CPUS", INT, sandbox_max_cpus, 8, 1, 256),
 	N("SANDBOXD_SANDBOX_CPUS", INT, sandbox_cpus, 2, 1, 256),
 	N("SANDBOXD_SANDBOX_PIDS", INT, sandbox_pids, 512, 16, 1 << 20),
+	N("SANDBOXD_SANDBOX_UID", INT, sandbox_uid, 61000, 1, 2147483646),
 	N("SANDBOXD_FILE_LIMIT", SIZE, file_limit, 32 << 20, 1, 1 << 30,
 	  .check = check_git_paths),
 	N("SANDBOXD_GIT_TIMEOUT", INT, git_timeout, 3600, 10, 86400),

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
+#include "sandboxd/boxuser.h"
 #include "sandboxd/buf.h"
 #include "sandboxd/container.h"
 #include "sandboxd/log.h"
@@ -14,12 +15,40 @@
 #include "sandboxd/tar.h"
 #include "sandboxd/banned.h"
 
+/* env with HOME=<the user's home> in front (an exec inherits the container's). */
+static int env_with_home(const struct boxuser *bu, const char **env, const char **out,
+			 size_t max, char *home, size_t home_len)
+{
+	size_t n = 0;
+
+	snprintf(home, home_len, "HOME=%s", bu->home);
+	out[n++] = home;
+	for (; env && *env; env++) {
+		if (strncmp(*env, "HOME=", 5) == 0)
+			continue;
+		if (n + 1 >= max)
+			return -1;
+		out[n++] = *env;
+	}
+	out[n] = NULL;
+	return 0;
+}
+
 int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
 			  const struct sandbox_limits *lim, long timeout_ms,
 			  char cid[DOCKER_ID_MAX], struct err *e)
 {
 	size_t np = strlen(WARM_OWNER_PREFIX);
-	char label[64], ilabel[96], plabel[64];
+	char label[64], ilabel[96], plabel[64], home[64];
+	const char *envh[32];
+	struct boxuser bu;
+	int rc;
+
+	/* Which user the engine allows decides the container's: never made without knowing. */
+	if ((rc = boxuser_get(cfg, &bu, e)))
+		return rc;
+	if (env_with_home(&bu, env, envh, sizeof(envh) / sizeof(envh[0]), home, sizeof(home)))
+		return err_set(e, ERR_INVALID, "too many environment variables for a container");
 
 	snprintf(label, sizeof(label), SANDBOX_LABEL "=%s", owner);
 	snprintf(ilabel, sizeof(ilabel), "sandboxd.instance=%s", cfg->instance);
@@ -31,7 +60,7 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
 	struct docker_create dc = {
 		.image = cfg->runner_image, .labels = labels, .volume_labels = labels,
-		.env = env, .cmd = cmd,
+		.env = envh, .cmd = cmd, .user = bu.user, .cap_drop = bu.cap_drop,
 		.extra_hosts = hosts, .network = cfg->sandbox_network,
 		.memory = lim && lim->memory ? lim->memory : cfg->sandbox_memory,
 		.nano_cpus = lim && lim->nano_cpus ? lim->nano_cpus
@@ -48,7 +77,8 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 	return docker_container_create(&dc, cid, timeout_ms, e);
 }
 
-int sandbox_put_clone(const char *cid, const char *params, size_t len, struct err *e)
+int sandbox_put_clone(const char *cid, unsigned owner, const char *params, size_t len,
+		      struct err *e)
 {
 	struct buf tar;
 	int64_t now = (int64_t)time(NULL);
@@ -58,10 +88,10 @@ int sandbox_put_clone(const char *cid, const char *params, size_t len, struct er
 	 * extracts in order, so the marker appears only once the file is whole. tar_write_file
 	 * ends an archive, so the first one's end blocks come off before the second entry. */
 	buf_init(&tar, 65536);
-	rc = tar_write_file(&tar, ".sandboxd/clone", 0600, now, params, len, e);
+	rc = tar_write_file(&tar, ".sandboxd/clone", 0600, owner, now, params, len, e);
 	if (!rc) {
 		tar.len -= 2 * TAR_BLOCK;
-		rc = tar_write_file(&tar, ".sandboxd/go", 0600, now, "", 0, e);
+		rc = tar_write_file(&tar, ".sandboxd/go", 0600, owner, now, "", 0, e);
 	}
 	if (!rc)
 		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, e);

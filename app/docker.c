@@ -16,7 +16,7 @@
 
 #define ERRBODY_MAX (16 * 1024)
 #define STATHDR_MAX (16 * 1024)
-#define DEFAULT_USER "1000:1000"
+#define DEFAULT_USER "61000:61000"  /* SANDBOXD_SANDBOX_UID's default */
 /* curl's buffers for archive bodies: fewer, larger reads and writes than its 16 KiB and
  * 64 KiB defaults (megabytes go through them). */
 #define ARCHIVE_BUFSIZE (512L * 1024)
@@ -515,6 +515,58 @@ int docker_ping(const char *host, struct err *e)
 	return rc;
 }
 
+/* "name=userns" in SecurityOptions (the engine's root is remapped), else a default
+ * runtime named runsc (gVisor). */
+static const char *isolation_of(json_object *info)
+{
+	json_object *opts, *rt;
+	size_t i, n;
+
+	if (json_object_object_get_ex(info, "SecurityOptions", &opts) &&
+	    json_object_is_type(opts, json_type_array))
+		for (i = 0, n = json_object_array_length(opts); i < n; i++) {
+			const char *o = json_object_get_string(json_object_array_get_idx(opts, i));
+			if (o && (strcmp(o, "name=userns") == 0 || strncmp(o, "name=userns,", 12) == 0))
+				return "userns";
+		}
+	if (json_object_object_get_ex(info, "DefaultRuntime", &rt) &&
+	    json_object_is_type(rt, json_type_string) &&
+	    strcmp(json_object_get_string(rt), "runsc") == 0)
+		return "runsc";
+	return "";
+}
+
+int docker_info_parse_isolation(const char *json, char *out, size_t len)
+{
+	json_object *info = json ? json_tokener_parse(json) : NULL;
+
+	if (len)
+		out[0] = 0;
+	if (!info || !json_object_is_type(info, json_type_object)) {
+		json_object_put(info);
+		return ERR_FAIL;
+	}
+	snprintf(out, len, "%s", isolation_of(info));
+	json_object_put(info);
+	return 0;
+}
+
+int docker_info_isolation(char *out, size_t len, long timeout_ms, struct err *e)
+{
+	json_object *info = NULL;
+	struct call c;
+	int rc;
+
+	if (len)
+		out[0] = 0;
+	call_init(&c, "info", "GET", "/info", timeout_ms, e);
+	if ((rc = call_json(&c, json_type_object, &info)))
+		return rc;
+	snprintf(out, len, "%s", isolation_of(info));
+	json_object_put(info);
+	return 0;
+}
+
 /* ---- JSON building ---- */
 
 static int add_strings(json_object *o, const char *key, const char *const *list)
@@ -638,7 +690,7 @@ static int create_body(const struct docker_create *c, json_object **out)
 		return ERR_NOMEM;
 	json_object_object_add(o, "Labels", labels);
 	if ((rc = add_object(o, "HostConfig", &hc)) ||
-	    (rc = add_strings(hc, "CapDrop", drop_all)) ||
+	    (rc = add_strings(hc, "CapDrop", c->cap_drop ? c->cap_drop : drop_all)) ||
 	    (rc = add_strings(hc, "CapAdd", c->cap_add)) ||
 	    (rc = add_strings(hc, "SecurityOpt", nnp)) ||
 	    (rc = add_strings(hc, "ExtraHosts", c->extra_hosts)) ||
@@ -987,7 +1039,9 @@ int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 	json_add_bool(body, "AttachStderr", 1);
 	json_add_bool(body, "Tty", 0);
 	json_add_bool(body, "Privileged", 0);
-	json_add_str(body, "User", o->user ? o->user : DEFAULT_USER);
+	/* No User: the container's own, the one its create chose (docker_create.user). */
+	if (o->user)
+		json_add_str(body, "User", o->user);
 	if (o->workdir)
 		json_add_str(body, "WorkingDir", o->workdir);
 	rc = post_for_id("exec", path, body, id_out, timeout_ms, e);

@@ -186,16 +186,16 @@ int files_read(const struct sandbox *s, struct files_via *via, const char *abs, 
 	return 0;
 }
 
-/* Puts data as STAGE/<name>, the sandbox user's, 0600. */
-static int stage(const struct sandbox *s, const char *name, const unsigned char *data,
-		 size_t len, struct err *e)
+/* Puts data as STAGE/<name>, the sandbox user's (owner), 0600. */
+static int stage(const struct sandbox *s, const char *name, unsigned owner,
+		 const unsigned char *data, size_t len, struct err *e)
 {
 	struct buf head, tail;
 	int rc;
 
 	buf_init(&head, tar_write_size(name, 0) + 1024);
 	buf_init(&tail, 3 * TAR_BLOCK);
-	rc = tar_write_head(&head, name, 0600, (int64_t)time(NULL), len, e);
+	rc = tar_write_head(&head, name, 0600, owner, (int64_t)time(NULL), len, e);
 	if (!rc)
 		rc = tar_write_tail(&tail, len, e);
 	if (!rc) {
@@ -247,7 +247,8 @@ static int agent_write(const struct sandbox *s, struct files_via *via, const cha
 }
 
 int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
-		unsigned mode, const unsigned char *data, size_t len, struct err *e)
+		unsigned mode, unsigned owner, const unsigned char *data, size_t len,
+		struct err *e)
 {
 	char name[40], staged[sizeof(STAGE) + 40], modes[8];
 	struct sandbox_output out;
@@ -264,7 +265,7 @@ int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
 		return err_set(e, ERR_FAIL, "no randomness");
 	snprintf(staged, sizeof(staged), STAGE "/%s", name);
 	snprintf(modes, sizeof(modes), "%o", mode & 0777);
-	if ((rc = stage(s, name, data, len, e)))
+	if ((rc = stage(s, name, owner, data, len, e)))
 		return rc;
 	const char *argv[] = { "bash", "-c", sh_file_write, "sandboxd-write", staged, abs, modes,
 			       NULL };

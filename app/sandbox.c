@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "sandboxd/boxuser.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
@@ -99,7 +100,7 @@ int sandbox_env(struct pool *p, const struct sandbox *s, const char *repo, size_
 	v[i++] = pool_printf(p, "SANDBOX_REPOSITORY=%s", repo);
 	v[i++] = pool_printf(p, "SANDBOX_REF=%s", s->ref);
 	v[i++] = pool_printf(p, "SANDBOX_COMMIT=%s", s->commit);
-	v[i++] = "HOME=/home/sandbox";
+	v[i++] = pool_printf(p, "HOME=%s", boxuser_home());
 	v[i++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	v[i] = NULL;
 	for (size_t k = 0; k < i; k++)

@@ -11,6 +11,7 @@
 #include <git2.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+#include "sandboxd/boxuser.h"
 #include "sandboxd/clock.h"
 #include "sandboxd/container.h"
 #include "sandboxd/docker.h"
@@ -238,13 +239,16 @@ static int clone_params(struct make *m, struct buf *f, struct err *e)
  * create ends: a warm container that fails here leaves it for the cold start). */
 static int hand_over(struct make *m, struct err *e)
 {
+	struct boxuser bu;
 	struct buf f;
 	int rc;
 
 	buf_init(&f, 8192);
 	rc = clone_params(m, &f, e);
 	if (!rc)
-		rc = sandbox_put_clone(m->s->container_id, f.data, f.len, e);
+		rc = boxuser_get(m->n->cfg, &bu, e);
+	if (!rc)
+		rc = sandbox_put_clone(m->s->container_id, bu.uid, f.data, f.len, e);
 	if (f.data)
 		OPENSSL_cleanse(f.data, f.len);
 	buf_release(&f);

@@ -95,7 +95,7 @@ size_t tar_write_size(const char *name, size_t len)
 }
 
 static int put_header(struct buf *out, const char *name, size_t namelen, char type,
-		      unsigned mode, uint64_t size, int64_t mtime)
+		      unsigned mode, unsigned owner, uint64_t size, int64_t mtime)
 {
 	unsigned char h[TAR_BLOCK];
 	unsigned sum = 0;
@@ -104,16 +104,15 @@ static int put_header(struct buf *out, const char *name, size_t namelen, char ty
 	memset(h, 0, sizeof(h));
 	memcpy(h + H_NAME, name, namelen < NAME_LEN ? namelen : NAME_LEN);
 	snprintf((char *)h + H_MODE, 8, "%07o", mode & 07777);
-	snprintf((char *)h + H_UID, 8, "%07o", TAR_UID);
-	snprintf((char *)h + H_GID, 8, "%07o", TAR_GID);
+	snprintf((char *)h + H_UID, 8, "%07o", owner & 07777777);
+	snprintf((char *)h + H_GID, 8, "%07o", owner & 07777777);
 	snprintf((char *)h + H_SIZE, 12, "%011llo", (unsigned long long)size);
 	snprintf((char *)h + H_MTIME, 12, "%011llo", (unsigned long long)mtime);
 	memset(h + H_CHKSUM, ' ', 8);
 	h[H_TYPE] = (unsigned char)type;
 	memcpy(h + H_MAGIC, "ustar", 6);
 	memcpy(h + H_VERSION, "00", 2);
-	memcpy(h + H_UNAME, "sandbox", 7);
-	memcpy(h + H_GNAME, "sandbox", 7);
+	/* No user or group name: the engine goes by the numbers. */
 	for (i = 0; i < TAR_BLOCK; i++)
 		sum += h[i];
 	snprintf((char *)h + H_CHKSUM, 8, "%06o", sum);  /* six digits, NUL, then the space */
@@ -132,7 +131,7 @@ static int put_padding(struct buf *out, uint64_t len)
 /* An entry's headers: a pax header first when the name does not fit the ustar name field,
  * then the ustar header saying size bytes follow. */
 static int put_entry_head(struct buf *out, const char *name, size_t namelen, char type,
-			  unsigned mode, int64_t mtime, uint64_t size)
+			  unsigned mode, unsigned owner, int64_t mtime, uint64_t size)
 {
 	int rc;
 
@@ -141,18 +140,18 @@ static int put_entry_head(struct buf *out, const char *name, size_t namelen, cha
 		char lenstr[24];
 		int n = snprintf(lenstr, sizeof(lenstr), "%zu path=", rl);
 
-		if ((rc = put_header(out, "././@PaxHeader", 14, 'x', 0644, rl, mtime)) ||
+		if ((rc = put_header(out, "././@PaxHeader", 14, 'x', 0644, owner, rl, mtime)) ||
 		    (rc = buf_append(out, lenstr, (size_t)n)) ||
 		    (rc = buf_append(out, name, namelen)) ||
 		    (rc = buf_append(out, "\n", 1)) ||
 		    (rc = put_padding(out, rl)))
 			return rc;
 	}
-	return put_header(out, name, namelen, type, mode, size, mtime);
+	return put_header(out, name, namelen, type, mode, owner, size, mtime);
 }
 
-int tar_write_head(struct buf *out, const char *name, unsigned mode, int64_t mtime, size_t len,
-		   struct err *e)
+int tar_write_head(struct buf *out, const char *name, unsigned mode, unsigned owner,
+		   int64_t mtime, size_t len, struct err *e)
 {
 	size_t start = out->len, n, i;
 	char dir[TAR_NAME_MAX + 2];
@@ -171,11 +170,11 @@ int tar_write_head(struct buf *out, const char *name, unsigned mode, int64_t mti
 		memcpy(dir, name, i);
 		dir[i] = '/';
 		dir[i + 1] = 0;
-		if ((rc = put_entry_head(out, dir, i + 1, TAR_DIR, 0755, mtime, 0)))
+		if ((rc = put_entry_head(out, dir, i + 1, TAR_DIR, 0755, owner, mtime, 0)))
 			goto fail;
 	}
 	/* The file's headers alone: its bytes and their padding come after. */
-	if ((rc = put_entry_head(out, name, n, TAR_FILE, mode & 0777, mtime, len)))
+	if ((rc = put_entry_head(out, name, n, TAR_FILE, mode & 0777, owner, mtime, len)))
 		goto fail;
 	return 0;
 fail:
@@ -202,8 +201,8 @@ int tar_write_tail(struct buf *out, size_t len, struct err *e)
 	return 0;
 }
 
-int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mtime,
-		   const void *data, size_t len, struct err *e)
+int tar_write_file(struct buf *out, const char *name, unsigned mode, unsigned owner,
+		   int64_t mtime, const void *data, size_t len, struct err *e)
 {
 	size_t start = out->len, total;
 	int rc;
@@ -215,7 +214,7 @@ int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mti
 	total = tar_write_size(name, len);
 	if (total == 0 || total > out->max - out->len)
 		return err_set(e, ERR_TOOBIG, "an archive of '%s' (%zu bytes) is too large", name, len);
-	if ((rc = tar_write_head(out, name, mode, mtime, len, e)))
+	if ((rc = tar_write_head(out, name, mode, owner, mtime, len, e)))
 		return rc;
 	if ((len && (rc = buf_append(out, data, len))) || (rc = tar_write_tail(out, len, e))) {
 		out->len = start;

@@ -109,7 +109,7 @@ static int repair(const struct config *cfg, struct db *db, struct err *e)
 /* One new warm container, its row first: 0, or the step's error (the row then failed). */
 static int start_one(const struct config *cfg, struct db *db, struct err *e)
 {
-	static const char *const env[] = { "HOME=/home/sandbox",
+	static const char *const env[] = {
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	char id[WARM_ID_LEN + 1], owner[64], cid[DOCKER_ID_MAX] = "";
 	struct docker_container_state st;

@@ -305,13 +305,14 @@ req() {
 	awk -v t="$t" 'BEGIN { printf "%.2f", t * 1000 }'
 }
 sum() { awk 'BEGIN { s = 0; for (i = 1; i < ARGC; i++) s += ARGV[i]; printf "%.2f", s }' "$@"; }
-D=(--unix-socket /var/run/docker.sock)
+# The stack's engine (local.env's DOCKER_HOST: its own, with userns-remap, when it started).
+D=(--unix-socket "$(h=${DOCKER_HOST:-unix:///var/run/docker.sock}; echo "${h#unix://}")")
 # The raw side creates containers with the same hardening sandboxd uses, on the same network
 # (the stack's own: a user-defined bridge costs ~80 ms more per create and start than the
 # default one, measured here), labelled as the bench's own (not the instance's: the reaper
 # would take them for orphans).
 NET=${SANDBOXD_SANDBOX_NETWORK:-bridge}
-RAW_CREATE=$(jq -cn --arg img "$IMAGE" --arg v "$VAR" --arg net "$NET" '{Image: $img, User: "1000:1000",
+RAW_CREATE=$(jq -cn --arg img "$IMAGE" --arg v "$VAR" --arg net "$NET" '{Image: $img, User: "61000:61000",
 	Cmd: ["sleep", "infinity"], WorkingDir: "/workspace", Labels: {"sandboxd.bench": $v},
 	HostConfig: {Init: true, CapDrop: ["ALL"], SecurityOpt: ["no-new-privileges"], PidsLimit: 512,
 	Memory: 2147483648, MemorySwap: 2147483648, NanoCpus: 2000000000, LogConfig: {Type: "none"},

@@ -2,7 +2,7 @@
 # Builds the sandbox runner image locally from Debian packages, with no registry:
 # debootstrap (minbase, bookworm) + bash git git-lfs coreutils procps curl ca-certificates
 # (its package writes git-lfs's filters into /etc/gitconfig), an
-# unprivileged user sandbox (1000:1000, home /home/sandbox), /workspace owned by it, apt
+# unprivileged user sandbox (61000:61000, the fallback user of SANDBOXD_SANDBOX_UID, home /home/sandbox), /workspace owned by it, apt
 # lists and docs removed, then `docker import` with CMD ["sleep","infinity"].
 #   usage: build-runner-image.sh [--force]
 # The tag is $SANDBOXD_RUNNER_IMAGE (default sandboxd-runner:bookworm). When the image
@@ -15,7 +15,7 @@ set -euo pipefail
 TAG=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
 # What the service expects inside (the user, /workspace, /.sandboxd-stage): an image of an
 # older version is built again, so that a machine that kept one gets the new layout.
-VERSION=3
+VERSION=4
 SUITE=bookworm
 PACKAGES=bash,git,git-lfs,coreutils,procps,curl,ca-certificates
 FORCE=0
@@ -105,19 +105,19 @@ if ! debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$ROOT" "$MIRR
 fi
 
 # The user: written straight into the account files (no chroot, no daemons).
-grep -q '^[^:]*:[^:]*:1000:' "$ROOT/etc/passwd" && die "uid 1000 already exists in the rootfs"
-grep -q '^[^:]*:[^:]*:1000:' "$ROOT/etc/group" && die "gid 1000 already exists in the rootfs"
-echo 'sandbox:x:1000:1000:sandbox:/home/sandbox:/bin/bash' >>"$ROOT/etc/passwd"
-echo 'sandbox:x:1000:' >>"$ROOT/etc/group"
+grep -q '^[^:]*:[^:]*:61000:' "$ROOT/etc/passwd" && die "uid 61000 already exists in the rootfs"
+grep -q '^[^:]*:[^:]*:61000:' "$ROOT/etc/group" && die "gid 61000 already exists in the rootfs"
+echo 'sandbox:x:61000:61000:sandbox:/home/sandbox:/bin/bash' >>"$ROOT/etc/passwd"
+echo 'sandbox:x:61000:' >>"$ROOT/etc/group"
 echo 'sandbox:!:19000:0:99999:7:::' >>"$ROOT/etc/shadow"
 [ -f "$ROOT/etc/gshadow" ] && echo 'sandbox:!::' >>"$ROOT/etc/gshadow"
-install -d -m 0755 -o 1000 -g 1000 "$ROOT/home/sandbox" "$ROOT/workspace"
+install -d -m 0755 -o 61000 -g 61000 "$ROOT/home/sandbox" "$ROOT/workspace"
 # Where the file API stages a write (through the engine, as root) before the sandbox's user
 # moves it into place: root's, so that the user cannot swap it for a link; sticky and
 # writable by all but not listable, like a /tmp whose names cannot be read.
 install -d -m 1733 -o 0 -g 0 "$ROOT/.sandboxd-stage"
 [ -d "$ROOT/etc/skel" ] && cp -a "$ROOT/etc/skel/." "$ROOT/home/sandbox/" &&
-    chown -R 1000:1000 "$ROOT/home/sandbox"
+    chown -R 61000:61000 "$ROOT/home/sandbox"
 
 # Git LFS's filters are in /etc/gitconfig: the package's own `git lfs install --system`.
 # Nothing the sandbox needs at run time: package lists, caches, docs, man pages, logs.

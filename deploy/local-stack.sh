@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The local loopback stack behind `make run` / `make stop`:
 #   PostgreSQL 15 (private cluster) + sandboxd (prefork FastCGI) + nginx, all on 127.0.0.1,
-#   plus the host's Docker engine (started if none answers; never stopped here).
+#   plus the sandboxes' own Docker engine, with userns-remap (deploy/sandbox-engine.sh:
+#   started if it does not answer; never stopped here), so that commands in sandboxes run
+#   as a root that is not the host's; when it cannot start, the host's engine (started if
+#   none answers) and the fallback user, loudly.
 #
 #   usage: deploy/local-stack.sh up|down|status
 #
@@ -12,7 +15,8 @@
 #   SANDBOXD_WORKERS      sandboxd workers              (default: 4)
 #   SANDBOXD_SKIP_DEPS=1  do not run deploy/install-deps.sh
 #   SANDBOXD_SKIP_BUILD=1 do not run make
-#   SANDBOXD_SKIP_IMAGE=1 do not build the runner image (deploy/build-runner-image.sh)
+#   SANDBOXD_SKIP_IMAGE=1 do not build the runner image (deploy/build-runner-image.sh; never built
+#                         for an engine over TCP: the CLI here does not reach it)
 #   SANDBOXD_STOP_TIMEOUT seconds `down` lets sandboxd drain before SIGKILL (default: 60)
 #   SANDBOXD_USER         the system user sandboxd runs as when this runs as root; made if
 #                         missing, in groups docker and www-data (default: sandboxd)
@@ -28,8 +32,11 @@
 #                         default: open)
 #   SANDBOXD_PREVIEW_DOMAIN  previews are <id>.<this> on the nginx port (default:
 #                         preview.localhost, which browsers resolve to loopback)
+#   SANDBOXD_OWN_ENGINE   1: sandboxes on the own engine above (default, as root); 0: on the
+#                         host's engine, as the fallback user SANDBOXD_SANDBOX_UID. Ignored
+#                         when SANDBOXD_DOCKER_HOST names an engine.
 #   SANDBOXD_BRIDGE       the Docker bridge whose gateway nginx also listens on, for the
-#                         sandboxes' git (default: docker0; another for an engine of its own);
+#                         sandboxes' git (default: the own engine's sbxeng0, else docker0);
 #                         its address is sandboxd's SANDBOXD_SANDBOX_GIT_ADDR unless that is set
 # Other SANDBOXD_* settings in the environment (SANDBOXD_LOG_LEVEL, SANDBOXD_BODY_LIMIT, …)
 # reach sandboxd as they are.
@@ -118,6 +125,55 @@ else
 fi
 
 say() { printf 'local-stack: %s\n' "$*" >&2; }
+
+# --- the sandboxes' engine -----------------------------------------------------------------
+# ENGINE_FILE records the engine `up` chose (its Docker host), for `down` and `status`.
+ENGINE_FILE=$VAR/run/engine
+HOST_ENGINE=unix:///var/run/docker.sock
+OWN_ENGINE=${SANDBOXD_OWN_ENGINE:-1}
+[ "$(id -u)" -eq 0 ] || OWN_ENGINE=0
+# engine_use HOST: the docker CLI here (and in the scripts this calls) talks to HOST.
+engine_use() {
+    ENGINE=$1
+    ENGINE_SOCK=${ENGINE#unix://}
+    export DOCKER_HOST=$ENGINE
+}
+engine_use "$(cat "$ENGINE_FILE" 2>/dev/null || echo "$HOST_ENGINE")"
+# An engine the settings name: the CLI reaches it when it is a local socket; over TCP (with
+# TLS: a test's own engine) the CLI keeps the host's socket and builds no image (it would
+# land in the wrong engine).
+case ${SANDBOXD_DOCKER_HOST:-} in
+    '') ;;
+    unix://*) engine_use "$SANDBOXD_DOCKER_HOST" ;;
+    *) engine_use "$HOST_ENGINE" ;;
+esac
+own_engine() { [ "$ENGINE" = "$(bash "$REPO/deploy/sandbox-engine.sh" host)" ]; }
+
+# The own engine (sandbox-engine.sh up), else the host's; sandboxd then reaches it by
+# SANDBOXD_DOCKER_HOST and nginx listens on its bridge.
+engine_up() {
+    if [ -n "${SANDBOXD_DOCKER_HOST:-}" ]; then
+        [ "$ENGINE" != "$HOST_ENGINE" ] || bash "$REPO/deploy/ensure-docker.sh" 9>&-
+        return 0
+    fi
+    if [ "$OWN_ENGINE" = 1 ]; then
+        local t0=$SECONDS
+        if bash "$REPO/deploy/sandbox-engine.sh" up 9>&-; then
+            engine_use "$(bash "$REPO/deploy/sandbox-engine.sh" host)"
+            export SANDBOXD_DOCKER_HOST=$ENGINE SANDBOXD_BRIDGE=${SANDBOXD_BRIDGE:-sbxeng0}
+            say "sandboxes run on the own engine $ENGINE (userns-remap: root inside, an unprivileged uid outside; $((SECONDS - t0)) s)"
+            echo "$ENGINE" >"$ENGINE_FILE"
+            return 0
+        fi
+        say "WARNING: the sandboxes' own engine (userns-remap) did not start: falling back to the"
+        say "WARNING: host's engine, where commands in sandboxes run as uid ${SANDBOXD_SANDBOX_UID:-61000}, not root"
+    fi
+    engine_use "$HOST_ENGINE"
+    echo "$ENGINE" >"$ENGINE_FILE"
+    bash "$REPO/deploy/ensure-docker.sh" 9>&-
+}
+
+engine_answers() { curl -s --max-time 2 --unix-socket "$ENGINE_SOCK" http://d/_ping >/dev/null 2>&1; }
 die() { say "error: $*"; exit 1; }
 
 # show_log FILE [LINES]: the tail of a log, for error messages.
@@ -274,6 +330,11 @@ install_bin() { # SRC DST
 # each other, SPEC.md §4; deploy/egress.sh refuses it too, whatever the network); one of
 # ours made before that is made again when no container uses it.
 network_up() {
+    network_make
+    ! network_ours || forward apply
+}
+
+network_make() {
     if docker network inspect "$NETWORK" >/dev/null 2>&1; then
         if network_ours && [ "$(docker network inspect -f '{{index .Options "com.docker.network.bridge.enable_icc"}}' "$NETWORK")" != false ]; then
             if [ "$(docker network inspect -f '{{len .Containers}}' "$NETWORK")" = 0 ]; then
@@ -295,13 +356,25 @@ network_up() {
         die "docker network create $NETWORK failed"
 }
 
+# On the own engine (no iptables of its own): forwarding and masquerading for this
+# network's bridge, as Docker would add them (deploy/egress.sh narrows them, before).
+forward() { # apply|remove
+    own_engine || return 0
+    [ "$IS_ROOT" = 1 ] || return 0
+    local net
+    net=$(docker network inspect -f '{{range .IPAM.Config}}{{.Subnet}} {{end}}' "$NETWORK" 2>/dev/null | awk '{print $1}')
+    [ -n "$net" ] || return 0
+    bash "$REPO/deploy/sandbox-engine.sh" forward "$1" "$BRIDGE" "$net" 9>&-
+}
+
 network_ours() {
     [ "$(docker network inspect -f '{{index .Labels "sandboxd.instance"}}' "$NETWORK" 2>/dev/null)" = "$INSTANCE" ]
 }
 
 network_down() {
-    curl -s --max-time 2 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 || return 0
+    engine_answers || return 0
     if network_ours; then
+        forward remove
         say "removing Docker network $NETWORK"
         docker network rm "$NETWORK" >/dev/null 2>&1 || say "warning: could not remove network $NETWORK"
     fi
@@ -315,7 +388,11 @@ egress() { # apply|remove
         say "warning: not root: no egress rules (iptables); sandboxes are not kept from each other"
         return 0
     fi
-    SANDBOXD_EGRESS=$EGRESS SANDBOXD_SANDBOX_NETWORK=$NETWORK \
+    # On the own engine its CLI host (DOCKER_HOST) is enough: the chains are then named by
+    # the network alone, as on the host's engine (each stack's network has its own name).
+    local unset_engine=()
+    ! own_engine || unset_engine=(-u SANDBOXD_DOCKER_HOST)
+    env "${unset_engine[@]}" SANDBOXD_EGRESS=$EGRESS SANDBOXD_SANDBOX_NETWORK=$NETWORK \
         SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$HTTP_PORT" \
         SANDBOXD_SANDBOX_GIT_ADDR="$(git_addr)" \
         bash "$REPO/deploy/egress.sh" "$1" 9>&-
@@ -442,7 +519,7 @@ sandboxd_settings() {
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
     printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
-    printf 'preview=%s\n' "$PREVIEW_DOMAIN"
+    printf 'preview=%s\nengine=%s\n' "$PREVIEW_DOMAIN" "$ENGINE"
     env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|MAX_LIFETIME|EPHEMERAL_TTL|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|POOL_SIZE|METRICS_ALLOW|HOLDER|FAULT_HANDOVER)=' |
         grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=' | sort || true
 }
@@ -556,9 +633,15 @@ NGINX=${SANDBOXD_NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 # fd 9 holds the stack's lock: daemons must not inherit it.
 nginx_cmd() { "$NGINX" -p "$NGXDIR/" -c "$NGX_CONF" -e "$LOGDIR/nginx-error.log" "$@" 9>&-; }
 
+bridge_name() {
+    if [ -n "${SANDBOXD_BRIDGE:-}" ]; then echo "$SANDBOXD_BRIDGE"
+    elif own_engine; then echo sbxeng0
+    else echo docker0; fi
+}
+
 # The Docker bridge's gateway address, where containers find sandboxd.internal.
 bridge_ip() {
-    ip -4 -o addr show "${SANDBOXD_BRIDGE:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }'
+    ip -4 -o addr show "$(bridge_name)" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }'
 }
 
 # The address sandboxes reach git at, which sandboxd checks is still this host's (app/
@@ -573,7 +656,7 @@ bridge_listen() {
     if [ -n "$ip" ]; then
         printf 'listen %s:%s;' "$ip" "$HTTP_PORT"
     else
-        printf '# no %s bridge: sandboxes cannot reach git' "${SANDBOXD_BRIDGE:-docker0}"
+        printf '# no %s bridge: sandboxes cannot reach git' "$(bridge_name)"
     fi
 }
 
@@ -770,11 +853,12 @@ SANDBOXD_PID_FILE=$PIDFILE
 SANDBOXD_INSTANCE=$INSTANCE
 SANDBOXD_USER=$SVC_USER
 SANDBOXD_SANDBOX_NETWORK=$NETWORK
+DOCKER_HOST=$ENGINE
 PGHOST=$PGSOCK
 PGPORT=$PG_PORT
 PGDATABASE=sandboxd
 PGUSER=sandboxd_owner
-export SANDBOXD_VAR SANDBOXD_URL SANDBOXD_TOKEN SANDBOXD_DATABASE_URL SANDBOXD_OWNER_DATABASE_URL SANDBOXD_REPOS_DIR SANDBOXD_PID_FILE SANDBOXD_INSTANCE SANDBOXD_USER SANDBOXD_SANDBOX_NETWORK PGHOST PGPORT PGDATABASE PGUSER
+export SANDBOXD_VAR SANDBOXD_URL SANDBOXD_TOKEN SANDBOXD_DATABASE_URL SANDBOXD_OWNER_DATABASE_URL SANDBOXD_REPOS_DIR SANDBOXD_PID_FILE SANDBOXD_INSTANCE SANDBOXD_USER SANDBOXD_SANDBOX_NETWORK DOCKER_HOST PGHOST PGPORT PGDATABASE PGUSER
 EOF
     )
     chmod 0600 "$tmp"
@@ -814,10 +898,12 @@ cmd_up() {
     SANDBOXD_DATABASE_URL=$OWNER_DB_URL SANDBOXD_REPOS_DIR=$REPOS "$SANDBOXCTL_BIN" migrate >&2 ||
         die "sandboxctl migrate failed"
     db_grants || die "granting the service role its privileges failed"
-    bash "$REPO/deploy/ensure-docker.sh" 9>&-
+    engine_up
     # The runner image: built once (about 40 s), reused while it is in the engine.
     # SANDBOXD_SKIP_IMAGE=1 leaves it alone (a test that configures one that must stay missing).
-    if [ "${SANDBOXD_SKIP_IMAGE:-0}" != 1 ]; then
+    if [[ ${SANDBOXD_DOCKER_HOST:-unix://} != unix://* ]]; then
+        say "SANDBOXD_DOCKER_HOST=$SANDBOXD_DOCKER_HOST: the runner image is that engine's to have (not built here)"
+    elif [ "${SANDBOXD_SKIP_IMAGE:-0}" != 1 ]; then
         bash "$REPO/deploy/build-runner-image.sh" >&2 9>&- || die "building the runner image failed"
     fi
     ensure_service_user
@@ -848,7 +934,7 @@ EOF
 # This stack's sandbox containers (and their volumes): a stopped stack runs nothing.
 containers_down() {
     local ids
-    curl -s --max-time 2 --unix-socket /var/run/docker.sock http://d/_ping >/dev/null 2>&1 || return 0
+    engine_answers || return 0
     ids=$(docker ps -aq --filter "label=sandboxd.instance=$INSTANCE" 2>/dev/null) || return 0
     if [ -n "$ids" ]; then
         say "removing $(wc -w <<<"$ids") sandbox container(s)"
@@ -901,8 +987,8 @@ cmd_status() {
     else
         echo "nginx:       stopped"; ok=0
     fi
-    if [ "$(curl -s -m 3 --unix-socket /var/run/docker.sock http://d/_ping 2>/dev/null)" = OK ]; then
-        echo "docker:      answering on /var/run/docker.sock"
+    if [ "$(curl -s -m 3 --unix-socket "$ENGINE_SOCK" http://d/_ping 2>/dev/null)" = OK ]; then
+        echo "docker:      answering on $ENGINE_SOCK"
     else
         echo "docker:      not answering"; ok=0
     fi

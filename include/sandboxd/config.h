@@ -52,6 +52,9 @@ struct config {
 	int64_t sandbox_max_memory; /* the most a create may ask for (bytes), at least the default */
 	int sandbox_max_cpus;       /* the same for CPUs */
 	int sandbox_pids;
+	/* The user commands run as when the engine cannot keep root inside from being root
+	 * outside (boxuser.h): a uid no host account uses. */
+	int sandbox_uid;
 	size_t file_limit;          /* read and write, bytes */
 	int workers;
 	int git_workers;            /* serve git only, so that execs never starve it */

@@ -25,8 +25,8 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 			  const struct sandbox_limits *lim, long timeout_ms,
 			  char cid[DOCKER_ID_MAX], struct err *e) __attribute__((warn_unused_result));
 /* The clone's parameters into a container: one archive, the parameters file, then the
- * marker clone.sh waits for, so that it never reads a file half written. params is
- * cleansed by the caller. */
-int sandbox_put_clone(const char *cid, const char *params, size_t len, struct err *e)
-	__attribute__((warn_unused_result));
+ * marker clone.sh waits for, so that it never reads a file half written; both 0600 and
+ * owner's (the uid the container runs as, boxuser.h). params is cleansed by the caller. */
+int sandbox_put_clone(const char *cid, unsigned owner, const char *params, size_t len,
+		      struct err *e) __attribute__((warn_unused_result));
 #endif

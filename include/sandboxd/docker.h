@@ -54,6 +54,16 @@ void docker_cleanup(void);
  * configured one is reached without TLS settings. */
 int docker_ping(const char *host, struct err *e) __attribute__((warn_unused_result));
 
+/* GET /info: what keeps a sandbox's root from being the host's, into out (at least 8
+ * bytes): "userns" (SecurityOptions holds name=userns: dockerd --userns-remap), "runsc"
+ * (the default runtime is gVisor's), or "" (neither: root inside would be root outside). */
+int docker_info_isolation(char *out, size_t len, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
+/* The same from an /info answer already read (json: NUL-terminated): 0, or ERR_FAIL when
+ * it is not a JSON object. */
+int docker_info_parse_isolation(const char *json, char *out, size_t len)
+	__attribute__((warn_unused_result));
+
 /* ---- containers ---- */
 
 /* A container as sandboxes want it. NULL-terminated string lists; NULL means none. */
@@ -63,7 +73,7 @@ struct docker_create {
 	const char *const *labels;        /* "key=value" pairs */
 	const char *const *env;           /* "NAME=value" */
 	const char *const *cmd;           /* NULL: the image's CMD (sleep infinity) */
-	const char *user;                 /* NULL: "1000:1000" */
+	const char *user;                 /* NULL: "61000:61000"; every exec's too */
 	/* /workspace: NULL or "" an anonymous volume (removed with the container), an
 	 * absolute path a bind mount of that host directory, anything else a named volume. */
 	const char *workspace;
@@ -72,10 +82,12 @@ struct docker_create {
 	const char *const *volume_labels;
 	const char *network;              /* NetworkMode; NULL: "bridge" */
 	const char *const *extra_hosts;   /* e.g. "sandboxd.internal:host-gateway" */
-	/* Capabilities added back after CapDrop ["ALL"]. NULL (the right value for sandboxes):
-	 * none, because every process runs as 1000:1000 under no-new-privileges, where a
-	 * capability in the bounding set can never become effective; a build, git included,
-	 * needs none. Adding any only widens what a root process could do. */
+	/* CapDrop: NULL is ["ALL"], right for an unprivileged user (under no-new-privileges a
+	 * capability in its bounding set can never become effective). A root that the engine
+	 * keeps from the host's (boxuser.h) gets Docker's default set less what it names. */
+	const char *const *cap_drop;
+	/* Capabilities added back after CapDrop. NULL (the right value for sandboxes): none;
+	 * adding any only widens what a root process could do. */
 	const char *const *cap_add;
 	int64_t memory;                   /* bytes, also MemorySwap (no swap); 0: no limit */
 	int64_t nano_cpus;                /* 1e9 per CPU; 0: no limit */
@@ -85,7 +97,7 @@ struct docker_create {
 	const char *ro_bind_source, *ro_bind_target;
 };
 
-/* POST /containers/create with the hardening always on: CapDrop ALL, SecurityOpt
+/* POST /containers/create with the hardening always on: CapDrop (ALL unless cap_drop), SecurityOpt
  * no-new-privileges, Init true, LogConfig none, no privileged mode, the user, the limits.
  * Writes the new id (64 hex, NUL-terminated) into id_out[DOCKER_ID_MAX + 1]. */
 int docker_container_create(const struct docker_create *c, char *id_out, long timeout_ms,
@@ -146,7 +158,7 @@ struct docker_exec_opts {
 	const char *const *cmd;   /* required, argv */
 	const char *const *env;   /* "NAME=value"; NULL: none */
 	const char *workdir;      /* NULL: the container's */
-	const char *user;         /* NULL: "1000:1000" */
+	const char *user;         /* NULL: the container's (docker_create.user) */
 	/* Attach stdin to the start call's connection. The service never writes to it, so
 	 * the command reads EOF exactly when that connection ends (the caller stopped
 	 * waiting, cancelled, or died): a way to notice from inside the container. */

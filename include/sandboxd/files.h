@@ -45,9 +45,11 @@ int files_read(const struct sandbox *s, struct files_via *via, const char *abs, 
 	       const struct files_sink *sink, int *is_dir, struct err *e)
 	__attribute__((warn_unused_result));
 
-/* Writes data[0..len) at abs with mode, creating its parents. */
+/* Writes data[0..len) at abs with mode, creating its parents, as the sandbox's user: owner
+ * is its uid (boxuser.h), which the engine's path stages the bytes as. */
 int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
-		unsigned mode, const unsigned char *data, size_t len, struct err *e)
+		unsigned mode, unsigned owner, const unsigned char *data, size_t len,
+		struct err *e)
 	__attribute__((warn_unused_result));
 
 /* Lists the directory at abs to depth (1..8): each entry to fn as it comes (in the order

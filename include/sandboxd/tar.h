@@ -2,7 +2,7 @@
  *
  * Writing: a POSIX ustar archive of one regular file and the directory entries of its
  * parents (a pax extended header carries a name longer than 100 bytes), all owned by
- * 1000:1000, ready for PUT /containers/{id}/archive.
+ * owner:owner (the sandbox's user, boxuser.h), ready for PUT /containers/{id}/archive.
  *
  * Reading: the archive Docker answers to GET /containers/{id}/archive for one path: ustar
  * (POSIX or GNU magic) with pax extended headers ('x' applies to the next entry, 'g' is
@@ -34,8 +34,6 @@
 #define TAR_NAME_MAX 4096        /* bytes in a path, as PATH_MAX */
 #define TAR_PAX_MAX (64 * 1024)  /* bytes in one pax extended header */
 #define TAR_SIZE_MAX 077777777777ULL  /* the largest size a ustar header can hold (8 GiB - 1) */
-#define TAR_UID 1000             /* the sandbox user, owner of everything written */
-#define TAR_GID 1000
 
 /* Entry types as in the header's typeflag. */
 enum tar_type {
@@ -58,8 +56,9 @@ enum tar_type {
  * PUT the archive at the deepest existing directory and name only what is below it.
  * Returns 0, ERR_INVALID (bad name or mtime), ERR_TOOBIG (len > TAR_SIZE_MAX, or out's
  * max passed; out is then left as it was), ERR_NOMEM. */
-int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mtime,
-		   const void *data, size_t len, struct err *e) __attribute__((warn_unused_result));
+int tar_write_file(struct buf *out, const char *name, unsigned mode, unsigned owner,
+		   int64_t mtime, const void *data, size_t len, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* tar_write_file in three steps, for a caller that holds the file's bytes elsewhere and
  * sends the archive in pieces: tar_write_head appends everything before the bytes (the
@@ -67,8 +66,8 @@ int tar_write_file(struct buf *out, const char *name, unsigned mode, int64_t mti
  * the caller sends len bytes of content, and tar_write_tail appends the padding after
  * them and the end of the archive. Same arguments, checks and codes as tar_write_file; on
  * failure out is left as it was. */
-int tar_write_head(struct buf *out, const char *name, unsigned mode, int64_t mtime, size_t len,
-		   struct err *e) __attribute__((warn_unused_result));
+int tar_write_head(struct buf *out, const char *name, unsigned mode, unsigned owner,
+		   int64_t mtime, size_t len, struct err *e) __attribute__((warn_unused_result));
 int tar_write_tail(struct buf *out, size_t len, struct err *e) __attribute__((warn_unused_result));
 
 /* The bytes tar_write_file appends for a name and len, or 0 when len is too big. */

@@ -223,13 +223,13 @@ int main(int argc, char **argv)
 			"getent hosts sandboxd.internal | awk '{print $1}' | grep -c .;"
 			"ps -o comm= -p 1; echo $SANDBOX_ID; pwd", NULL};
 		const char *want =
-			"1000\n1000\nCapPrm: 0000000000000000\nCapEff: 0000000000000000\nNoNewPrivs: 1\n"
+			"61000\n61000\nCapPrm: 0000000000000000\nCapEff: 0000000000000000\nNoNewPrivs: 1\n"
 			"256\n536870912\n1\ndocker-init\nsmoke\n/workspace\n";
 		run(&r, cmd, env, NULL, 20000);
 		snprintf(why, sizeof(why), "rc %d exit %d stdout [%s] stderr [%s] %s", r.rc,
 			 r.exit_code, s(&r.out.b[1]), s(&r.out.b[2]), r.e.msg);
 		check(r.rc == 0 && r.exit_code == 0 && strcmp(s(&r.out.b[1]), want) == 0,
-		      "hardening: uid/gid 1000, no capabilities, no-new-privileges, pids and memory "
+		      "hardening: uid/gid 61000 (the default user), no capabilities, no-new-privileges, pids and memory "
 		      "limits, init, host-gateway name, env, /workspace", why);
 		run_release(&r);
 	}
@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 	bin[0] = 0;
 	bin[1] = 0xff;
 	buf_init(&tar, 1 << 20);
-	rc = tar_write_file(&tar, "smoke/sub dir/bin.dat", 0755, (int64_t)time(NULL), bin, binlen, &e);
+	rc = tar_write_file(&tar, "smoke/sub dir/bin.dat", 0755, 61000, (int64_t)time(NULL), bin, binlen, &e);
 	if (rc) {
 		fail("tar_write_file", e.msg);
 		buf_release(&tar);
@@ -337,9 +337,9 @@ int main(int argc, char **argv)
 		run(&r, cmd, NULL, NULL, 10000);
 		snprintf(why, sizeof(why), "stdout [%s] %s", s(&r.out.b[1]), r.e.msg);
 		char want[200];
-		snprintf(want, sizeof(want), "1000:1000 755 %zu\n1000:1000 755 ", binlen);
+		snprintf(want, sizeof(want), "61000:61000 755 %zu\n61000:61000 755 ", binlen);
 		check(r.rc == 0 && strncmp(s(&r.out.b[1]), want, strlen(want)) == 0,
-		      "written file and directories belong to 1000:1000", why);
+		      "written file and directories belong to 61000:61000 (the owner the archive gives)", why);
 		run_release(&r);
 	}
 	t = now();

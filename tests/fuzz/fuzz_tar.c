@@ -131,7 +131,7 @@ static void round_trip(const uint8_t *data, size_t size, size_t max)
 	FUZZ_CHECK(buf_append(&out, "x", 1) == 0);  /* the writer appends after what is there */
 	before = out.len;
 	want = tar_write_size(name, clen);
-	rc = tar_write_file(&out, name, mode, mtime, content, clen, &e);
+	rc = tar_write_file(&out, name, mode, 61000, mtime, content, clen, &e);
 	if (rc) {
 		FUZZ_CHECK(rc == ERR_INVALID || rc == ERR_TOOBIG);
 		FUZZ_CHECK(out.len == before && e.msg[0]);

@@ -49,6 +49,15 @@ export SANDBOXD_REPOS_DIR=${SANDBOXD_REPOS_DIR:-$SANDBOXD_VAR/repos}
 REPOS_DIR=$SANDBOXD_REPOS_DIR
 SANDBOXD_URL=${SANDBOXD_URL%/}
 
+# The user sandboxes run as on the stack's engine (GET /healthz, boxuser.h): root on an
+# engine that remaps it, else the fallback uid. Tests that look into a container with
+# docker exec (DOCKER_HOST, from local.env: the stack's engine) act as that user.
+BOX_UID=$(curl -s -m 10 "$SANDBOXD_URL/healthz" 2>/dev/null | jq -r '.sandbox_user.uid // 61000' 2>/dev/null)
+[[ $BOX_UID =~ ^[0-9]+$ ]] || BOX_UID=61000
+BOX_USER=$BOX_UID:$BOX_UID
+BOX_HOME=/home/sandbox
+[[ $BOX_UID != 0 ]] || BOX_HOME=/root
+
 # --- recording minted tokens ------------------------------------------------------------------
 : "${IT_TOKENS:=$SANDBOXD_VAR/it-tokens}"
 # personal, job and sandbox tokens (prefix, 36 + 6 base62), and JWTs (git URLs)
@@ -88,7 +97,7 @@ _it_sandbox_token() { # SANDBOX_ID
 	for ((i = 0; i < 150; i++)); do
 		cid=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$1")" 2>/dev/null)
 		[[ -n $cid ]] || break
-		out=$(docker exec -u 1000:1000 "$cid" sh -c 'cat /tmp/.sandboxd/clone 2>/dev/null;
+		out=$(docker exec -u "$BOX_USER" "$cid" sh -c 'cat /tmp/.sandboxd/clone 2>/dev/null;
 			cat /workspace/repo/.git/config 2>/dev/null' 2>/dev/null)
 		out+=$'\n'$(_basic_password "$out")
 		if [[ $out =~ dst_[0-9A-Za-z]{42} ]]; then
@@ -114,7 +123,7 @@ owner_label_of() { # SANDBOX_ID
 # older build shows what it checks fail, not a missing token.
 box_token_of() { # CID
 	local cfg
-	cfg=$(docker exec -u 1000:1000 "$1" cat /workspace/repo/.git/config 2>/dev/null)
+	cfg=$(docker exec -u "$BOX_USER" "$1" cat /workspace/repo/.git/config 2>/dev/null)
 	_basic_password "$cfg" | grep -oE '^dst_[0-9A-Za-z]{42}$' ||
 		sed -n 's/.*x-access-token:\(dst_[0-9A-Za-z]*\)@.*/\1/p' <<<"$cfg"
 }

@@ -86,8 +86,8 @@ check_eq 'no row names an agent error (zero fallbacks)' 0 "$(sql "select count(*
 # The file API takes the same backend, with the same answers.
 api POST "$SB/$A/write" '{"path":"via/agent.txt","content":"aGk=","mode":384}' "$OT"
 expect_status 200 'a write'
-run '{"cmd":"stat -c \"%a %U\" via/agent.txt; cat via/agent.txt"}'
-expect_json .stdout $'600 sandbox\nhi' 'lands with its mode, as the sandbox user'
+run '{"cmd":"stat -c \"%a %u\" via/agent.txt; cat via/agent.txt"}'
+expect_json .stdout "600 $BOX_UID"$'\nhi' "lands with its mode, as the sandbox user ($BOX_UID)"
 api POST "$SB/$A/read" '{"path":"via/agent.txt"}' "$OT"
 expect_json .content aGk= 'a read gives it back'
 api POST "$SB/$A/read" '{"path":"via/none"}' "$OT"
@@ -125,7 +125,7 @@ check_eq 'the auditor role reads sandboxes but not the key' "$A|denied" "$(sql "
 check 'the container configuration does not hold it' fails grep -q "$KEY" <<<"$(docker inspect "$CA")"
 run '{"cmd":"cat /proc/1/environ /proc/$(cat /workspace/.sandboxd/agent.pid)/environ | tr \"\\0\" \"\\n\""}'
 check 'nor the environment of the first process or the agent' fails grep -q "$KEY" <<<"$BODY"
-check_eq 'which the exec could read, both (the check ran)' 2 "$(_json .stdout | grep -c '^HOME=/home/sandbox$')"
+check_eq 'which the exec could read, both (the check ran)' 2 "$(_json .stdout | grep -c "^HOME=$BOX_HOME$")"
 run '{"cmd":"touch /usr/local/lib/sandboxd/sandboxd-agent 2>&1 || echo refused"}'
 expect_json_match .stdout 'refused$' 'the agent binary is read-only in the container'
 

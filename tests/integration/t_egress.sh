@@ -118,7 +118,7 @@ check_eq "the sandbox is on the stack's network $NET" "$NET" \
 clone_done() { api GET "$SB/$ID" "" "$OT"; [ "$(_json .clone.state)" = done ]; }
 check 'its clone is done' wait_until 60 clone_done
 
-box() { docker exec -u 1000:1000 -w /workspace/repo "$CID" "$@"; }
+box() { docker exec -u "$BOX_USER" -w /workspace/repo "$CID" "$@"; }
 # fetch URL: curl's exit code and the time it took (ms); the body must be ours on success.
 fetch() {
 	local t0 rc out

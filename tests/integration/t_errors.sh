@@ -188,7 +188,9 @@ check_eq 'request ids are unique per request' "${#IDS[@]}" "$uniq"
 # --- /healthz ------------------------------------------------------------------------------------
 api GET /healthz "" -
 expect_status 200 'GET /healthz without a token: 200'
-expect_body '{"status":"ok","database":"ok","docker":"ok","git_endpoint":"ok"}' 'GET /healthz body'
+# sandbox_user: root on an engine that remaps it, else the fallback (t_root_inside checks both)
+if [[ $BOX_UID == 0 ]]; then BOX_MODE=userns; else BOX_MODE=fallback; fi
+expect_body "{\"status\":\"ok\",\"database\":\"ok\",\"docker\":\"ok\",\"git_endpoint\":\"ok\",\"sandbox_user\":{\"mode\":\"$BOX_MODE\",\"uid\":$BOX_UID}}" 'GET /healthz body'
 request_id_ok 'healthz'
 json_ct 'healthz'
 api GET /healthz "" "$UT"

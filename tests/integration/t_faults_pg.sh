@@ -110,7 +110,7 @@ cloned() { [[ $(docker exec "$MC" cat /workspace/.sandboxd/clone.state 2>/dev/nu
 check 'its clone is done' wait_until 60 cloned
 MTOK=$(box_token_of "$MC")
 check 'the test has its token' grep -q '^dst_' <<<"$MTOK"
-docker exec -u 1000:1000 -w /workspace/repo "$MC" sh -c 'mv .git/config .git/config.real && mkfifo .git/config'
+docker exec -u "$BOX_USER" -w /workspace/repo "$MC" sh -c 'mv .git/config .git/config.real && mkfifo .git/config'
 curl -sS -o "$_T/mask.body" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $OT" \
 	-H 'Content-Type: application/json' -d '{"cmd":"cat .git/config.real"}' \
 	"$SANDBOXD_URL$SB/$MS/exec" >"$_T/mask.status" 2>/dev/null &
@@ -119,9 +119,9 @@ reading_token() { docker top "$MC" -o pid,args 2>/dev/null | grep -q 'head -c 40
 check 'the exec reads the token from the config' wait_until 30 reading_token
 check_cond 'the database drops every connection of the service' \
 	"[[ \$(sql_super \"select count(*) from (select pg_terminate_backend(pid) from pg_stat_activity where usename = 'sandboxd') t\") -ge 1 ]]"
-docker exec -u 1000:1000 -w /workspace/repo "$MC" sh -c 'cat .git/config.real > .git/config'
+docker exec -u "$BOX_USER" -w /workspace/repo "$MC" sh -c 'cat .git/config.real > .git/config'
 wait "$MASKER" 2>/dev/null
-docker exec -u 1000:1000 -w /workspace/repo "$MC" sh -c 'rm .git/config && mv .git/config.real .git/config'
+docker exec -u "$BOX_USER" -w /workspace/repo "$MC" sh -c 'rm .git/config && mv .git/config.real .git/config'
 LAST_REQ="POST $SB/$MS/exec (the database lost while it looks up the token)"
 STATUS=$(cat "$_T/mask.status") BODY=$(cat "$_T/mask.body")
 check 'the answer never holds the token' eval '! grep -qF "$MTOK" <<<"$BODY"'

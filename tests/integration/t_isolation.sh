@@ -24,8 +24,8 @@ check 'the clone of B is done' wait_until 60 clone_done "$B_SB" "$B_ID" "$B_OT"
 B_IP=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$B_CID")
 check "B has an address ($B_IP) on the stack's network" [ -n "$B_IP" ]
 
-in_a() { docker exec -u 1000:1000 "$A_CID" "$@"; }
-in_b() { docker exec -u 1000:1000 "$B_CID" "$@"; }
+in_a() { docker exec -u "$BOX_USER" "$A_CID" "$@"; }
+in_b() { docker exec -u "$BOX_USER" "$B_CID" "$@"; }
 # B's listeners: its private clone, served to whoever connects.
 serve() { # PORT
 	in_b git daemon --reuseaddr --export-all --base-path=/workspace --listen=0.0.0.0 --port="$1" \

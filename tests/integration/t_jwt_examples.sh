@@ -226,7 +226,7 @@ in_sandbox() {
 	OUT=$(_json .stdout)
 }
 in_docker() {
-	OUT=$(GIT_URL=$PURL timeout -k 5 120 docker exec -u 1000:1000 -w /tmp -e GIT_URL "$CID" bash -c "$1" 2>&1)
+	OUT=$(GIT_URL=$PURL timeout -k 5 120 docker exec -u "$BOX_USER" -w /tmp -e GIT_URL "$CID" bash -c "$1" 2>&1)
 	RC=$?
 }
 # provider NAME RUN: the same steps through RUN (in_sandbox or in_docker)

@@ -112,6 +112,9 @@ check_eq "every package the package depends on is cached (else add it to RUNTIME
 # --- into a clean container, offline ----------------------------------------------------------------
 rm_containers() { docker ps -aq --filter "label=$LABEL" | xargs -r docker rm -f >/dev/null 2>&1; }
 AT_EXIT+=(rm_containers)
+# On an engine that remaps root (the stack's own) the container's root is an unprivileged
+# host uid: the package it binds must be reachable by others (the search bit only above it).
+chmod o+x "$_T" && chmod -R o+rX "$P"
 CID=$(docker run -d --network none --label "$LABEL" -v "$DEB_CACHE:/debs:ro" -v "$P:/pkg:ro" \
 	"$IMAGE" sleep 600 2>"$_T/run.err")
 check 'a clean container of the runner image, with no network' test -n "$CID"

@@ -9,7 +9,7 @@ HOSTPORT=${SANDBOXD_URL#http://}
 fails() { ! "$@"; }
 container_of() { docker ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$1")"; }
 in_box() { # SANDBOX CMD…: run as the sandbox user, like an exec would
-	docker exec -u 1000:1000 -w /workspace/repo "$(container_of "$1")" "${@:2}"
+	docker exec -u "$BOX_USER" -w /workspace/repo "$(container_of "$1")" "${@:2}"
 }
 clone_state() { clone_state_as "$1" "$2" "$OT"; }
 clone_state_as() {
@@ -57,7 +57,8 @@ api POST "$SB/$ID/exec" '{"cmd":"env"}' "$OT"
 BOX_ENV=$(_json .stdout)
 check 'the environment is readable' grep -q "^SANDBOX_ID=$ID\$" <<<"$BOX_ENV"
 check 'and holds no token' eval '! grep -q dst_ <<<"$BOX_ENV"'
-check 'commands run as an unprivileged user' [ "$(in_box "$ID" id -u)" = 1000 ]
+api POST "$SB/$ID/exec" '{"cmd":"id -u"}' "$OT"
+expect_json .stdout "$BOX_UID" "commands run as the user /healthz names ($BOX_UID: root only on an engine that remaps it, t_root_inside)"
 api POST "$SB/$ID/exec" '{"cmd":"printenv SANDBOX_ID SANDBOX_REPOSITORY"}' "$OT"
 check_eq 'SANDBOX_ID and SANDBOX_REPOSITORY are set' "$ID"$'\n'"$R" "$(_json .stdout)"
 echo three >"$_T/three"

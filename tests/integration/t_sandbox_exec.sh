@@ -41,7 +41,7 @@ run '{"cmd":"mkdir -p sub"}'
 run '{"cmd":"pwd; echo $FOO","cwd":"sub","env":{"FOO":"bar baz"}}'
 expect_json .stdout $'/workspace/repo/sub\nbar baz' 'cwd (relative to the repository) and env'
 run '{"cmd":"echo $SANDBOX_ID $SANDBOX_REPOSITORY $HOME"}'
-expect_json .stdout "$ID $R /home/sandbox" 'SANDBOX_* and HOME in the environment'
+expect_json .stdout "$ID $R $BOX_HOME" 'SANDBOX_* and HOME in the environment'
 run '{}'
 expect_error_field() { [ "$STATUS" = "$1" ] && [ "$(_json .error)" = "$2" ]; }
 check 'a missing cmd: 400 {"error": "field '"'"'cmd'"'"' is required"}' expect_error_field 400 "field 'cmd' is required"
@@ -93,7 +93,7 @@ expect_status 200 'read it back'
 _json .content | base64 -d >"$_T/back"
 check 'bytes round-trip exactly' cmp -s "$_T/bin" "$_T/back"
 run '{"cmd":"stat -c %u:%g:%a data/deep/blob.bin data/deep"}'
-expect_json .stdout $'1000:1000:644\n1000:1000:755' 'the file belongs to the sandbox user, mode 0644'
+expect_json .stdout "$BOX_USER:644"$'\n'"$BOX_USER:755" 'the file belongs to the sandbox user, mode 0644'
 run '{"cmd":"stat -c %u:%a /tmp"}'
 expect_json .stdout '0:1777' 'an existing directory keeps its owner and mode'
 api POST "$SB/$ID/write" "$(jq -n --arg c "$(printf '#!/bin/sh\necho script-ran\n' | base64 -w0)" '{path: "/workspace/repo/run.sh", content: $c, mode: 493}')" "$OT"

@@ -328,6 +328,7 @@ static const struct {
 	{ "SANDBOXD_SANDBOX_MEMORY_MB", 64, 1 << 20, 1 << 20, FIELD(sandbox_memory) },
 	{ "SANDBOXD_SANDBOX_CPUS", 1, 256, 1, FIELD(sandbox_cpus) },
 	{ "SANDBOXD_SANDBOX_PIDS", 16, 1 << 20, 1, FIELD(sandbox_pids) },
+	{ "SANDBOXD_SANDBOX_UID", 1, 2147483646, 1, FIELD(sandbox_uid) },
 	{ "SANDBOXD_FILE_LIMIT", 1, 1 << 30, 1, FIELD(file_limit) },
 	{ "SANDBOXD_GIT_TIMEOUT", 10, 86400, 1, FIELD(git_timeout) },
 	{ "SANDBOXD_BODY_LIMIT", 1024, 64 << 20, 1, FIELD(body_limit) },

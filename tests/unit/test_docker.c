@@ -34,6 +34,37 @@ static void pull_path_refused(const char *image)
 	buf_release(&b);
 }
 
+static void isolation_is(const char *info, const char *want)
+{
+	char got[8] = "x";
+
+	assert_int_equal(docker_info_parse_isolation(info, got, sizeof(got)), 0);
+	assert_string_equal(got, want);
+}
+
+/* /info's SecurityOptions and DefaultRuntime (Docker 20.10's shapes). */
+static void test_info_isolation(void **state)
+{
+	char got[8];
+
+	(void)state;
+	isolation_is("{\"SecurityOptions\":[\"name=seccomp,profile=default\",\"name=userns\"],"
+		     "\"DefaultRuntime\":\"runc\"}", "userns");
+	isolation_is("{\"SecurityOptions\":[\"name=userns,foo=bar\"]}", "userns");
+	isolation_is("{\"SecurityOptions\":[\"name=seccomp,profile=default\"],"
+		     "\"DefaultRuntime\":\"runsc\"}", "runsc");
+	isolation_is("{\"SecurityOptions\":[\"name=seccomp,profile=default\"],"
+		     "\"DefaultRuntime\":\"runc\"}", "");
+	/* near misses are not the thing */
+	isolation_is("{\"SecurityOptions\":[\"name=usernsx\",\"userns\",1,null],"
+		     "\"DefaultRuntime\":\"runsc-debug\"}", "");
+	isolation_is("{\"SecurityOptions\":\"name=userns\",\"DefaultRuntime\":7}", "");
+	isolation_is("{}", "");
+	assert_int_equal(docker_info_parse_isolation("[]", got, sizeof(got)), ERR_FAIL);
+	assert_int_equal(docker_info_parse_isolation("not json", got, sizeof(got)), ERR_FAIL);
+	assert_string_equal(got, "");
+}
+
 static void test_image_pull_path(void **state)
 {
 	/* never an empty tag: Docker would pull every tag of the name */
@@ -73,6 +104,7 @@ static void test_image_pull_path_refusals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_info_isolation),
 		cmocka_unit_test(test_image_pull_path),
 		cmocka_unit_test(test_image_pull_path_refusals),
 	};

@@ -321,15 +321,15 @@ static void test_write_layout(void **state)
 	unsigned sum = 0;
 
 	buf_init(&b, 1 << 20);
-	assert_int_equal(tar_write_file(&b, "a/bc/file.sh", 0100755, 1700000000, "#!/bin/sh\n", 10, &e), 0);
+	assert_int_equal(tar_write_file(&b, "a/bc/file.sh", 0100755, 61000, 1700000000, "#!/bin/sh\n", 10, &e), 0);
 	assert_int_equal(b.len, tar_write_size("a/bc/file.sh", 10));
 	assert_int_equal(b.len, 512 * 4 + 1024);
 	h = (const unsigned char *)b.data;
 	assert_string_equal((const char *)h, "a/");
 	assert_int_equal(h[156], '5');
 	assert_string_equal((const char *)h + 100, "0000755");
-	assert_string_equal((const char *)h + 108, "0001750");  /* 1000 */
-	assert_string_equal((const char *)h + 116, "0001750");
+	assert_string_equal((const char *)h + 108, "0167110");  /* 61000 */
+	assert_string_equal((const char *)h + 116, "0167110");
 	assert_memory_equal(h + 257, "ustar\0" "00", 8);
 	assert_string_equal((const char *)h + 512, "a/bc/");
 	h += 1024;
@@ -368,7 +368,7 @@ static void test_roundtrip(void **state)
 	for (size_t nl = 1; nl <= 200; nl += 33) {
 		name[nl] = 0;
 		buf_init(&b, 1 << 20);
-		assert_int_equal(tar_write_file(&b, name, 0640, 42, data, nl * 13, &e), 0);
+		assert_int_equal(tar_write_file(&b, name, 0640, 61000, 42, data, nl * 13, &e), 0);
 		assert_int_equal(b.len, tar_write_size(name, nl * 13));
 		assert_int_equal(tar_read_file(b.data, b.len, 1 << 20, &f, NULL, &e), 0);
 		assert_string_equal(f.name, name);
@@ -384,7 +384,7 @@ static void test_roundtrip(void **state)
 	name[150] = '/';
 	name[200] = 0;
 	buf_init(&b, 1 << 20);
-	assert_int_equal(tar_write_file(&b, name, 0644, 0, "x", 1, &e), 0);
+	assert_int_equal(tar_write_file(&b, name, 0644, 61000, 0, "x", 1, &e), 0);
 	assert_int_equal(b.len, tar_write_size(name, 1));
 	{
 		char type = 0;
@@ -404,22 +404,22 @@ static void test_write_refusals(void **state)
 	buf_init(&b, 1 << 20);
 	assert_int_equal(buf_puts(&b, "keep"), 0);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
-		assert_int_equal(tar_write_file(&b, bad[i], 0644, 0, "x", 1, &e), ERR_INVALID);
+		assert_int_equal(tar_write_file(&b, bad[i], 0644, 61000, 0, "x", 1, &e), ERR_INVALID);
 	memset(huge, 'a', sizeof(huge) - 1);
 	huge[sizeof(huge) - 1] = 0;
-	assert_int_equal(tar_write_file(&b, huge, 0644, 0, "x", 1, &e), ERR_INVALID);
-	assert_int_equal(tar_write_file(&b, "f", 0644, -1, "x", 1, &e), ERR_INVALID);
+	assert_int_equal(tar_write_file(&b, huge, 0644, 61000, 0, "x", 1, &e), ERR_INVALID);
+	assert_int_equal(tar_write_file(&b, "f", 0644, 61000, -1, "x", 1, &e), ERR_INVALID);
 	assert_string_equal(b.data, "keep");
 	buf_release(&b);
 	/* the buffer's maximum: refused whole, the buffer left as it was */
 	buf_init(&b, 2048 + 4 - 1);
 	assert_int_equal(buf_puts(&b, "keep"), 0);
-	assert_int_equal(tar_write_file(&b, "f", 0644, 0, "x", 1, &e), ERR_TOOBIG);
+	assert_int_equal(tar_write_file(&b, "f", 0644, 61000, 0, "x", 1, &e), ERR_TOOBIG);
 	assert_int_equal(b.len, 4);
 	assert_string_equal(b.data, "keep");
 	buf_release(&b);
 	buf_init(&b, 2048);
-	assert_int_equal(tar_write_file(&b, "f", 0644, 0, "x", 1, &e), 0);
+	assert_int_equal(tar_write_file(&b, "f", 0644, 61000, 0, "x", 1, &e), 0);
 	assert_int_equal(b.len, 2048);
 	buf_release(&b);
 	assert_int_equal(tar_write_size("f", (size_t)TAR_SIZE_MAX + 1), 0);
@@ -466,8 +466,8 @@ static void test_write_in_pieces(void **state)
 
 			buf_init(&whole, 1 << 20);
 			buf_init(&parts, 1 << 20);
-			assert_int_equal(tar_write_file(&whole, names[i], 0640, 1700000000, data, lens[j], &e), 0);
-			assert_int_equal(tar_write_head(&parts, names[i], 0640, 1700000000, lens[j], &e), 0);
+			assert_int_equal(tar_write_file(&whole, names[i], 0640, 61000, 1700000000, data, lens[j], &e), 0);
+			assert_int_equal(tar_write_head(&parts, names[i], 0640, 61000, 1700000000, lens[j], &e), 0);
 			assert_int_equal(buf_append(&parts, data, lens[j]), 0);
 			assert_int_equal(tar_write_tail(&parts, lens[j], &e), 0);
 			assert_int_equal(parts.len, whole.len);
@@ -494,7 +494,7 @@ static void test_write_in_pieces(void **state)
 			tar_reader_release(&r);
 			buf_release(&whole);
 		}
-	assert_int_equal(tar_write_head(&(struct buf){ NULL, 0, 0, 100 }, "../x", 0644, 0, 1, &e),
+	assert_int_equal(tar_write_head(&(struct buf){ NULL, 0, 0, 100 }, "../x", 0644, 61000, 0, 1, &e),
 			 ERR_INVALID);
 }
 
