@@ -155,7 +155,7 @@ static void out_open(struct out *o, struct agent_conn *c)
 static int run(const char *cmd, int64_t ms, struct out *o, struct agent_exit *x, struct err *e)
 {
 	struct agent_exec_req r = { .cmd = cmd, .env = env, .timeout_ms = ms };
-	struct agent_exec_hooks h = { on_started, o, collect, o, NULL, NULL };
+	struct agent_exec_hooks h = { .started = on_started, .started_arg = o, .sink = collect, .sink_arg = o };
 	struct agent_conn c;
 	int rc;
 
@@ -243,7 +243,7 @@ static void test_exec_streams(void **state)
 	{
 		struct agent_exec_req r = { .cmd = "pwd", .env = env, .timeout_ms = 1000,
 					    .cwd = "/nonexistent-dir" };
-		struct agent_exec_hooks h = { NULL, NULL, collect, &o, NULL, NULL };
+		struct agent_exec_hooks h = { .sink = collect, .sink_arg = &o };
 		struct agent_conn c;
 
 		memset(&o, 0, sizeof(o));
