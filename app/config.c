@@ -136,6 +136,62 @@ static int check_sandbox(struct config *c, struct err *e)
 	return 0;
 }
 
+/* SANDBOXD_IMAGES: name=image entries joined by commas, at most CONFIG_IMAGES_MAX, names
+ * unique; a name as the database's CHECK has it (sql/016), an image reference without
+ * blanks. */
+static int parse_image(struct config *c, const char *item, size_t len, struct err *e)
+{
+	const char *eq = memchr(item, '=', len);
+	size_t nl = eq ? (size_t)(eq - item) : 0, rl = eq ? len - nl - 1 : 0;
+	struct config_image *im = &c->images[c->nimages];
+
+	if (!eq || nl == 0 || nl > CONFIG_IMAGE_NAME_MAX || rl == 0 || rl >= sizeof(im->ref) ||
+	    strspn(item, "abcdefghijklmnopqrstuvwxyz0123456789._-") < nl ||
+	    !strchr("abcdefghijklmnopqrstuvwxyz0123456789", item[0]) ||
+	    memchr(eq + 1, '=', rl) || strcspn(eq + 1, " \t\r\n") < rl)
+		return err_set(e, ERR_INVALID, "SANDBOXD_IMAGES: '%.*s' is not name=image (a name "
+			       "of lower-case letters, digits, '.', '_', '-', at most %d)",
+			       (int)(len > 80 ? 80 : len), item, CONFIG_IMAGE_NAME_MAX);
+	if (c->nimages == CONFIG_IMAGES_MAX)
+		return err_set(e, ERR_INVALID, "SANDBOXD_IMAGES names more than %d images",
+			       CONFIG_IMAGES_MAX);
+	snprintf(im->name, sizeof(im->name), "%.*s", (int)nl, item);
+	snprintf(im->ref, sizeof(im->ref), "%.*s", (int)rl, eq + 1);
+	if (config_image_find(c, im->name))
+		return err_set(e, ERR_INVALID, "SANDBOXD_IMAGES names '%s' twice", im->name);
+	c->nimages++;
+	return 0;
+}
+
+static int check_images(struct config *c, struct err *e)
+{
+	const char *p = c->images_setting;
+	int rc = 0;
+
+	c->nimages = 0;
+	while (!rc && *p) {
+		size_t len = strcspn(p, ",");
+		rc = parse_image(c, p, len, e);
+		p += len + (p[len] == ',');
+	}
+	if (!rc && c->nimages == 0)
+		rc = err_set(e, ERR_INVALID, "SANDBOXD_IMAGES names no image");
+	return rc;
+}
+
+const struct config_image *config_image_find(const struct config *c, const char *name)
+{
+	for (int i = 0; name && i < c->nimages; i++)
+		if (strcmp(c->images[i].name, name) == 0)
+			return &c->images[i];
+	return NULL;
+}
+
+const char *config_default_image(const struct config *c)
+{
+	return c->images[0].ref;
+}
+
 /* The public URL's origin: scheme and authority, without the path. */
 static void public_origin(const struct config *c, char *out, size_t n)
 {
@@ -232,7 +288,9 @@ static const struct setting settings[] = {
 	S("SANDBOXD_DOCKER_CERT", docker_cert, ""),
 	S("SANDBOXD_DOCKER_KEY", docker_key, ""),
 	S("SANDBOXD_INSTANCE", instance, "sandboxd"),
-	S("SANDBOXD_RUNNER_IMAGE", runner_image, "sandboxd-runner:bookworm"),
+	S("SANDBOXD_IMAGES", images_setting,
+	  "standard=sandboxd-runner:standard,minimal=sandboxd-runner:minimal",
+	  .check = check_images),
 	S("SANDBOXD_SANDBOX_GIT_URL", sandbox_git_url, "http://sandboxd.internal"),
 	S("SANDBOXD_SANDBOX_NETWORK", sandbox_network, "bridge"),
 	S("SANDBOXD_SIGNING_KEY_FILE", signing_key_file, "", .check = check_sandbox),
@@ -320,5 +378,11 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 		if (rc)
 			return rc;
 	}
+	/* Retired (SPEC §4): ignoring it would run sandboxes on an image other than the one
+	 * the operator named. */
+	const char *old = get("SANDBOXD_RUNNER_IMAGE");
+	if (old && *old)
+		return err_set(e, ERR_INVALID, "SANDBOXD_RUNNER_IMAGE is retired: name the images "
+			       "in SANDBOXD_IMAGES (name=image,…; the first is the default)");
 	return 0;
 }
