@@ -111,11 +111,9 @@ static int create_image(struct req *r, const struct repo *repo, const char *aske
 	const char *name = asked ? asked : repo->sandbox_image[0] ? repo->sandbox_image : NULL;
 
 	*out = NULL;
-	if (!name)
-		return 0;
-	if (!(*out = config_image_find(r->cfg, name)))
+	if (name && !(*out = config_image_find(r->cfg, name)))
 		return err_http(e, 422, "unknown image");
-	json_add_str(r->audit_details, "image", name);
+	json_add_str(r->audit_details, "image", name ? name : r->cfg->images[0].name);
 	return 0;
 }
 
