@@ -120,4 +120,33 @@ close_it
 new_sandbox
 check_eq 'and without asking gets the default again' standard "$(_json .image)"
 close_it
+
+# --- an operator's own image, FROM standard, once named in SANDBOXD_IMAGES --------------------
+# Built offline (no package fetched): a tool of its own, and the label extended with it.
+OWN=sandboxd-it-own:$SFX
+rm_own() { docker image rm -f "$OWN" >/dev/null 2>&1; }
+AT_EXIT+=(rm_own)
+mkdir -p "$_T/own"
+cat >"$_T/own/Dockerfile" <<EOF
+FROM sandboxd-runner:standard
+RUN printf '#!/bin/sh\necho "owntool 4.2.1"\n' >/usr/local/bin/owntool && chmod 0755 /usr/local/bin/owntool
+LABEL sandboxd.packages="$(jq -r '.[0].packages | map("\(.name)=\(.version)") | join(" ")' <<<"$LIST") owntool=4.2.1"
+EOF
+build_own() { # its log shown when it fails
+	DOCKER_BUILDKIT=0 docker build -q --label sandboxd.test=t_images -t "$OWN" "$_T/own" >"$_T/build.log" 2>&1 ||
+		{ tail -n 5 "$_T/build.log" | sed 's/^/#   /'; return 1; }
+}
+check 'docker build of an image FROM sandboxd-runner:standard' build_own
+IMAGES="standard=sandboxd-runner:standard,minimal=sandboxd-runner:minimal,own=$OWN"
+stack_restart own-image SANDBOXD_IMAGES="$IMAGES"
+api GET /api/v3/sandbox-images '' "$OT"
+check_eq 'the list has it, with its own tool' "own=$OWN:false 4.2.1" \
+	"$(jq -r --arg i "$OWN" '.[] | select(.name == "own") | "\(.name)=\(.image):\(.default) \(.packages[] | select(.name == "owntool") | .version)"' <<<"$BODY")"
+new_sandbox '{"image":"own"}'
+expect_status 201 'a create of it'
+run 'owntool; node --version'
+check_eq 'its tool and standard'"'"'s run inside' "owntool 4.2.1
+v$(ver standard node)" "$(_json .stdout)"
+close_it
+stack_restart suite-settings
 finish
