@@ -148,5 +148,17 @@ run 'owntool; node --version'
 check_eq 'its tool and standard'"'"'s run inside' "owntool 4.2.1
 v$(ver standard node)" "$(_json .stdout)"
 close_it
+api PATCH "/api/v3/repos/$R" '{"sandbox_image":"own"}' "$OT"
+expect_json .sandbox_image own 'the repository picks it'
+
+# The operator drops the name: the repository's choice is refused, never swapped silently.
 stack_restart suite-settings
+api POST "$SB" '{}' "$OT"
+expect_error 422 'unknown image' 'a create on a repository whose image is no longer named: 422 unknown image'
+api POST "$SB" '{"image":"minimal"}' "$OT"
+expect_status 201 'while a create that names one still works'
+ID=$(_json .id)
+close_it
+api PATCH "/api/v3/repos/$R" '{"sandbox_image":null}' "$OT"
+expect_json .sandbox_image null 'and PATCH null repairs the repository'
 finish
