@@ -136,22 +136,34 @@ static int check_sandbox(struct config *c, struct err *e)
 	return 0;
 }
 
+/* An image reference as the Docker client modules take it ([A-Za-z0-9._/:@-], no ".."
+ * or empty component): refused at start, not at the first create. */
+static int ref_ok(const char *ref, size_t n)
+{
+	char r[256];
+
+	if (n == 0 || n >= sizeof(r))
+		return 0;
+	memcpy(r, ref, n);
+	r[n] = 0;
+	return strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:@") == n &&
+	       !strstr(r, "..") && !strstr(r, "//") && r[0] != '/';
+}
+
 /* SANDBOXD_IMAGES: name=image entries joined by commas, at most CONFIG_IMAGES_MAX, names
- * unique; a name as the database's CHECK has it (sql/016), an image reference without
- * blanks. */
+ * unique; a name as the database's CHECK has it (sql/016), and an image reference. */
 static int parse_image(struct config *c, const char *item, size_t len, struct err *e)
 {
 	const char *eq = memchr(item, '=', len);
 	size_t nl = eq ? (size_t)(eq - item) : 0, rl = eq ? len - nl - 1 : 0;
 	struct config_image *im = &c->images[c->nimages];
 
-	if (!eq || nl == 0 || nl > CONFIG_IMAGE_NAME_MAX || rl == 0 || rl >= sizeof(im->ref) ||
+	if (!eq || nl == 0 || nl > CONFIG_IMAGE_NAME_MAX || !ref_ok(eq + 1, rl) ||
 	    strspn(item, "abcdefghijklmnopqrstuvwxyz0123456789._-") < nl ||
-	    !strchr("abcdefghijklmnopqrstuvwxyz0123456789", item[0]) ||
-	    memchr(eq + 1, '=', rl) || strcspn(eq + 1, " \t\r\n") < rl)
+	    !strchr("abcdefghijklmnopqrstuvwxyz0123456789", item[0]))
 		return err_set(e, ERR_INVALID, "SANDBOXD_IMAGES: '%.*s' is not name=image (a name "
-			       "of lower-case letters, digits, '.', '_', '-', at most %d)",
-			       (int)(len > 80 ? 80 : len), item, CONFIG_IMAGE_NAME_MAX);
+			       "of lower-case letters, digits, '.', '_', '-', at most %d; an image "
+			       "reference)", (int)(len > 80 ? 80 : len), item, CONFIG_IMAGE_NAME_MAX);
 	if (c->nimages == CONFIG_IMAGES_MAX)
 		return err_set(e, ERR_INVALID, "SANDBOXD_IMAGES names more than %d images",
 			       CONFIG_IMAGES_MAX);

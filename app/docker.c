@@ -1210,12 +1210,14 @@ int docker_image_inspect(const char *image, const char *label, int64_t *size, ch
 
 	*size = 0;
 	value[0] = 0;
-	/* The characters docker_image_pull_path takes: none needs escaping in the path. */
+	/* The characters docker_image_pull_path takes: none needs escaping in the path. No
+	 * reference has a ".." or an empty component, and curl would fold "/../" into another
+	 * route of the engine. */
 	if (!image[0] || strlen(image) > 255 ||
 	    strspn(image, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:@") !=
-		    strlen(image))
-		return err_set(e, ERR_INVALID, "image name '%.255s' has a character other than "
-			       "[A-Za-z0-9._/:@-]", image);
+		    strlen(image) || strstr(image, "..") || strstr(image, "//") || image[0] == '/')
+		return err_set(e, ERR_INVALID, "image name '%.255s' is not an image reference "
+			       "([A-Za-z0-9._/:@-], no '..' or empty component)", image);
 	snprintf(path, sizeof(path), "/images/%s/json", image);
 	call_init(&c, "inspect image", "GET", path, timeout_ms, e);
 	if ((rc = call_json(&c, json_type_object, &resp)))

@@ -413,7 +413,7 @@ static void test_images(void **state)
 {
 	struct config c;
 	static const char shape[] = "' is not name=image (a name of lower-case letters, digits, "
-				    "'.', '_', '-', at most 32)";
+				    "'.', '_', '-', at most 32; an image reference)";
 	char msg[256];
 
 	assert_int_equal(load(&c, &(struct err){ 0 }), 0);
@@ -429,7 +429,8 @@ static void test_images(void **state)
 	accepted("SANDBOXD_IMAGES", "only=x,", &c);   /* a trailing comma ends the list */
 	assert_int_equal(c.nimages, 1);
 	static const char *const bad[] = { "standard", "=x", "a=", "A=x", "-a=x", "a b=x",
-					   "a=x y", "a=b=c", ",a=x" };
+					   "a=x y", "a=b=c", "a=../x", "a=/x", "a=x//y", "a=x?y",
+					   ",a=x" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		size_t n = strcspn(bad[i], ",");
 		snprintf(msg, sizeof(msg), "SANDBOXD_IMAGES: '%.*s%s", (int)n, bad[i], shape);
