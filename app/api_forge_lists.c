@@ -74,9 +74,11 @@ static int need_personal(const struct req *r, struct err *e)
 	return 0;
 }
 
-/* Repositories: id, owner_id, login, name, visibility, default_branch, archived, created. */
+/* Repositories: id, owner_id, login, name, visibility, default_branch, archived, created,
+ * the two sort keys, sandbox_image. */
 #define REPO_LIST "SELECT rp.id, rp.owner_id, o.login, rp.name, rp.visibility, rp.default_branch," \
-	" rp.archived, rfc3339(rp.created_at) AS created, lower(o.login) AS ko, lower(rp.name) AS kn" \
+	" rp.archived, rfc3339(rp.created_at) AS created, lower(o.login) AS ko, lower(rp.name) AS kn," \
+	" coalesce(rp.sandbox_image, '') AS sandbox_image" \
 	" FROM repositories rp JOIN accounts o ON o.id = rp.owner_id"
 
 static json_object *repo_row(const struct req *r, const PGresult *res, int i)
@@ -89,7 +91,8 @@ static json_object *repo_row(const struct req *r, const PGresult *res, int i)
 	    str_copy(repo.name, sizeof(repo.name), db_val(res, i, 4)) |
 	    str_copy(repo.visibility, sizeof(repo.visibility), db_val(res, i, 5)) |
 	    str_copy(repo.default_branch, sizeof(repo.default_branch), db_val(res, i, 6)) |
-	    str_copy(repo.created_at, sizeof(repo.created_at), db_val(res, i, 8)))
+	    str_copy(repo.created_at, sizeof(repo.created_at), db_val(res, i, 8)) |
+	    str_copy(repo.sandbox_image, sizeof(repo.sandbox_image), db_val(res, i, 11)))
 		return NULL;
 	repo.archived = db_bool(res, i, 7);
 	return repo_json(&repo, r->cfg->public_url);

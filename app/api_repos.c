@@ -94,7 +94,26 @@ static const char *const visibilities[] = { "public", "private", NULL };
 struct repo_change {
 	int archived;
 	const char *visibility, *branch, *name;
+	/* sandbox_image: the new name, "" for null (back to the default); image NULL: as is. */
+	const char *image;
 };
+
+/* The body's sandbox_image: a name SANDBOXD_IMAGES holds (422 "unknown image" else, once
+ * the caller may see the repository), or null for the default. */
+static int body_image(struct req *r, struct repo_change *c, struct err *e)
+{
+	json_object *v;
+	int rc;
+
+	if (!json_object_object_get_ex(r->json, "sandbox_image", &v))
+		return 0;
+	if (json_object_is_type(v, json_type_null)) {
+		c->image = "";
+		return 0;
+	}
+	rc = json_field_string(r->json, "sandbox_image", 0, 64, &c->image, e);
+	return rc < 0 ? rc : 0;
+}
 
 /* The rename last (HEAD and the row's other fields are changed under the old path): the
  * row, the directory and the old name's redirect (repo_rename), the move undone if the
@@ -150,16 +169,20 @@ static int apply_change(struct req *r, struct repo *repo, const struct repo_chan
 	PGresult *res = db_exec(r->db, e, &code,
 		      "UPDATE repositories SET archived = coalesce($2::boolean, archived),"
 		      "       visibility = coalesce($3, visibility),"
-		      "       default_branch = coalesce($4, default_branch)"
-		      " WHERE id = $1 RETURNING archived, visibility, default_branch",
-		      4, repo->id, c->archived < 0 ? NULL : c->archived ? "true" : "false",
-		      c->visibility, c->branch);
+		      "       default_branch = coalesce($4, default_branch),"
+		      "       sandbox_image = CASE WHEN $5::text IS NULL THEN sandbox_image"
+		      "                            ELSE nullif($5, '') END"
+		      " WHERE id = $1 RETURNING archived, visibility, default_branch,"
+		      "           coalesce(sandbox_image, '')",
+		      5, repo->id, c->archived < 0 ? NULL : c->archived ? "true" : "false",
+		      c->visibility, c->branch, c->image);
 
 	if (!res)
 		return code;
 	repo->archived = db_bool(res, 0, 0);
 	cut = str_copy(repo->visibility, sizeof(repo->visibility), db_val(res, 0, 1)) |
-	      str_copy(repo->default_branch, sizeof(repo->default_branch), db_val(res, 0, 2));
+	      str_copy(repo->default_branch, sizeof(repo->default_branch), db_val(res, 0, 2)) |
+	      str_copy(repo->sandbox_image, sizeof(repo->sandbox_image), db_val(res, 0, 3));
 	PQclear(res);
 	return cut ? err_set(e, ERR_FAIL, "repository %s does not fit its fields", repo->id) : 0;
 }
@@ -176,7 +199,8 @@ int api_repo_update(struct req *r, struct err *e)
 	    (rc = json_field_string(r->json, "default_branch", 0, 255, &c.branch, e)) < 0 ||
 	    (c.branch && (rc = repo_valid_branch(c.branch, "default_branch", e)) < 0) ||
 	    (rc = json_field_string(r->json, "name", 0, 100, &c.name, e)) < 0 ||
-	    (c.name && (rc = repo_valid_name(c.name, "name", e)) < 0))
+	    (c.name && (rc = repo_valid_name(c.name, "name", e)) < 0) ||
+	    (rc = body_image(r, &c, e)) < 0)
 		return rc;
 	/* An archived repository takes one change: being un-archived. */
 	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_ADMIN,
@@ -188,6 +212,8 @@ int api_repo_update(struct req *r, struct err *e)
 		return rc;
 	if (c.name && strcmp(c.name, repo.name) == 0)
 		c.name = NULL; /* no change */
+	if (c.image && c.image[0] && !config_image_find(r->cfg, c.image))
+		return err_http(e, 422, "unknown image");
 	/* What is applied, not the body: the body may hold any field, of any size. */
 	json_object *changes = json_object_new_object();
 	if (!changes)
@@ -201,6 +227,8 @@ int api_repo_update(struct req *r, struct err *e)
 		json_add_str(changes, "default_branch", c.branch);
 	if (c.name)
 		json_add_str(changes, "name", c.name);
+	if (c.image)
+		json_add_str(changes, "sandbox_image", c.image[0] ? c.image : NULL);
 	if ((c.branch && (rc = move_head(r, &repo, c.branch, e))) ||
 	    (rc = apply_change(r, &repo, &c, e)) ||
 	    (c.name && (rc = rename_to(r, &repo, c.name, e))))

@@ -103,13 +103,28 @@ static int create_limits(struct req *r, struct sandbox_limits *lim, struct err *
 				"disk limits");
 	return 0;
 }
+/* The create's image (SPEC §4 "What's inside"): its own choice wins, then the repository's,
+ * then the default (*out NULL). A name SANDBOXD_IMAGES does not hold: 422. */
+static int create_image(struct req *r, const struct repo *repo, const char *asked,
+			const struct config_image **out, struct err *e)
+{
+	const char *name = asked ? asked : repo->sandbox_image[0] ? repo->sandbox_image : NULL;
+
+	*out = NULL;
+	if (name && !(*out = config_image_find(r->cfg, name)))
+		return err_http(e, 422, "unknown image");
+	json_add_str(r->audit_details, "image", name ? name : r->cfg->images[0].name);
+	return 0;
+}
+
 /* A sandbox's own idle limit (PATCH), seconds (SPEC §4 "Keep-alive and lifetime"). */
 #define SANDBOX_IDLE_MIN 60
 #define SANDBOX_IDLE_MAX 86400
 
 int api_sandbox_create(struct req *r, struct err *e)
 {
-	const char *ref = NULL, *filter = NULL, *secrets = NULL;
+	const char *ref = NULL, *filter = NULL, *secrets = NULL, *image = NULL;
+	const struct config_image *im;
 	int64_t depth = 0;
 	char detail[SANDBOX_DETAIL_MAX];
 	struct sandbox_limits lim;
@@ -121,17 +136,20 @@ int api_sandbox_create(struct req *r, struct err *e)
 		return err_set(e, ERR_DENIED, "job and sandbox tokens can't start sandboxes");
 	if ((rc = json_field_string(r->json, "ref", 0, 255, &ref, e)) < 0 ||
 	    (rc = json_field_int(r->json, "depth", 0, 1, SANDBOX_DEPTH_MAX, &depth, e)) < 0 ||
-	    (rc = json_field_string(r->json, "filter", 0, 64, &filter, e)) < 0)
+	    (rc = json_field_string(r->json, "filter", 0, 64, &filter, e)) < 0 ||
+	    (rc = json_field_string(r->json, "image", 0, 64, &image, e)) < 0)
 		return rc;
 	if (filter && strcmp(filter, "blob:none"))
 		return err_set(e, ERR_INVALID, "field 'filter' must be \"blob:none\"");
 	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1,
-			    &repo, e)) || (rc = create_limits(r, &lim, e)) ||
+			    &repo, e)) || (rc = create_image(r, &repo, image, &im, e)) ||
+	    (rc = create_limits(r, &lim, e)) ||
 	    (rc = create_secrets(r, &repo, &secrets, e)))
 		return rc;
 	struct sandbox_new n = { .db = r->db, .cfg = r->cfg, .pool = r->pool,
 				 .caller = &r->caller, .repo = &repo, .ref = ref, .depth = depth,
-				 .blobless = filter != NULL, .secrets = secrets, .limits = lim };
+				 .blobless = filter != NULL, .secrets = secrets, .limits = lim,
+				 .image = im };
 	rc = sandbox_create(&n, &s, detail, e);
 	if (s.id[0]) {
 		json_add_str(r->audit_details, "sandbox_id", s.id);
@@ -155,6 +173,7 @@ int api_sandbox_create(struct req *r, struct err *e)
 	json_add_str(o, "id", s.id);
 	json_add_str(o, "ref", s.ref);
 	json_add_str(o, "state", s.state);
+	json_add_str(o, "image", s.image);
 	json_add_str(o, "created_at", s.created_at[0] ? s.created_at : NULL);
 	http_json(r, 201, o);
 	return 0;

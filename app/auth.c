@@ -214,7 +214,8 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
 		      "SELECT r.id, r.owner_id, o.login, r.name, r.visibility, r.default_branch,"
 		      "       r.archived, rfc3339(r.created_at),"
 		      "       (SELECT c.role FROM collaborators c"
-		      "         WHERE c.repository_id = r.id AND c.account_id = $3)"
+		      "         WHERE c.repository_id = r.id AND c.account_id = $3),"
+		      "       coalesce(r.sandbox_image, '')"
 		      "  FROM repositories r JOIN accounts o ON o.id = r.owner_id"
 		      " WHERE lower(o.login) = lower($1) AND lower(r.name) = lower($2)",
 		      3, owner, name, r->caller.authenticated ? r->caller.account_id : NULL);
@@ -240,7 +241,8 @@ int auth_repo(struct req *r, const char *owner, const char *name, enum role need
 			  copy(out->visibility, sizeof(out->visibility), db_val(res, 0, 4)) |
 			  copy(out->default_branch, sizeof(out->default_branch),
 			       db_val(res, 0, 5)) |
-			  copy(out->created_at, sizeof(out->created_at), db_val(res, 0, 7));
+			  copy(out->created_at, sizeof(out->created_at), db_val(res, 0, 7)) |
+			  copy(out->sandbox_image, sizeof(out->sandbox_image), db_val(res, 0, 9));
 		out->archived = db_bool(res, 0, 6);
 		out->role = effective_role(&r->caller, out, db_val(res, 0, 8));
 		if (cut) {

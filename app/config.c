@@ -163,6 +163,74 @@ static int check_sandbox(struct config *c, struct err *e)
 	return 0;
 }
 
+/* An image reference as the Docker client modules take it ([A-Za-z0-9._/:@-], no ".."
+ * or empty component): refused at start, not at the first create. */
+static int ref_ok(const char *ref, size_t n)
+{
+	char r[256];
+
+	if (n == 0 || n >= sizeof(r))
+		return 0;
+	memcpy(r, ref, n);
+	r[n] = 0;
+	return strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:@") == n &&
+	       !strstr(r, "..") && !strstr(r, "//") && r[0] != '/';
+}
+
+/* SANDBOXD_IMAGES: name=image entries joined by commas, at most CONFIG_IMAGES_MAX, names
+ * unique; a name as the database's CHECK has it (sql/016), and an image reference. */
+static int parse_image(struct config *c, const char *item, size_t len, struct err *e)
+{
+	const char *eq = memchr(item, '=', len);
+	size_t nl = eq ? (size_t)(eq - item) : 0, rl = eq ? len - nl - 1 : 0;
+	struct config_image *im = &c->images[c->nimages];
+
+	if (!eq || nl == 0 || nl > CONFIG_IMAGE_NAME_MAX || !ref_ok(eq + 1, rl) ||
+	    strspn(item, "abcdefghijklmnopqrstuvwxyz0123456789._-") < nl ||
+	    !strchr("abcdefghijklmnopqrstuvwxyz0123456789", item[0]))
+		return err_set(e, ERR_INVALID, "SANDBOXD_IMAGES: '%.*s' is not name=image (a name "
+			       "of lower-case letters, digits, '.', '_', '-', at most %d; an image "
+			       "reference)", (int)(len > 80 ? 80 : len), item, CONFIG_IMAGE_NAME_MAX);
+	if (c->nimages == CONFIG_IMAGES_MAX)
+		return err_set(e, ERR_INVALID, "SANDBOXD_IMAGES names more than %d images",
+			       CONFIG_IMAGES_MAX);
+	snprintf(im->name, sizeof(im->name), "%.*s", (int)nl, item);
+	snprintf(im->ref, sizeof(im->ref), "%.*s", (int)rl, eq + 1);
+	if (config_image_find(c, im->name))
+		return err_set(e, ERR_INVALID, "SANDBOXD_IMAGES names '%s' twice", im->name);
+	c->nimages++;
+	return 0;
+}
+
+static int check_images(struct config *c, struct err *e)
+{
+	const char *p = c->images_setting;
+	int rc = 0;
+
+	c->nimages = 0;
+	while (!rc && *p) {
+		size_t len = strcspn(p, ",");
+		rc = parse_image(c, p, len, e);
+		p += len + (p[len] == ',');
+	}
+	if (!rc && c->nimages == 0)
+		rc = err_set(e, ERR_INVALID, "SANDBOXD_IMAGES names no image");
+	return rc;
+}
+
+const struct config_image *config_image_find(const struct config *c, const char *name)
+{
+	for (int i = 0; name && i < c->nimages; i++)
+		if (strcmp(c->images[i].name, name) == 0)
+			return &c->images[i];
+	return NULL;
+}
+
+const char *config_default_image(const struct config *c)
+{
+	return c->images[0].ref;
+}
+
 /* The public URL's origin: scheme and authority, without the path. */
 static void public_origin(const struct config *c, char *out, size_t n)
 {
@@ -264,7 +332,9 @@ static const struct setting settings[] = {
 	S("SANDBOXD_DOCKER_CERT", docker_cert, ""),
 	S("SANDBOXD_DOCKER_KEY", docker_key, ""),
 	S("SANDBOXD_INSTANCE", instance, "sandboxd"),
-	S("SANDBOXD_RUNNER_IMAGE", runner_image, "sandboxd-runner:bookworm"),
+	S("SANDBOXD_IMAGES", images_setting,
+	  "standard=sandboxd-runner:standard,minimal=sandboxd-runner:minimal",
+	  .check = check_images),
 	S("SANDBOXD_SANDBOX_GIT_URL", sandbox_git_url, "http://sandboxd.internal"),
 	S("SANDBOXD_SANDBOX_NETWORK", sandbox_network, "bridge"),
 	S("SANDBOXD_SIGNING_KEY_FILE", signing_key_file, "", .check = check_sandbox),
@@ -353,5 +423,11 @@ int config_load(struct config *c, config_getenv_fn get, struct err *e)
 		if (rc)
 			return rc;
 	}
+	/* Retired (SPEC §4): ignoring it would run sandboxes on an image other than the one
+	 * the operator named. */
+	const char *old = get("SANDBOXD_RUNNER_IMAGE");
+	if (old && *old)
+		return err_set(e, ERR_INVALID, "SANDBOXD_RUNNER_IMAGE is retired: name the images "
+			       "in SANDBOXD_IMAGES (name=image,…; the first is the default)");
 	return 0;
 }

@@ -59,7 +59,8 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 	const char *cmd[] = { "bash", "-c", sh_clone, "sandboxd-clone", NULL };
 	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
 	struct docker_create dc = {
-		.image = cfg->runner_image, .labels = labels, .volume_labels = labels,
+		.image = lim && lim->image ? lim->image : config_default_image(cfg),
+		.labels = labels, .volume_labels = labels,
 		.env = envh, .cmd = cmd, .user = bu.user, .cap_drop = bu.cap_drop,
 		.extra_hosts = hosts, .network = cfg->sandbox_network,
 		.memory = lim && lim->memory ? lim->memory : cfg->sandbox_memory,

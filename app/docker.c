@@ -1254,6 +1254,38 @@ static int sink_pull(struct call *c, const char *p, size_t n)
 	return 0;
 }
 
+int docker_image_inspect(const char *image, const char *label, int64_t *size, char *value,
+			 size_t value_len, long timeout_ms, struct err *e)
+{
+	json_object *resp = NULL, *cfg, *labels, *v;
+	char path[320];
+	struct call c;
+	int rc;
+
+	*size = 0;
+	value[0] = 0;
+	/* The characters docker_image_pull_path takes: none needs escaping in the path. No
+	 * reference has a ".." or an empty component, and curl would fold "/../" into another
+	 * route of the engine. */
+	if (!image[0] || strlen(image) > 255 ||
+	    strspn(image, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:@") !=
+		    strlen(image) || strstr(image, "..") || strstr(image, "//") || image[0] == '/')
+		return err_set(e, ERR_INVALID, "image name '%.255s' is not an image reference "
+			       "([A-Za-z0-9._/:@-], no '..' or empty component)", image);
+	snprintf(path, sizeof(path), "/images/%s/json", image);
+	call_init(&c, "inspect image", "GET", path, timeout_ms, e);
+	if ((rc = call_json(&c, json_type_object, &resp)))
+		return rc;
+	if (get_int(resp, "Size", size))
+		rc = err_set(e, ERR_FAIL, "docker inspect image: no Size in the answer");
+	else if (label && json_object_object_get_ex(resp, "Config", &cfg) &&
+		 json_object_object_get_ex(cfg, "Labels", &labels) &&
+		 json_object_object_get_ex(labels, label, &v) && json_object_is_type(v, json_type_string))
+		snprintf(value, value_len, "%s", json_object_get_string(v));
+	json_object_put(resp);
+	return rc;
+}
+
 int docker_image_pull(const char *image, long timeout_ms, struct err *e)
 {
 	struct pull_state ps;

@@ -24,7 +24,8 @@ struct mcp_arg {
 #define SANDBOX OWNER_REPO, { "sandbox_id", ARG_STRING, 1, 1, 255 }
 
 static const struct mcp_arg create_args[] = {
-	OWNER_REPO, { "ref", ARG_STRING, 0, 1, 255 }, { NULL, 0, 0, 0, 0 } };
+	OWNER_REPO, { "ref", ARG_STRING, 0, 1, 255 }, { "image", ARG_STRING, 0, 1, 64 },
+	{ NULL, 0, 0, 0, 0 } };
 static const struct mcp_arg exec_args[] = {
 	SANDBOX, { "command", ARG_STRING, 1, 1, 1 << 20 }, { "cwd", ARG_STRING, 0, 0, 4096 },
 	{ "env", ARG_ENV, 0, 0, 0 }, { "timeout_seconds", ARG_INT, 0, 1, 3600 },
@@ -61,10 +62,13 @@ static const char create_schema[] = TOOL(
 	"Starts a Linux sandbox with the repository cloned at /workspace/repo, checked out at "
 	"ref (a branch, tag or commit SHA; the default branch when absent). Answers its id "
 	"once the container runs; the clone goes on in the background and the other tools "
-	"wait for it.",
+	"wait for it. image picks one of the deployment's images (GET /api/v3/sandbox-images "
+	"lists them); absent: the repository's choice, else the default.",
 	S_OWNER "," S_REPO ",\"ref\":{\"type\":\"string\",\"maxLength\":255,\"description\":"
-	"\"Branch, tag or commit SHA.\"}",
-	"\"owner\",\"repo\"", "\"id\":" STR ",\"ref\":" STR "},\"required\":[\"id\",\"ref\"",
+	"\"Branch, tag or commit SHA.\"},\"image\":{\"type\":\"string\",\"maxLength\":64,"
+	"\"description\":\"An image name of this deployment, e.g. standard or minimal.\"}",
+	"\"owner\",\"repo\"", "\"id\":" STR ",\"ref\":" STR ",\"image\":" STR
+	"},\"required\":[\"id\",\"ref\"",
 	"\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false");
 
 static const char exec_schema[] = TOOL(
@@ -298,6 +302,7 @@ int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_cal
 	switch (t->id) {
 	case TOOL_CREATE:
 		copy_arg(c->body, "ref", args, "ref");
+		copy_arg(c->body, "image", args, "image");
 		break;
 	case TOOL_EXEC:
 		copy_arg(c->body, "cmd", args, "command");
@@ -414,10 +419,11 @@ json_object *mcp_tool_result(const struct mcp_tool *t, int status, const char *b
 			return mcp_tool_error("internal error: the answer could not be read");
 		}
 		if (t->id == TOOL_CREATE) {
-			/* The tool promises {id, ref}. */
+			/* The tool promises {id, ref, image}. */
 			json_object *keep = json_object_new_object();
 			copy_arg(keep, "id", o, "id");
 			copy_arg(keep, "ref", o, "ref");
+			copy_arg(keep, "image", o, "image");
 			json_object_put(o);
 			o = keep;
 		}

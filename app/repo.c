@@ -334,5 +334,10 @@ json_object *repo_json(const struct repo *repo, const char *public_url)
 	json_add_bool(o, "archived", repo->archived);
 	json_add_str(o, "clone_url", url);
 	json_add_str(o, "created_at", repo->created_at);
+	/* The SANDBOXD_IMAGES name its sandboxes run; null: the default (SPEC §4). */
+	if (repo->sandbox_image[0])
+		json_add_str(o, "sandbox_image", repo->sandbox_image);
+	else
+		json_object_object_add(o, "sandbox_image", NULL);
 	return o;
 }

@@ -30,6 +30,7 @@ const struct route api_routes[] = {
 	{ "GET", "/metrics", api_metrics, "metrics.get", ROUTE_PUBLIC, NULL },
 	{ "GET", "/api/v3/user", api_user_get, "user.get", 0, NULL },
 	{ "POST", "/mcp", api_mcp, "mcp", 0, NULL },
+	{ "GET", "/api/v3/sandbox-images", api_sandbox_images, "sandbox_image.list", 0, NULL },
 	{ "POST", "/api/v3/user/repos", api_user_repos_create, "repo.create", ROUTE_JSON, NULL },
 	/* The forge's everyday routes (SPEC §4): lists paginated as GitHub's, deletions. */
 	{ "GET", "/api/v3/user/repos", api_user_repos_list, "repo.list", 0, NULL },

@@ -123,7 +123,8 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		      "       s.state, s.clone_state, coalesce(s.clone_error, ''),"
 		      "       coalesce(s.container_id, ''), rfc3339(s.created_at),"
 		      "       rfc3339(s.last_used_at), rfc3339(s.idle_stop_at),"
-		      "       coalesce(s.agent_key, ''), coalesce(s.saved_ref, '')"
+		      "       coalesce(s.agent_key, ''), coalesce(s.saved_ref, ''),"
+		      "       coalesce(s.image, '')"
 		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
 		      " WHERE s.id = $1 AND s.repository_id = $2",
 		      2, id, repo_id);
@@ -139,14 +140,14 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 	char *f[] = { out->id, out->repository_id, out->account_id, out->creator, out->ref,
 		      out->commit, out->state, out->clone_state, out->clone_error,
 		      out->container_id, out->created_at, out->last_used_at, out->idle_stop_at,
-		      out->agent_key, out->saved_ref };
+		      out->agent_key, out->saved_ref, out->image };
 	size_t n[] = { sizeof(out->id), sizeof(out->repository_id), sizeof(out->account_id),
 		       sizeof(out->creator), sizeof(out->ref), sizeof(out->commit),
 		       sizeof(out->state), sizeof(out->clone_state), sizeof(out->clone_error),
 		       sizeof(out->container_id), sizeof(out->created_at),
 		       sizeof(out->last_used_at), sizeof(out->idle_stop_at),
-		       sizeof(out->agent_key), sizeof(out->saved_ref) };
-	for (int i = 0; i < 15; i++)
+		       sizeof(out->agent_key), sizeof(out->saved_ref), sizeof(out->image) };
+	for (int i = 0; i < 16; i++)
 		cut |= str_copy(f[i], n[i], db_val(res, 0, i)) != 0;
 	PQclear(res);
 	if (cut)
@@ -238,6 +239,11 @@ json_object *sandbox_json(const struct sandbox *s)
 	json_add_str(o, "ref", s->ref);
 	json_add_str(o, "commit", s->commit);
 	json_add_str(o, "state", s->state);
+	/* Its SANDBOXD_IMAGES name; null for a sandbox made before images had names. */
+	if (s->image[0])
+		json_add_str(o, "image", s->image);
+	else
+		json_object_object_add(o, "image", NULL);
 	json_add_str(clone, "state", s->clone_state);
 	if (s->clone_error[0])
 		json_add_str(clone, "error", s->clone_error);

@@ -39,6 +39,12 @@ struct make {
 	const char *why;           /* what the client reads when the container did not start */
 };
 
+/* The image it runs: the create's or the repository's choice, else the default. */
+static const struct config_image *image_of(const struct sandbox_new *n)
+{
+	return n->image ? n->image : &n->cfg->images[0];
+}
+
 /* Commits what is done so far and opens a new transaction: sandbox steps must survive a
  * later failure of the same request (the row before the container, the failed state). */
 static int commit_now(struct db *db, struct err *e)
@@ -136,11 +142,11 @@ static int insert_rows(struct make *m, struct err *e)
 	snprintf(secs, sizeof(secs), "%d", n->cfg->idle_timeout);
 	rc = db_run(n->db, e,
 		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at,"
-		    "                       agent_key, secrets)"
+		    "                       agent_key, secrets, image)"
 		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int), $7,"
-		    "         coalesce($8::text[], '{}'))",
-		    8, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
-		    m->agent_key, n->secrets);
+		    "         coalesce($8::text[], '{}'), $9)",
+		    9, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
+		    m->agent_key, n->secrets, image_of(n)->name);
 	if (!rc)
 		rc = db_run(n->db, e,
 			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"
@@ -157,8 +163,10 @@ static int insert_rows(struct make *m, struct err *e)
 static int create_container(struct make *m, const char **env, char *cid, struct err *e)
 {
 	const struct config *cfg = m->n->cfg;
+	struct sandbox_limits lim = m->n->limits;
+	const char *image = lim.image = image_of(m->n)->ref;
 	long left = (long)cfg->start_timeout * 1000;
-	int rc = sandbox_container_new(cfg, m->s->id, env, &m->n->limits,
+	int rc = sandbox_container_new(cfg, m->s->id, env, &lim,
 				       left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, cid, e);
 
 	/* The engine refuses what it cannot give (more CPUs than it has): the client reads
@@ -170,17 +178,17 @@ static int create_container(struct make *m, const char **env, char *cid, struct 
 		return rc;
 	if (!cfg->image_pull) {
 		m->why = pool_printf(m->n->pool, "the sandbox image %s is missing and pulling is off",
-				     cfg->runner_image);
+				     image);
 		return err_set(e, ERR_NOTFOUND, "%s", m->why ? m->why : "no image");
 	}
 	left -= ((long)time(NULL) - m->started) * 1000;
-	log_info("sandbox %s: pulling the image %s", m->s->id, cfg->runner_image);
-	if ((rc = docker_image_pull(cfg->runner_image, left > 1000 ? left : 1000, e))) {
+	log_info("sandbox %s: pulling the image %s", m->s->id, image);
+	if ((rc = docker_image_pull(image, left > 1000 ? left : 1000, e))) {
 		m->why = pool_printf(m->n->pool, "the sandbox image %s is missing and could not be "
-				     "pulled: %s", cfg->runner_image, e->msg);
+				     "pulled: %s", image, e->msg);
 		return err_set(e, ERR_NOTFOUND, "%s", m->why ? m->why : "no image");
 	}
-	return sandbox_container_new(cfg, m->s->id, env, &m->n->limits, DOCKER_CALL_MS, cid, e);
+	return sandbox_container_new(cfg, m->s->id, env, &lim, DOCKER_CALL_MS, cid, e);
 }
 
 /* 2. The container, labelled with the sandbox, hardened; its id recorded. */
@@ -300,7 +308,8 @@ static int hand_over_warm(struct make *m, struct err *e)
 	return rc;
 }
 
-/* 2 and 3 from the warm pool: a container of the image, started ahead, claimed for this
+/* 2 and 3 from the warm pool (only ever of the default image: another image's create finds
+ * none and starts cold): a container of the image, started ahead, claimed for this
  * sandbox in one statement (no other create can take it) and recorded as its container in
  * the same commit; then the parameters, which its waiting clone.sh reads at once. 1 when
  * the pool had none (the cold path follows), 0 when the sandbox has its container. A
@@ -309,7 +318,7 @@ static int claim_warm(struct make *m, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
 	char cid[DOCKER_ID_MAX];
-	int rc = warm_claim(n->db, n->cfg->instance, n->cfg->runner_image, m->s->id, cid, e);
+	int rc = warm_claim(n->db, n->cfg->instance, image_of(n)->ref, m->s->id, cid, e);
 
 	if (rc == ERR_NOTFOUND)
 		return 1;
@@ -415,6 +424,7 @@ int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(out, 0, sizeof(*out));
 	detail[0] = 0;
+	snprintf(out->image, sizeof(out->image), "%s", image_of(n)->name);
 	/* HEAD is the repository's HEAD: its default branch, not a branch named HEAD. A full
 	 * branch name is that branch (checked out as one, not detached). */
 	if (!ref || !*ref || strcmp(ref, "HEAD") == 0)

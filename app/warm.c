@@ -119,7 +119,8 @@ static int start_one(const struct config *cfg, struct db *db, struct err *e)
 		return err_set(e, ERR_FAIL, "RNG failed");
 	snprintf(owner, sizeof(owner), WARM_OWNER_PREFIX "%s", id);
 	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, instance, image)"
-				" VALUES ($1, $2, $3)", 3, id, cfg->instance, cfg->runner_image)))
+				" VALUES ($1, $2, $3)", 3, id, cfg->instance,
+			 config_default_image(cfg))))
 		return rc;
 	if (!(rc = sandbox_container_new(cfg, owner, (const char **)env, NULL, DOCKER_CALL_MS, cid, e)) &&
 	    !(rc = db_run(db, e, "UPDATE warm_containers SET container_id = $2 WHERE id = $1", 2,
@@ -150,7 +151,7 @@ int warm_refill(const struct config *cfg, struct db *db, struct err *e)
 				    " WHERE instance = $2 AND image = $1 AND (state = 'ready' OR"
 				    "       (state = 'starting' AND created_at > now() - interval '"
 				    WARM_START_STALE "'))",
-		      2, cfg->runner_image, cfg->instance);
+		      2, config_default_image(cfg), cfg->instance);
 	if (!res)
 		return code;
 	rc = num_parse(db_val(res, 0, 0), 0, INT64_MAX, &live);

@@ -285,7 +285,7 @@ RSS_BEFORE=$(worker_rss)
 RUNS=${BENCH_SANDBOX_RUNS:-15}
 SETTLE=${BENCH_SETTLE:-1}
 API=http://d/v1.41
-IMAGE=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
+IMAGE=sandboxd-runner:minimal
 # A small repository: create-to-first-exec includes the clone.
 "$ROOT/build/sandboxctl" repo create admin/small >/dev/null
 git -C "$SRC" checkout -q --orphan small && git -C "$SRC" rm -rqf --ignore-unmatch . && echo small >"$SRC/README" &&

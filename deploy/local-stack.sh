@@ -15,8 +15,8 @@
 #   SANDBOXD_WORKERS      sandboxd workers              (default: 4)
 #   SANDBOXD_SKIP_DEPS=1  do not run deploy/install-deps.sh
 #   SANDBOXD_SKIP_BUILD=1 do not run make
-#   SANDBOXD_SKIP_IMAGE=1 do not build the runner image (deploy/build-runner-image.sh; never built
-#                         for an engine over TCP: the CLI here does not reach it)
+#   SANDBOXD_SKIP_IMAGE=1 do not build the runner images (deploy/build-runner-image.sh; never
+#                         built for an engine over TCP: the CLI here does not reach it)
 #   SANDBOXD_STOP_TIMEOUT seconds `down` lets sandboxd drain before SIGKILL (default: 60)
 #   SANDBOXD_USER         the system user sandboxd runs as when this runs as root; made if
 #                         missing, in groups docker and www-data (default: sandboxd)
@@ -520,7 +520,7 @@ sandboxd_settings() {
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
     printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
     printf 'preview=%s\nengine=%s\n' "$PREVIEW_DOMAIN" "$ENGINE"
-    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|RUNNER_IMAGE|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|MAX_LIFETIME|EPHEMERAL_TTL|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|POOL_SIZE|METRICS_ALLOW|HOLDER|FAULT_HANDOVER)=' |
+    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|IMAGES|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|MAX_LIFETIME|EPHEMERAL_TTL|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|POOL_SIZE|METRICS_ALLOW|HOLDER|FAULT_HANDOVER)=' |
         grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=' | sort || true
 }
 
@@ -899,12 +899,14 @@ cmd_up() {
         die "sandboxctl migrate failed"
     db_grants || die "granting the service role its privileges failed"
     engine_up
-    # The runner image: built once (about 40 s), reused while it is in the engine.
-    # SANDBOXD_SKIP_IMAGE=1 leaves it alone (a test that configures one that must stay missing).
+    # The runner images, minimal and standard (the default: SANDBOXD_IMAGES): built once
+    # (about 4 minutes on 2 cores, most of it standard's apt-get), then found in the engine
+    # by tag and version label and reused. SANDBOXD_SKIP_IMAGE=1 leaves them alone (a test
+    # that configures one that must stay missing).
     if [[ ${SANDBOXD_DOCKER_HOST:-unix://} != unix://* ]]; then
-        say "SANDBOXD_DOCKER_HOST=$SANDBOXD_DOCKER_HOST: the runner image is that engine's to have (not built here)"
+        say "SANDBOXD_DOCKER_HOST=$SANDBOXD_DOCKER_HOST: the runner images are that engine's to have (not built here)"
     elif [ "${SANDBOXD_SKIP_IMAGE:-0}" != 1 ]; then
-        bash "$REPO/deploy/build-runner-image.sh" >&2 9>&- || die "building the runner image failed"
+        bash "$REPO/deploy/build-runner-image.sh" >&2 9>&- || die "building the runner images failed"
     fi
     ensure_service_user
     service_dirs

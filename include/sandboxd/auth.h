@@ -16,6 +16,7 @@ struct repo {
 	char default_branch[256];
 	char created_at[32];
 	int archived;
+	char sandbox_image[33];      /* the SANDBOXD_IMAGES name its sandboxes run; "": default */
 	enum role role;              /* the caller's effective role: role capped by the token */
 };
 

@@ -7,6 +7,15 @@
 #include <stdint.h>
 #include "sandboxd/err.h"
 
+/* One of SANDBOXD_IMAGES' entries: the name clients use (a create's image, a repository's
+ * sandbox_image) and the engine's image reference it stands for. */
+#define CONFIG_IMAGES_MAX 16
+#define CONFIG_IMAGE_NAME_MAX 32
+struct config_image {
+	char name[CONFIG_IMAGE_NAME_MAX + 1];
+	char ref[256];
+};
+
 struct config {
 	char database_url[1024];
 	char socket_path[256];
@@ -26,8 +35,11 @@ struct config {
 	int git_timeout;            /* seconds one git request may take */
 	/* Docker and sandboxes. */
 	char docker_ca[256], docker_cert[256], docker_key[256]; /* TLS for tcp:// hosts */
-	char runner_image[256];
-	int image_pull;             /* pull runner_image when the Docker host lacks it */
+	/* SANDBOXD_IMAGES as given ("name=image,…"), and parsed: images[0] is the default. */
+	char images_setting[2048];
+	struct config_image images[CONFIG_IMAGES_MAX];
+	int nimages;
+	int image_pull;             /* pull a sandbox's image when the Docker host lacks it */
 	char instance[64];          /* label sandboxd.instance on every container: whose it is */
 	char sandbox_git_url[256];  /* how containers reach our git endpoint, no trailing / */
 	char sandbox_network[128];  /* the Docker network of every sandbox (NetworkMode) */
@@ -71,6 +83,11 @@ struct config {
 	 * DNS labels, no leading or trailing dot. */
 	char preview_domain[200];
 };
+
+/* The entry named name, or NULL (an unknown name). */
+const struct config_image *config_image_find(const struct config *c, const char *name);
+/* The default image's engine reference (SANDBOXD_IMAGES' first). */
+const char *config_default_image(const struct config *c);
 
 typedef const char *(*config_getenv_fn)(const char *name);
 

@@ -222,6 +222,13 @@ int docker_image_pull_path(const char *image, struct buf *path, struct err *e)
 int docker_image_pull(const char *image, long timeout_ms, struct err *e)
 	__attribute__((warn_unused_result));
 
+/* GET /images/{image}/json: the image's size in bytes and the value of its label (label
+ * NULL: none asked) into value[0..value_len) ("" when it has no such label). ERR_NOTFOUND
+ * when the engine has no such image, ERR_INVALID for a malformed name. */
+int docker_image_inspect(const char *image, const char *label, int64_t *size, char *value,
+			 size_t value_len, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
+
 /* ---- archive ---- */
 
 /* PUT /containers/{id}/archive?path=dir&noOverwriteDirNonDir=1: unpacks the tar archive

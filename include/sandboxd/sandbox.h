@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <json-c/json.h>
 #include "sandboxd/auth.h"
+#include "sandboxd/config.h"
 #include "sandboxd/http.h"
 
 #define SANDBOX_ID_LEN 27              /* "sb_" + 24 hex */
@@ -32,6 +33,7 @@ struct sandbox {
 	 * made before the agent, or ended). */
 	char agent_key[65];
 	char saved_ref[96];        /* where a stop saved its work (sandbox_save.h), or "" */
+	char image[CONFIG_IMAGE_NAME_MAX + 1]; /* its SANDBOXD_IMAGES name; "": made before 016 */
 };
 #define SANDBOX_AGENT_KEY_HEX 64
 #define SANDBOX_AGENT_PORT 7070
@@ -45,6 +47,7 @@ struct sandbox {
 struct sandbox_limits {
 	int64_t memory;            /* bytes */
 	int64_t nano_cpus;
+	const char *image;         /* the engine's image reference; NULL: the default image */
 };
 
 #define SANDBOX_LOCK_KEY "1935764068, hashtext($1)"  /* 1935764068: "sand" */
@@ -62,6 +65,9 @@ struct sandbox_new {
 	const char *secrets;       /* the repository's secrets its execs get: a text[] literal
 				    * of checked names ("{A,B}"), or NULL for none */
 	struct sandbox_limits limits;  /* its own memory and CPUs; 0: the defaults */
+	/* The SANDBOXD_IMAGES entry it runs (the create's, else the repository's); NULL: the
+	 * default. limits.image is set from it by sandbox_create. */
+	const struct config_image *image;
 };
 /* Creates a sandbox (sandbox_create.c): its row, its container, its clone started. out gets
  * it (out->id as soon as it has one, for the audit row, even on failure). Errors: ERR_LIMIT

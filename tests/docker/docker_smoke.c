@@ -130,7 +130,7 @@ static int on_list(void *arg, const char *id, const char *value, const char *sta
 int main(int argc, char **argv)
 {
 	const char *label = argc > 1 ? argv[1] : NULL;
-	const char *image = argc > 2 ? argv[2] : "sandboxd-runner:bookworm";
+	const char *image = argc > 2 ? argv[2] : "sandboxd-runner:minimal";
 	const char *labels[3], *extra_hosts[] = {"sandboxd.internal:host-gateway", NULL};
 	const char *env[] = {"SANDBOX_ID=smoke", "PATH=/usr/local/bin:/usr/bin:/bin", NULL};
 	struct docker_conf conf = {getenv("SANDBOXD_DOCKER_HOST"), NULL, NULL, NULL};

@@ -221,7 +221,7 @@ private_engine_up() {
 		finish
 	fi
 	ok "a dockerd of its own answers (pid $(dockerd_pid), $SOCK, bridge $BR)"
-	if docker save sandboxd-runner:bookworm | dk load -q >/dev/null; then
+	if docker save sandboxd-runner:minimal | dk load -q >/dev/null; then
 		ok 'the runner image is loaded into it'
 	else
 		fail 'the runner image is loaded into it' 'docker save | docker load failed'

@@ -15,7 +15,7 @@ set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TEST_NAME=t_docker
 SMOKE=$ROOT/${SANDBOXD_BUILD:-build}/docker-smoke
-IMAGE=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
+IMAGE=sandboxd-runner:minimal
 HOST=${SANDBOXD_DOCKER_HOST:-${DOCKER_HOST:-unix:///var/run/docker.sock}}   # the stack's engine (local.env)
 SOCK=${HOST#unix://}
 RUN_ID=t_docker-$$-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
@@ -69,7 +69,7 @@ if ! bash "$ROOT/deploy/ensure-docker.sh" >/dev/null; then
 	record fail "engine reachable" "no Docker engine answers on $SOCK and it could not be started"
 	exit 1
 fi
-if ! SANDBOXD_RUNNER_IMAGE=$IMAGE bash "$ROOT/deploy/build-runner-image.sh"; then
+if ! bash "$ROOT/deploy/build-runner-image.sh" minimal; then
 	record fail "runner image $IMAGE" "deploy/build-runner-image.sh failed"
 	exit 1
 fi

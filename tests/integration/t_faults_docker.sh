@@ -18,7 +18,7 @@ for t in "$DOCKERD" ip docker; do
 		finish
 	fi
 done
-if ! docker image inspect sandboxd-runner:bookworm >/dev/null 2>&1; then
+if ! docker image inspect sandboxd-runner:minimal >/dev/null 2>&1; then
 	fail 'the runner image is in the host engine' 'run deploy/build-runner-image.sh'
 	finish
 fi
@@ -58,7 +58,7 @@ STACK_ENV=(SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG
 	SANDBOXD_DOCKER_HOST="tcp://127.0.0.1:$TLS_PORT" SANDBOXD_DOCKER_CA="$T/ca.pem"
 	SANDBOXD_DOCKER_CERT="$T/client.pem" SANDBOXD_DOCKER_KEY="$T/client-key.pem"
 	SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256
-	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open)
+	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open SANDBOXD_IMAGES=minimal=sandboxd-runner:minimal)
 if ! env "${STACK_ENV[@]}" \
 	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
 	fail 'a second stack on that engine starts' "$(tail -n 5 "$D/stack-up.log")"

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 HOSTPORT=${SANDBOXD_URL#http://}
-REPO_KEYS='archived,clone_url,created_at,default_branch,full_name,name,owner,visibility'
+REPO_KEYS='archived,clone_url,created_at,default_branch,full_name,name,owner,sandbox_image,visibility'
 git_url() { printf 'http://t:%s@%s/%s.git' "$1" "$HOSTPORT" "$2"; }
 names() { jq -r '[.[].name] | join(",")' <<<"$BODY"; }
 link_of() { header Link || true; }

@@ -22,7 +22,7 @@ if [[ $(id -u) != 0 ]]; then
 	ok 'not root: an engine and a bridge of its own need root; skipped'
 	finish
 fi
-if ! docker image inspect sandboxd-runner:bookworm >/dev/null 2>&1; then
+if ! docker image inspect sandboxd-runner:minimal >/dev/null 2>&1; then
 	fail 'the runner image is in the host engine' 'run deploy/build-runner-image.sh'
 	finish
 fi
@@ -36,7 +36,7 @@ private_engine_up sge
 STACK_ENV=(SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)"
 	SANDBOXD_WORKERS=2 SANDBOXD_GIT_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1
 	SANDBOXD_BRIDGE="$BR" SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_SANDBOX_MEMORY_MB=256
-	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open)
+	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open SANDBOXD_IMAGES=minimal=sandboxd-runner:minimal)
 if ! env "${STACK_ENV[@]}" \
 	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
 	fail 'a second stack on that engine starts' "$(tail -n 8 "$D/stack-up.log")"

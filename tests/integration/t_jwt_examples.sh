@@ -16,7 +16,7 @@ HOSTPORT=${SANDBOXD_URL#http://}
 PORT=${HOSTPORT##*:}
 EX=$ROOT/examples
 PY=/usr/bin/python3 # Debian's, with python3-jwt (a python3 earlier on PATH may lack it)
-IMAGE=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
+IMAGE=sandboxd-runner:minimal
 LABEL=sandboxd.test=t_jwt_examples-$SFX
 H=$_T/host
 mkdir -p "$H"

@@ -12,7 +12,7 @@
 # and is removed at exit, whatever happened. The sanitizer run does the make install part.
 . "$(dirname "$0")/lib.sh"
 
-IMAGE=${SANDBOXD_RUNNER_IMAGE:-sandboxd-runner:bookworm}
+IMAGE=sandboxd-runner:minimal
 DEB_CACHE=${SANDBOXD_DEB_CACHE:-/var/cache/sandboxd/test-debs}
 LABEL=sandboxd.test=t_package-$SFX
 T0=$SECONDS

@@ -93,11 +93,11 @@ sql "insert into sandboxes (id, repository_id, account_id, ref, commit_sha, idle
      select '$D', r.id, r.owner_id, 'main', '$(git -C "$W" rev-parse HEAD)', now() + interval '1 hour', now() - interval '1 hour'
      from repositories r join accounts o on o.id = r.owner_id where o.login = '$O' and r.name = 'r'"
 docker run -d --label "sandboxd.sandbox=$D" --label "sandboxd.instance=$SANDBOXD_INSTANCE" --network none \
-	sandboxd-runner:bookworm sleep 300 >/dev/null
+	sandboxd-runner:minimal sleep 300 >/dev/null
 check 'a sandbox stuck in starting is failed' wait_until 15 is_state "$D" failed
 check 'and the container left by the crash is removed' wait_until 15 no_container "$D"
 docker run -d --label "sandboxd.sandbox=sb_000000000000000000000000" --label "sandboxd.instance=$SANDBOXD_INSTANCE" \
-	--network none sandboxd-runner:bookworm sleep 300 >/dev/null
+	--network none sandboxd-runner:minimal sleep 300 >/dev/null
 check 'a labelled container that no sandbox owns is removed' wait_until 15 no_container sb_000000000000000000000000
 
 check_eq 'a live sandbox survives those passes' ready "$(state "$LIVE")"

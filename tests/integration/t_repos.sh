@@ -3,7 +3,7 @@
 # shapes, the bare repository on disk, duplicates, name validation, archiving.
 . "$(dirname "$0")/lib.sh"
 
-REPO_KEYS='owner,name,full_name,visibility,default_branch,archived,clone_url,created_at'
+REPO_KEYS='owner,name,full_name,visibility,default_branch,archived,clone_url,created_at,sandbox_image'
 
 git_head() { git --git-dir "$1" symbolic-ref HEAD 2>/dev/null; }
 
@@ -18,7 +18,7 @@ XT=$LAST_TOKEN
 N="web$SFX"
 api POST /api/v3/user/repos "{\"name\":\"$N\"}" "$OT"
 expect_status 201 'POST /user/repos {name}: 201'
-expect_keys . "$REPO_KEYS" 'repository shape {owner, name, full_name, visibility, default_branch, archived, clone_url, created_at}'
+expect_keys . "$REPO_KEYS" 'repository shape {owner, name, full_name, visibility, default_branch, archived, clone_url, created_at, sandbox_image}'
 expect_json .owner "$O" 'owner is the caller'
 expect_json .name "$N" 'name as given'
 expect_json .full_name "$O/$N" 'full_name is owner/name'

@@ -125,7 +125,7 @@ if docker run -d --name "$TC" --label "sandboxd.test=$TEST_NAME" --user 0:0 \
 	--cap-drop NET_RAW --cap-drop MKNOD --security-opt no-new-privileges --init \
 	--pids-limit 64 --memory 128m --network none \
 	-v "$HD/root-only:/mnt/root-only:ro" -v "$HD/remapped:/mnt/remapped:ro" -v "$KEY:/mnt/key:ro" \
-	sandboxd-runner:bookworm sleep 60 >/dev/null 2>"$_T/run.err"; then
+	sandboxd-runner:minimal sleep 60 >/dev/null 2>"$_T/run.err"; then
 	ok 'a container of the test'"'"'s own on the same engine, as root, binding host files'
 else
 	fail 'a container of the test'"'"'s own on the same engine' "$(cat "$_T/run.err")"
@@ -145,7 +145,7 @@ expect_status 204 'the sandbox closes'
 
 # ---- the fallback, for real: a second stack on the host's engine ------------------------------------------
 # Its image: this engine's, under a tag of this test's own in the host's engine (the host's
-# sandboxd-runner:bookworm is other stacks'), removed at exit.
+# sandboxd-runner:minimal is other stacks'), removed at exit.
 HOST=unix:///var/run/docker.sock
 FB_IMAGE=sandboxd-runner:rootin-fallback-$SFX
 if ! docker -H "$HOST" version >/dev/null 2>&1; then
@@ -154,7 +154,7 @@ if ! docker -H "$HOST" version >/dev/null 2>&1; then
 fi
 AT_EXIT+=("docker -H '$HOST' image rm '$FB_IMAGE' >/dev/null 2>&1; docker image rm '$FB_IMAGE' >/dev/null 2>&1")
 t0=$SECONDS
-if docker tag sandboxd-runner:bookworm "$FB_IMAGE" && docker save "$FB_IMAGE" | docker -H "$HOST" load -q >/dev/null; then
+if docker tag sandboxd-runner:minimal "$FB_IMAGE" && docker save "$FB_IMAGE" | docker -H "$HOST" load -q >/dev/null; then
 	ok "the runner image is in the host's engine as $FB_IMAGE ($((SECONDS - t0)) s)"
 else
 	fail 'the runner image is loaded into the host'"'"'s engine' 'docker save | docker load failed'
@@ -163,7 +163,7 @@ fi
 private_engine_dir rif   # D, and the second stack's removal at exit (lib.sh)
 STACK_ENV=(SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)"
 	SANDBOXD_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 SANDBOXD_SKIP_IMAGE=1
-	SANDBOXD_OWN_ENGINE=0 DOCKER_HOST="$HOST" SANDBOXD_RUNNER_IMAGE="$FB_IMAGE" SANDBOXD_POOL_SIZE=0
+	SANDBOXD_OWN_ENGINE=0 DOCKER_HOST="$HOST" SANDBOXD_IMAGES="minimal=$FB_IMAGE" SANDBOXD_POOL_SIZE=0
 	SANDBOXD_SANDBOX_MEMORY_MB=256)
 t0=$SECONDS
 if ! env -u SANDBOXD_BRIDGE "${STACK_ENV[@]}" timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then

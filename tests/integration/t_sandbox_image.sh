@@ -34,7 +34,7 @@ git -C "$W" push -q "http://t:$OT@${SANDBOXD_URL#http://}/$O/img.git" main
 SB=/api/v3/repos/$O/img/diffinery/sandboxes
 
 # --- pulling off -------------------------------------------------------------------------
-stack_restart missing-no-pull SANDBOXD_RUNNER_IMAGE="$MISSING" SANDBOXD_IMAGE_PULL=0
+stack_restart missing-no-pull SANDBOXD_IMAGES="missing=$MISSING" SANDBOXD_IMAGE_PULL=0
 api POST "$SB" '{}' "$OT"
 expect_error 503 "the sandbox image $MISSING is missing and pulling is off" \
 	'a missing image, pulling off: 503 naming the image'
@@ -44,7 +44,7 @@ check_eq 'the sandbox is failed, with the reason' "failed|the sandbox image $MIS
 check_eq 'the refusal is audited' 1 "$(sql "select count(*) from audit_log where action = 'sandbox.create' and login = '$O' and status = 503")"
 
 # --- pulling on, the pull fails ------------------------------------------------------------
-stack_restart missing-pull SANDBOXD_RUNNER_IMAGE="$MISSING" SANDBOXD_IMAGE_PULL=1
+stack_restart missing-pull SANDBOXD_IMAGES="missing=$MISSING" SANDBOXD_IMAGE_PULL=1
 T0=$(date +%s%N)
 api POST "$SB" '{}' "$OT"
 MS=$((($(date +%s%N) - T0) / 1000000))

@@ -438,6 +438,47 @@ static void test_network_and_key_file(void **state)
 			"'_', '.', '-'; not host or none)");
 }
 
+/* SANDBOXD_IMAGES: name=image entries, the first the default; SANDBOXD_RUNNER_IMAGE is
+ * refused rather than ignored (it would run another image than the operator named). */
+static void test_images(void **state)
+{
+	struct config c;
+	static const char shape[] = "' is not name=image (a name of lower-case letters, digits, "
+				    "'.', '_', '-', at most 32; an image reference)";
+	char msg[256];
+
+	assert_int_equal(load(&c, &(struct err){ 0 }), 0);
+	assert_int_equal(c.nimages, 2);
+	assert_string_equal(c.images[0].name, "standard");
+	assert_string_equal(config_default_image(&c), "sandboxd-runner:standard");
+	assert_string_equal(config_image_find(&c, "minimal")->ref, "sandboxd-runner:minimal");
+	assert_null(config_image_find(&c, "bookworm"));
+	accepted("SANDBOXD_IMAGES", "py=registry.local:5000/team/py:3.12,min=sandboxd-runner:minimal", &c);
+	assert_int_equal(c.nimages, 2);
+	assert_string_equal(config_default_image(&c), "registry.local:5000/team/py:3.12");
+	assert_string_equal(c.images[1].name, "min");
+	accepted("SANDBOXD_IMAGES", "only=x,", &c);   /* a trailing comma ends the list */
+	assert_int_equal(c.nimages, 1);
+	static const char *const bad[] = { "standard", "=x", "a=", "A=x", "-a=x", "a b=x",
+					   "a=x y", "a=b=c", "a=../x", "a=/x", "a=x//y", "a=x?y",
+					   ",a=x" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t n = strcspn(bad[i], ",");
+		snprintf(msg, sizeof(msg), "SANDBOXD_IMAGES: '%.*s%s", (int)n, bad[i], shape);
+		if (bad[i][0] == ',')
+			snprintf(msg, sizeof(msg), "SANDBOXD_IMAGES: '%s", shape);
+		refused("SANDBOXD_IMAGES", bad[i], msg);
+	}
+	refused("SANDBOXD_IMAGES", "a=x,b=y,a=z", "SANDBOXD_IMAGES names 'a' twice");
+	refused("SANDBOXD_IMAGES", "a=x,b=y,c=z,d=1,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=1,o=1,"
+		"p=1,q=1", "SANDBOXD_IMAGES names more than 16 images");
+	accepted("SANDBOXD_IMAGES", "abcdefghijklmnopqrstuvwxyz012345=x", &c);
+	env_set("SANDBOXD_IMAGES", NULL);
+	refused("SANDBOXD_RUNNER_IMAGE", "sandboxd-runner:bookworm",
+		"SANDBOXD_RUNNER_IMAGE is retired: name the images in SANDBOXD_IMAGES "
+		"(name=image,…; the first is the default)");
+}
+
 static void test_preview_domain(void **state)
 {
 	struct config c;
@@ -534,6 +575,7 @@ int main(void)
 		cmocka_unit_test_setup(test_public_url_needs_a_host, setup),
 		cmocka_unit_test_setup(test_first_error_wins, setup),
 		cmocka_unit_test_setup(test_preview_domain, setup),
+		cmocka_unit_test_setup(test_images, setup),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

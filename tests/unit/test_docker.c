@@ -101,12 +101,33 @@ static void test_image_pull_path_refusals(void **state)
 	pull_path_refused(longname);
 }
 
+/* The name goes into the path as it is: anything that could end the path or start a query
+ * is refused before any request. */
+static void test_image_inspect_refusals(void **state)
+{
+	static const char *const bad[] = { "", "deb ian", "debian?x=1", "debian#x", "a%2Fb",
+					   "debian/../../containers/x", "a\nb", "/containers/x",
+					   "a//b" };
+	char value[16];
+	int64_t size = 7;
+	struct err e;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&e, 0, sizeof(e));
+		assert_int_equal(docker_image_inspect(bad[i], "l", &size, value, sizeof(value), 1000,
+						      &e), ERR_INVALID);
+		assert_non_null(strstr(e.msg, "is not an image reference"));
+		assert_int_equal(size, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_info_isolation),
 		cmocka_unit_test(test_image_pull_path),
 		cmocka_unit_test(test_image_pull_path_refusals),
+		cmocka_unit_test(test_image_inspect_refusals),
 	};
 
 	return cmocka_run_group_tests_name("docker", tests, NULL, NULL);

@@ -204,6 +204,12 @@ static void test_tool_request(void **state)
 	json_object_put(b);
 	assert_string_equal(request("sandbox_create", "{\"owner\":\"o\",\"repo\":\"r\"}", msg, &b), "{}");
 	json_object_put(b);
+	/* The create's image (SPEC §4 "What's inside") goes through as REST's field. */
+	assert_string_equal(request("sandbox_create", "{\"owner\":\"o\",\"repo\":\"r\",\"ref\":\"f\","
+				    "\"image\":\"minimal\"}", msg, &b),
+			    "{\"ref\":\"f\",\"image\":\"minimal\"}");
+	json_object_put(b);
+	assert_null(request("sandbox_create", "{\"owner\":\"o\",\"repo\":\"r\",\"image\":3}", msg, &b));
 	assert_string_equal(request("sandbox_list_files", "{" BOX "}", msg, &b),
 			    "{\"path\":\".\",\"depth\":1}");
 	json_object_put(b);
@@ -278,6 +284,11 @@ static void test_tool_result(void **state)
 	assert_string_equal(structured("sandbox_create", 201,
 				       "{\"id\":\"sb_1\",\"ref\":\"main\",\"state\":\"ready\"}", NULL, &r),
 			    "{\"id\":\"sb_1\",\"ref\":\"main\"}");
+	json_object_put(r);
+	assert_string_equal(structured("sandbox_create", 201,
+				       "{\"id\":\"sb_1\",\"ref\":\"main\",\"state\":\"ready\",\"image\":\"standard\"}",
+				       NULL, &r),
+			    "{\"id\":\"sb_1\",\"ref\":\"main\",\"image\":\"standard\"}");
 	json_object_put(r);
 	assert_string_equal(structured("sandbox_close", 204, "", NULL, &r), "{\"closed\":true}");
 	json_object_put(r);
