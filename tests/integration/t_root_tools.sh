@@ -12,7 +12,7 @@ mk_sandbox "rt$SFX" r
 run_ok() { # NAME CMD EXPECTED_LAST_LINE: exit 0 and that last line of stdout
 	api POST "$SB/$ID/exec" "$(jq -nc --arg c "$2" '{cmd: $c, timeoutMs: 300000}')" "$OT"
 	local got
-	got=$(_json .stdout | tail -n 1)
+	got=$(_json '.stdout | rtrimstr("\n") | split("\n") | last')
 	if [[ $STATUS == 200 && $(_json .exitCode) == 0 && $got == "$3" ]]; then
 		ok "$1"
 	else
