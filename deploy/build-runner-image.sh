@@ -10,7 +10,7 @@
 # with CMD ["sleep","infinity"]. The main tools' versions are read at build time by running
 # each tool's --version in the rootfs, and recorded in the image: the label
 # sandboxd.packages ("name=version ...", what GET /api/v3/sandbox-images answers) and the
-# file /etc/sandboxd/packages.
+# file /usr/share/sandboxd-runner/packages (not /etc/sandboxd: the package sandboxd owns that).
 #   usage: build-runner-image.sh [--force] [minimal|standard]...   (default: both)
 # An image that exists with this VERSION is left alone (the image is the cache), unless
 # --force. Each build prints its time and the image's size.
@@ -22,7 +22,7 @@ set -euo pipefail
 # What the service expects inside (the user, /workspace, /.sandboxd-stage, the packages
 # label): an image of an older version is built again, so that a machine that kept one
 # gets the new layout.
-VERSION=5
+VERSION=6
 SUITE=bookworm
 REPO_TAG=sandboxd-runner
 PACKAGES=bash,git,git-lfs,coreutils,procps,curl,ca-certificates
@@ -202,8 +202,8 @@ zstd|zstd --version
 openssh-client|ssh -V
 file|file --version | head -n 1
 EOF
-    mkdir -p "$root/etc/sandboxd"
-    printf '%s\n' "${out[@]}" >"$root/etc/sandboxd/packages"
+    mkdir -p "$root/usr/share/sandboxd-runner"
+    printf '%s\n' "${out[@]}" >"$root/usr/share/sandboxd-runner/packages"
     echo "${out[*]}"
 }
 
