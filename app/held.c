@@ -342,6 +342,17 @@ int held_wants_agent(const struct held *x)
 	return x->out.len - x->out_off < HELD_OUT_HIGH;
 }
 
+/* The row, with one more try on a connection found dead (db_ensure reconnects). */
+static int write_row(struct held *x, long long ms, struct err *e)
+{
+	for (int i = 0; i < 2; i++)
+		if (!db_ensure(x->db, e) &&
+		    !audit_held_finish(x->db, x->ho.w.held_id, x->status, ms, x->audit,
+				       (int)x->ho.w.idle_timeout, e))
+			return 0;
+	return ERR_DB;
+}
+
 void held_audit(struct held *x)
 {
 	struct timespec now;
@@ -355,10 +366,18 @@ void held_audit(struct held *x)
 	ms = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 - x->ho.w.request_started_ms;
 	if (x->ran)
 		metrics_observe_exec((int64_t)x->res.duration_ms * 1000);
-	if (db_ensure(x->db, &e) || audit_held_finish(x->db, x->ho.w.held_id, x->status, ms, x->audit,
-			      (int)x->ho.w.idle_timeout, &e))
-		log_error("held exec %lld: its audit row: %s (the reaper writes it)",
-			  (long long)x->ho.w.held_id, e.msg);
+	if (!write_row(x, ms, &e))
+		return;
+	log_error("held exec %lld: its audit row: %s (the reaper ends it)",
+		  (long long)x->ho.w.held_id, e.msg);
+	/* As a worker does: a request whose row cannot be written does not succeed. A whole
+	 * answer still unsent becomes the 503; a stream's lines are out already. */
+	if (!x->ho.w.streamed && x->fcgi >= 0 && x->out_off == 0) {
+		json_object *o = json_object_new_object();
+		buf_clear(&x->out);
+		json_add_str(o, "message", "database unavailable");
+		queue_json(x, 503, o);
+	}
 }
 
 void held_close(struct held *x)
