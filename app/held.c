@@ -111,12 +111,17 @@ static void queue_json(struct held *x, int status, json_object *o)
 	queue_end(x);
 }
 
-static void fail(struct held *x, int status, const char *key, const char *msg)
+/* The line a stream ends with when the agent failed it (api_exec.c's, for the agent). */
+#define BROKE_OFF_LINE "the exec failed: the sandbox's agent broke off the exec"
+
+/* The answer for a run that did not end well: {key: msg} with status when attached; once
+ * streaming (the head went out with 200), the last line {"error": line}. */
+static void fail(struct held *x, int status, const char *key, const char *msg,
+		 const char *line)
 {
 	json_add_str(x->audit, "error", msg);
 	if (x->ho.w.streamed) {
-		/* The head went out with 200: the last line says what went wrong. */
-		exec_stream_fail(&x->xs, "the exec failed: the sandbox's agent broke off the exec");
+		exec_stream_fail(&x->xs, line);
 		queue_end(x);
 		return;
 	}
@@ -142,17 +147,8 @@ static int ended_meanwhile(struct held *x)
 		ended = 1;
 	}
 	PQclear(res);
-	if (ended) {
-		json_add_str(x->audit, "error", msg);
-		if (x->ho.w.streamed) {
-			exec_stream_fail(&x->xs, msg);
-			queue_end(x);
-		} else {
-			json_object *o = json_object_new_object();
-			json_add_str(o, "message", msg);
-			queue_json(x, 410, o);
-		}
-	}
+	if (ended)
+		fail(x, 410, "message", msg, msg);
 	return ended;
 }
 
@@ -166,7 +162,7 @@ static void broke_off(struct held *x, const char *why)
 		return;
 	snprintf(msg, sizeof(msg), "the sandbox's agent broke off the exec: agent: %.400s", why);
 	log_warn("held exec %lld: %s", (long long)x->ho.w.held_id, msg);
-	fail(x, 502, "error", msg);
+	fail(x, 502, "error", msg, BROKE_OFF_LINE);
 }
 
 static void exited(struct held *x)
@@ -211,7 +207,7 @@ static void frame(struct held *x)
 			 ? exec_stream_sink(&x->xs, stream, (const char *)x->body, x->h.len)
 			 : capture_feed(&x->cap, stream, (const char *)x->body, x->h.len);
 		if (rc)
-			fail(x, 500, "error", "internal error");
+			fail(x, 500, "error", "internal error", BROKE_OFF_LINE);
 	} else if (x->h.type == AP_T_EXIT) {
 		exited(x);
 	} else if (x->h.type == AP_T_ERROR) {
@@ -269,7 +265,7 @@ void held_agent_readable(struct held *x)
 				return;
 			}
 			if (!(x->body = malloc(x->h.len + 1))) {
-				fail(x, 500, "error", "internal error");
+				fail(x, 500, "error", "internal error", BROKE_OFF_LINE);
 				return;
 			}
 			x->body_got = 0;
