@@ -59,14 +59,15 @@ static int recv_frame(struct agent_conn *c, const struct agentwire_wait *w, stru
 	return err_set(e, agentproto_err_code((int64_t)m.num[AP_F_CODE]), "agent: %s", clean);
 }
 
-/* A fielded frame of type into m, within c's I/O bound. */
-static int expect(struct agent_conn *c, uint8_t type, struct ap_msg *m, struct err *e)
+/* A fielded frame of type into m, within w (NULL: c's I/O bound). */
+static int expect_within(struct agent_conn *c, const struct agentwire_wait *within, uint8_t type,
+			 struct ap_msg *m, struct err *e)
 {
 	struct agentwire_wait w = { agentwire_now_ms() + c->io_ms, NULL, NULL };
 	struct ap_hdr h;
 	int rc;
 
-	if ((rc = recv_frame(c, &w, &h, e)))
+	if ((rc = recv_frame(c, within ? within : &w, &h, e)))
 		return rc;
 	if (h.type != type)
 		return err_set(e, ERR_FAIL, "agent answered frame type %u where %u was due",
@@ -74,6 +75,11 @@ static int expect(struct agent_conn *c, uint8_t type, struct ap_msg *m, struct e
 	if ((rc = agentproto_decode(h.type, c->buf, h.len, m, e)))
 		return prefix(e, ERR_FAIL, "agent sent a bad frame: ");
 	return 0;
+}
+
+static int expect(struct agent_conn *c, uint8_t type, struct ap_msg *m, struct err *e)
+{
+	return expect_within(c, NULL, type, m, e);
 }
 
 static int tcp_connect(const char *host, int port, long long deadline, struct err *e)
@@ -184,6 +190,8 @@ static size_t exec_size(const struct agent_exec_req *r)
 		n += 6 + strlen(r->cmd);
 	if (r->cwd)
 		n += 6 + strlen(r->cwd);
+	if (r->clone_state)
+		n += 13 + 6 + strlen(r->clone_state);
 	for (size_t i = 0; r->argv && r->argv[i]; i++)
 		n += 6 + strlen(r->argv[i]);
 	for (size_t i = 0; r->env && r->env[i]; i++)
@@ -216,6 +224,10 @@ static int send_exec(struct agent_conn *c, const struct agent_exec_req *r, int d
 	agentproto_put_num(&w, AP_F_DETACH, (uint64_t)detach);
 	for (size_t i = 0; i < r->n_rlimits; i++)
 		agentproto_put_rlimit(&w, &r->rlimits[i]);
+	if (r->clone_state) {
+		agentproto_put_num(&w, AP_F_CLONE_WAIT, (uint64_t)r->clone_wait_ms);
+		agentproto_put_str(&w, AP_F_PATH, r->clone_state);
+	}
 	rc = agentwire_send(c->fd, &w, c->io_ms, e);
 	free(b);
 	return rc;
@@ -260,22 +272,34 @@ static int exec_frame(struct agent_conn *c, const struct ap_hdr *h,
 int agent_exec(struct agent_conn *c, const struct agent_exec_req *r,
 	       const struct agent_exec_hooks *h, struct agent_exit *out, struct err *e)
 {
+	int waits = r->clone_state != NULL;
 	struct agentwire_wait w = { agentwire_now_ms() + r->timeout_ms + 5000 + EXEC_SLACK_MS,
-				    h->cancel, h->cancel_arg };
+				    h->cancel, h->cancel_arg },
+			      start = { agentwire_now_ms() + r->clone_wait_ms + c->io_ms, h->cancel,
+					h->cancel_arg };
 	struct ap_msg m;
 	struct ap_hdr hdr;
 	int rc, done = 0;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = send_exec(c, r, 0, e)) || (rc = expect(c, AP_T_STARTED, &m, e)))
+	if ((rc = send_exec(c, r, 0, e)))
 		goto out;
+	/* An exec that waits for the clone is handed on before it starts: the waiting is the
+	 * long part (the holder reads STARTED or the refusal itself). */
+	if (waits && h->handover && h->handover(h->handover_arg, c->fd) == 0) {
+		out->handed = 1;
+		return 0;
+	}
+	if ((rc = expect_within(c, waits ? &start : NULL, AP_T_STARTED, &m, e)))
+		goto out;
+	w.deadline_ms = agentwire_now_ms() + r->timeout_ms + 5000 + EXEC_SLACK_MS;
 	if (h->started && h->started(h->started_arg)) {
 		rc = err_set(e, ERR_CANCELLED, "the caller stopped waiting");
 		goto out;
 	}
 	/* Nothing of the run is read yet (agentwire reads a frame and no byte more): whoever
 	 * takes the connection reads it from its first output frame. */
-	if (h->handover && h->handover(h->handover_arg, c->fd) == 0) {
+	if (!waits && h->handover && h->handover(h->handover_arg, c->fd) == 0) {
 		out->handed = 1;
 		return 0;
 	}

@@ -20,7 +20,7 @@ static const unsigned char tag_kind[AP_F_COUNT] = {
 	[AP_F_LIMIT] = K_NUM, [AP_F_SIZE] = K_NUM, [AP_F_MODE] = K_NUM, [AP_F_DEPTH] = K_NUM,
 	[AP_F_NAME] = K_STR, [AP_F_FTYPE] = K_NUM, [AP_F_MTIME] = K_NUM,
 	[AP_F_RECURSIVE] = K_NUM, [AP_F_TRUNC] = K_NUM, [AP_F_TOTAL_OUT] = K_NUM,
-	[AP_F_TOTAL_ERR] = K_NUM,
+	[AP_F_TOTAL_ERR] = K_NUM, [AP_F_CLONE_WAIT] = K_NUM,
 };
 
 /* Per type: the tags it admits and those it requires; raw types admit none (fielded 0). */
@@ -43,7 +43,7 @@ static const struct rule rules[AP_T_COUNT] = {
 			 B(AP_F_CODE) | B(AP_F_MSG) },
 	[AP_T_EXEC] = { "exec", AP_REQ_MAX, 1,
 			B(AP_F_CMD) | B(AP_F_ARG) | B(AP_F_CWD) | B(AP_F_ENV) | B(AP_F_TIMEOUT) |
-				B(AP_F_DETACH) | B(AP_F_RLIMIT),
+				B(AP_F_DETACH) | B(AP_F_RLIMIT) | B(AP_F_CLONE_WAIT) | B(AP_F_PATH),
 			B(AP_F_TIMEOUT) },
 	[AP_T_STARTED] = { "started", AP_MSG_MAX, 1, B(AP_F_PID) | B(AP_F_ID), B(AP_F_PID) },
 	[AP_T_STDOUT] = { "stdout", AP_DATA_MAX, 0, 0, 0 },

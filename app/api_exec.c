@@ -113,7 +113,9 @@ static int hand_fill(struct hand *h, long long id, struct handover_wire *w)
 	*w = (struct handover_wire){ .fcgi_id = http_fcgi_id(r), .streamed = (uint32_t)h->streamed,
 				     .held_id = id, .request_started_ms = ms_of(&r->started),
 				     .exec_started_ms = h->t0, .timeout_ms = h->x->timeout_ms,
-				     .idle_timeout = r->cfg->idle_timeout };
+				     .idle_timeout = r->cfg->idle_timeout,
+				     .awaiting_start = h->x->clone_wait_ms > 0,
+				     .clone_wait_ms = h->x->clone_wait_ms };
 	return str_copy(w->sandbox_id, sizeof(w->sandbox_id), h->s->id) ||
 	       str_copy(w->request_id, sizeof(w->request_id), r->request_id) ||
 	       str_copy(w->token, sizeof(w->token), h->token);
@@ -156,15 +158,36 @@ static int hand_over(void *arg, int agent_fd)
 	return 0;
 }
 
+/* exec_run, and once more after this worker waited for the clone when the agent could not
+ * take an exec that was to wait for it (exec.h: clone_pending). */
+static int run(struct req *r, struct sandbox *s, const struct exec_spec *x,
+	       const struct exec_hooks *h, struct exec_result *res, struct err *e)
+{
+	struct exec_spec now;
+	int rc = exec_run(s, x, h, res, e);
+
+	if (rc || !res->clone_pending)
+		return rc;
+	log_info("exec in %s: the agent could not wait for the clone: %s", s->id, res->agent_error);
+	now = *x;
+	now.clone_wait_ms = 0;
+	if ((rc = api_sandbox_ready(r, s, e)))
+		return rc;
+	rc = exec_check_workdir(s, &now, e);
+	if (rc == ERR_NOTFOUND || rc == ERR_NOTDIR)
+		return err_boxed(e, 400);
+	return rc ? rc : exec_run(s, &now, h, res, e);
+}
+
 /* Runs x and answers with the whole result. */
-static int run_attached(struct req *r, const struct sandbox *s, const struct exec_spec *x,
+static int run_attached(struct req *r, struct sandbox *s, const struct exec_spec *x,
 			struct capture *cap, struct hand *hand, struct err *e)
 {
 	struct exec_hooks h = { .sink = capture_feed_cb, .sink_arg = cap, .cancel = client_gone,
 				.cancel_arg = r, .handover = hand_over, .handover_arg = hand };
 	struct exec_result res;
 	json_object *o;
-	int rc = exec_run(s, x, &h, &res, e);
+	int rc = run(r, s, x, &h, &res, e);
 
 	if (!rc && res.handed)
 		return 0;
@@ -196,7 +219,7 @@ static int begin_stream(void *arg)
 
 /* Runs x and answers as NDJSON: errors before the engine took the exec are ordinary JSON
  * answers; after that, the last line says what went wrong. */
-static int run_streamed(struct req *r, const struct sandbox *s, const struct exec_spec *x,
+static int run_streamed(struct req *r, struct sandbox *s, const struct exec_spec *x,
 			struct capture *cap, struct hand *hand, struct err *e)
 {
 	struct exec_stream xs = { .r = r, .cap = cap };
@@ -205,7 +228,7 @@ static int run_streamed(struct req *r, const struct sandbox *s, const struct exe
 				.cancel = exec_stream_tick, .cancel_arg = &xs,
 				.handover = hand_over, .handover_arg = hand };
 	struct exec_result res;
-	int rc = exec_run(s, x, &h, &res, e);
+	int rc = run(r, s, x, &h, &res, e);
 
 	if (!rc && res.handed)
 		return 0;
@@ -235,6 +258,32 @@ static int run_streamed(struct req *r, const struct sandbox *s, const struct exe
 	return 0;
 }
 
+/* Whether this exec can be handed to the holder (hand_over's own conditions), which an
+ * exec on a clone still running then is before it starts. */
+static int handed_early(struct req *r, const struct sandbox *s, const struct exec_spec *x)
+{
+	return r->cfg->agent && r->cfg->holder && !r->via && http_fcgi_fd(r) >= 0 && !x->detach &&
+	       strlen(s->agent_key) == SANDBOX_AGENT_KEY_HEX;
+}
+
+/* The clone done, or else (when the holder can take it) the wait left to the agent and
+ * the holder: one look at the clone's state, and no worker waits for it (README "The
+ * holder"). Otherwise this worker waits (api_sandbox_ready). */
+static int exec_ready(struct req *r, struct sandbox *s, struct exec_spec *x, struct err *e)
+{
+	int rc;
+
+	if (strcmp(s->clone_state, "pending") == 0 && handed_early(r, s, x)) {
+		if ((rc = sandbox_clone_wait(r, s, 0, e)))
+			return rc;
+		if (strcmp(s->clone_state, "pending") == 0) {
+			x->clone_wait_ms = CLONE_WAIT_MS;
+			return 0;
+		}
+	}
+	return api_sandbox_ready(r, s, e);
+}
+
 int api_sandbox_exec(struct req *r, struct err *e)
 {
 	struct repo repo;
@@ -255,9 +304,10 @@ int api_sandbox_exec(struct req *r, struct err *e)
 		return err_boxed(e, 400);
 	x.agent = r->cfg->agent;
 	x.network = r->cfg->sandbox_network;
-	if (rc || (rc = api_sandbox_ready(r, &s, e)))
+	if (rc || (rc = exec_ready(r, &s, &x, e)))
 		goto out;
-	if ((rc = exec_check_workdir(&s, &x, e)) == ERR_NOTFOUND || rc == ERR_NOTDIR)
+	if (!x.clone_wait_ms &&
+	    ((rc = exec_check_workdir(&s, &x, e)) == ERR_NOTFOUND || rc == ERR_NOTDIR))
 		return err_boxed(e, 400);
 	/* Committed: no transaction stays open while the command runs (up to an hour). */
 	if (rc || (rc = exec_mark_running(r->db, &s, &x, r->cfg->idle_timeout, e)) ||

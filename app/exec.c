@@ -314,7 +314,9 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 		return 0;
 	}
 	const struct agent_exec_req r = { .cmd = x->cmd, .cwd = x->workdir, .env = x->env,
-					  .timeout_ms = x->timeout_ms };
+					  .timeout_ms = x->timeout_ms,
+					  .clone_state = x->clone_wait_ms ? SANDBOX_CLONE_STATE : NULL,
+					  .clone_wait_ms = x->clone_wait_ms };
 	const struct agent_exec_hooks ah = { .started = agent_started_cb, .started_arg = &st,
 					     .sink = h->sink, .sink_arg = h->sink_arg,
 					     .cancel = h->cancel, .cancel_arg = h->cancel_arg,
@@ -336,6 +338,13 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 		return err_set(e, ERR_CANCELLED, "the caller stopped waiting");
 	if (rc == ERR_FAIL)
 		return err_box(e, 502, "the sandbox's agent broke off the exec: %s", ea.msg);
+	/* Refusals before the start, in the words the worker's own checks use: the clone
+	 * (409, api_sandbox_ready's texts), the working directory (400, exec_check_workdir's). */
+	const char *why = strncmp(ea.msg, "agent: ", 7) ? ea.msg : ea.msg + 7;
+	if (rc == ERR_EXISTS && !st.started)
+		return err_box(e, 409, "%s", why);
+	if ((rc == ERR_NOTFOUND || rc == ERR_NOTDIR) && !st.started)
+		return err_box(e, 400, "%s", why);
 	if (rc) {
 		*e = ea;
 		return rc;
@@ -355,6 +364,10 @@ int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct ex
 	memset(out, 0, sizeof(*out));
 	out->backend = "docker";
 	if (!x->agent || (!(rc = agent_run(s, x, h, out, &fallback, e)) && fallback)) {
+		if (x->clone_wait_ms) {
+			out->clone_pending = 1;
+			return 0;
+		}
 		if (out->agent_error[0])
 			log_info("exec in %s: through Docker exec: the agent: %s", s->id,
 				 out->agent_error);

@@ -54,6 +54,17 @@ static int put_text(struct exec_stream *s, int stream, const struct buf *text)
 	return put_line(s, o);
 }
 
+int exec_stream_head(char *out, size_t size, const char *request_id)
+{
+	/* X-Accel-Buffering: nginx passes each line on instead of filling its buffers. */
+	int n = snprintf(out, size,
+			 "Status: 200 OK\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\n"
+			 "Content-Type: application/x-ndjson\r\nX-Accel-Buffering: no\r\n\r\n",
+			 request_id);
+
+	return n < 0 || (size_t)n >= size ? -1 : n;
+}
+
 int exec_stream_begin(struct exec_stream *s, struct req *r, struct capture *cap)
 {
 	char head[256];
@@ -65,13 +76,9 @@ int exec_stream_begin(struct exec_stream *s, struct req *r, struct capture *cap)
 	r->status = 200;
 	r->responded = 1;
 	r->streamed = 1;
-	/* X-Accel-Buffering: nginx passes each line on instead of filling its buffers. */
-	n = snprintf(head, sizeof(head),
-		     "Status: 200 OK\r\nX-Request-Id: %s\r\nCache-Control: no-store\r\n"
-		     "Content-Type: application/x-ndjson\r\nX-Accel-Buffering: no\r\n\r\n",
-		     r->request_id);
+	n = exec_stream_head(head, sizeof(head), r->request_id);
 	clock_gettime(CLOCK_MONOTONIC, &s->last);
-	if (n < 0 || (size_t)n >= sizeof(head) || http_write(r, head, (size_t)n) ||
+	if (n < 0 || http_write(r, head, (size_t)n) ||
 	    http_flush(r)) {
 		s->broken = 1;
 		return ERR_FAIL;

@@ -55,7 +55,9 @@ int held_open(struct held *x, struct handover *ho, const int fds[2], struct db *
 	set_nonblocking(x->agent);
 	buf_init(&x->out, OUT_MAX);
 	x->status = 200;
-	x->deadline_ms = x->ho.w.exec_started_ms + x->ho.w.timeout_ms + DEADLINE_SLACK_MS;
+	x->starting = x->ho.w.awaiting_start != 0;
+	x->deadline_ms = x->ho.w.exec_started_ms + x->ho.w.timeout_ms + DEADLINE_SLACK_MS +
+			 (x->starting ? x->ho.w.clone_wait_ms : 0);
 	x->res.backend = "agent";
 	for (size_t i = 0; i < sec.n; i++)
 		sec.values[i] = x->ho.secrets[i];
@@ -120,7 +122,7 @@ static void fail(struct held *x, int status, const char *key, const char *msg,
 		 const char *line)
 {
 	json_add_str(x->audit, "error", msg);
-	if (x->ho.w.streamed) {
+	if (x->ho.w.streamed && !x->starting) {
 		exec_stream_fail(&x->xs, line);
 		queue_end(x);
 		return;
@@ -194,6 +196,55 @@ static void exited(struct held *x)
 	queue_json(x, o ? 200 : 500, o);
 }
 
+/* The sandbox's clone as the agent found it: the row says so at once, as a worker's wait
+ * would have written it (sandbox_clone_wait). */
+static void clone_ended(struct held *x, const char *state, const char *why)
+{
+	struct err e;
+
+	if (db_ensure(x->db, &e) ||
+	    db_run(x->db, &e, "UPDATE sandboxes SET clone_state = $2, clone_error = nullif($3, '')"
+		   " WHERE id = $1 AND clone_state = 'pending'", 3, x->ho.w.sandbox_id, state, why))
+		log_warn("held exec %lld: the clone's state: %s", (long long)x->ho.w.held_id, e.msg);
+}
+
+/* STARTED of an exec handed before it (it waited for the clone): the command runs from
+ * now, and a stream's head goes out. */
+static void started(struct held *x)
+{
+	char head[256];
+	int n;
+
+	x->starting = 0;
+	x->ho.w.exec_started_ms = agentwire_now_ms();
+	x->deadline_ms = x->ho.w.exec_started_ms + x->ho.w.timeout_ms + DEADLINE_SLACK_MS;
+	clone_ended(x, "done", "");
+	if (!x->ho.w.streamed)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &x->xs.last);
+	if ((n = exec_stream_head(head, sizeof(head), x->ho.w.request_id)) < 0 ||
+	    fcgirec_stdout(&x->out, x->ho.w.fcgi_id, head, (size_t)n))
+		fail(x, 500, "error", "internal error", BROKE_OFF_LINE);
+}
+
+/* The agent's refusal before the start: the clone (409) or the working directory (400),
+ * answered as the worker's own checks answer; anything else broke the exec off. */
+static void refused(struct held *x, const struct ap_msg *m)
+{
+	int code = agentproto_err_code((int64_t)m->num[AP_F_CODE]);
+	char msg[400];
+
+	agentproto_clean_text(msg, sizeof(msg), m->str[AP_F_MSG]);
+	if (code == ERR_EXISTS && !strncmp(msg, "clone failed: ", 14))
+		clone_ended(x, "failed", msg + 14);
+	if (code == ERR_EXISTS)
+		fail(x, 409, "error", msg, msg);
+	else if (code == ERR_NOTFOUND || code == ERR_NOTDIR)
+		fail(x, 400, "error", msg, msg);
+	else
+		broke_off(x, msg);
+}
+
 /* One whole frame of the agent's. */
 static void frame(struct held *x)
 {
@@ -202,7 +253,12 @@ static void frame(struct held *x)
 	struct err e;
 	char clean[400];
 
-	if (x->h.type == AP_T_STDOUT || x->h.type == AP_T_STDERR) {
+	if (x->starting && x->h.type == AP_T_STARTED) {
+		started(x);
+	} else if (x->starting && x->h.type != AP_T_ERROR) {
+		snprintf(clean, sizeof(clean), "sent frame type %u before STARTED", x->h.type);
+		broke_off(x, clean);
+	} else if (x->h.type == AP_T_STDOUT || x->h.type == AP_T_STDERR) {
 		int rc = x->ho.w.streamed
 			 ? exec_stream_sink(&x->xs, stream, (const char *)x->body, x->h.len)
 			 : capture_feed(&x->cap, stream, (const char *)x->body, x->h.len);
@@ -213,6 +269,10 @@ static void frame(struct held *x)
 	} else if (x->h.type == AP_T_ERROR) {
 		if (agentproto_decode(x->h.type, x->body, x->h.len, &m, &e)) {
 			broke_off(x, "sent a bad error frame");
+			return;
+		}
+		if (x->starting) {
+			refused(x, &m);
 			return;
 		}
 		agentproto_clean_text(clean, sizeof(clean), m.str[AP_F_MSG]);
@@ -329,7 +389,7 @@ void held_tick(struct held *x, long long now)
 		broke_off(x, "no answer in time");
 		return;
 	}
-	if (x->ho.w.streamed && exec_stream_tick(&x->xs))
+	if (x->ho.w.streamed && !x->starting && exec_stream_tick(&x->xs))
 		held_client_gone(x);
 }
 

@@ -176,8 +176,8 @@ int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct er
 	 * second, one Docker exec waits inside the container (up to 5 s, polling every 50 ms),
 	 * so that the call goes on as soon as the clone ends rather than on our next poll. */
 	static const char script[] =
-		"for i in $(seq 100); do [ -s " STATE_DIR "/clone.state ] && break; sleep 0.05; done; "
-		"cat " STATE_DIR "/clone.state";
+		"for i in $(seq 100); do [ -s " SANDBOX_CLONE_STATE " ] && break; sleep 0.05; done; "
+		"cat " SANDBOX_CLONE_STATE;
 	const char *argv[] = { "bash", "-c", script, NULL };
 	struct sandbox_output c;
 	struct timespec t0, t1;
@@ -194,7 +194,7 @@ int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct er
 		if (agent) {
 			/* No file yet, or an agent not listening yet (a warm container starts it
 			 * when its parameters come): still pending. */
-			if ((rc = sbagent_read(s, r->cfg->sandbox_network, STATE_DIR "/clone.state",
+			if ((rc = sbagent_read(s, r->cfg->sandbox_network, SANDBOX_CLONE_STATE,
 					       &c, &ea)))
 				c.out[0] = 0;
 		} else if ((rc = sandbox_run(s->container_id, argv, &c, &exit_code, e))) {

@@ -102,3 +102,35 @@ round() { # NAME ACCEPT
 round attached application/json
 round streamed application/x-ndjson
 for id in "${IDS[@]}"; do curl -s -H "$A" -X POST "$SB/$id/close" >/dev/null; done
+
+# Execs that wait for clones that hang (git's workers stopped): handed over before they
+# start, so that the workers stay free while the clones are stuck.
+clone_round() {
+	local dir=$VAR/clonewait i ok=0 held_now gw cids=()
+	mkdir -p "$dir"
+	gw=$(pgrep -x -P "$(cat "$SANDBOXD_PID_FILE")" sandboxd-git | tr '\n' ' ')
+	# shellcheck disable=SC2086
+	kill -STOP $gw
+	trap 'kill -CONT '"$gw"' 2>/dev/null; cleanup' EXIT
+	for _ in $(seq 4); do cids+=("$(curl -sf -H "$A" -d '{}' "$SB" | jq -r .id)"); done
+	for ((i = 0; i < 20; i++)); do
+		curl -sS -o "$dir/$i.body" -w '%{http_code}' --max-time 240 -H "$A" \
+			-d '{"cmd":"git log -1 --format=%s"}' "$SB/${cids[i % 4]}/exec" >"$dir/$i.status" 2>/dev/null &
+	done
+	for _ in $(seq 600); do
+		[ "$(sqlb "select count(*) from held_execs where holder is not null")" -ge 20 ] && break
+		sleep 0.1
+	done
+	held_now=$(sqlb "select count(*) from held_execs where holder is not null")
+	read -r d50 d99 <<<"$(user_latency)"
+	# shellcheck disable=SC2086
+	kill -CONT $gw
+	wait 2>/dev/null || true
+	for ((i = 0; i < 20; i++)); do
+		[ "$(cat "$dir/$i.status")" = 200 ] && grep -q '"exitCode":0' "$dir/$i.body" && ok=$((ok + 1))
+	done
+	printf '%-44s %9s %9s\n' "20 execs wait for hung clones ($held_now held)" "$d50" "$d99"
+	echo "  clone waits: once git ran again, $ok of 20 answered 200 with exit 0"
+	for id in "${cids[@]}"; do curl -s -H "$A" -X POST "$SB/$id/close" >/dev/null; done
+}
+clone_round

@@ -1,6 +1,10 @@
 /* exec.c: an attached exec over its connection: STARTED, STDOUT/STDERR frames as the
  * output comes, EXIT. Anything from the worker after the request (or its closing the
  * connection) ends the tree: the worker stopped waiting. */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "agent.h"
@@ -24,6 +28,79 @@ void agent_put_result(struct ap_enc *w, const struct run_result *r)
 	agentproto_put_num(w, AP_F_DURATION, (uint64_t)r->duration_ms);
 }
 
+/* Reads at most n - 1 bytes of path into out (NUL-terminated); its length, -1 when none. */
+static ssize_t read_small(const char *path, char *out, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	got = read(fd, out, n - 1);
+	close(fd);
+	out[got > 0 ? got : 0] = 0;
+	return got;
+}
+
+/* The last non-empty line of the clone's log (clone.log beside its state file), cut to fit
+ * out: why it failed, as the service words it. */
+static void clone_error(const char *state, char *out, size_t n)
+{
+	char path[AP_PATH_MAX + 16], tail[1024];
+	const char *slash = strrchr(state, '/');
+	int fd;
+
+	snprintf(out, n, "unknown error");
+	snprintf(path, sizeof(path), "%.*s/clone.log", slash ? (int)(slash - state) : 0, state);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return;
+	off_t end = lseek(fd, 0, SEEK_END);
+	ssize_t got = pread(fd, tail, sizeof(tail) - 1, end > (off_t)sizeof(tail) - 1
+						      ? end - (off_t)sizeof(tail) + 1 : 0);
+	close(fd);
+	if (got <= 0)
+		return;
+	tail[got] = 0;
+	while (got > 0 && (tail[got - 1] == '\n' || tail[got - 1] == '\r'))
+		tail[--got] = 0;
+	char *line = strrchr(tail, '\n');
+	line = line ? line + 1 : tail;
+	if (*line)
+		agentproto_clean_text(out, n, line);
+}
+
+/* The wait of an EXEC with CLONE_WAIT (agentproto.h): 0 once the clone is done, else the
+ * ERROR sent (1). The file is read every 10 ms; the worker closing or writing ends it. */
+static int wait_clone(struct conn *c, const struct ap_msg *m)
+{
+	long long until = agentwire_now_ms() + (long long)m->num[AP_F_CLONE_WAIT];
+	char state[16], why[400], msg[440];
+
+	if (!m->has[AP_F_PATH] || m->str[AP_F_PATH][0] != '/') {
+		conn_error(c, ERR_INVALID, "agent: a clone wait needs the state file's path");
+		return 1;
+	}
+	for (;;) {
+		if (read_small(m->str[AP_F_PATH], state, sizeof(state)) > 0) {
+			if (!strncmp(state, "done", 4))
+				return 0;
+			if (!strncmp(state, "failed", 6)) {
+				clone_error(m->str[AP_F_PATH], why, sizeof(why));
+				snprintf(msg, sizeof(msg), "clone failed: %s", why);
+				conn_error(c, ERR_EXISTS, msg);
+				return 1;
+			}
+		}
+		if (agentwire_now_ms() >= until) {
+			conn_error(c, ERR_EXISTS, "the clone is still running; try again");
+			return 1;
+		}
+		struct pollfd p = { c->fd, POLLIN, 0 };
+		if (poll(&p, 1, 10) > 0)
+			return 1;  /* the worker is gone (or broke the protocol): nothing to run */
+	}
+}
+
 void exec_attached(struct conn *c, const struct ap_msg *m)
 {
 	unsigned char b[AP_HDR + 256];
@@ -36,6 +113,10 @@ void exec_attached(struct conn *c, const struct ap_msg *m)
 
 	if (sigfd < 0)
 		return conn_error(c, ERR_FAIL, "agent: signalfd failed");
+	if (m->has[AP_F_CLONE_WAIT] && wait_clone(c, m)) {
+		close(sigfd);
+		return;
+	}
 	if ((rc = run_start(m, &pid, fds, &e))) {
 		close(sigfd);
 		return conn_error(c, rc, e.msg);

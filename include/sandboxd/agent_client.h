@@ -47,6 +47,10 @@ struct agent_exec_req {
 	int64_t timeout_ms;
 	const struct ap_rlimit *rlimits;
 	size_t n_rlimits;
+	/* Non-NULL: the clone's state file, which the agent waits for (clone_wait_ms) before it
+	 * starts the command (agentproto.h, EXEC's CLONE_WAIT). */
+	const char *clone_state;
+	int64_t clone_wait_ms;
 };
 
 /* The stream of a connection's one request (1 is the handshake's). */
@@ -59,8 +63,9 @@ struct agent_exec_hooks {
 	void *sink_arg;
 	int (*cancel)(void *arg);      /* polled at least once a second */
 	void *cancel_arg;
-	/* After started: 0 when the caller handed the connection on (agent_exec returns at
-	 * once, out->handed set); NULL or non-zero: agent_exec reads the run to its end. */
+	/* After started (or, for an exec that waits for the clone, once it is sent, before
+	 * STARTED): 0 when the caller handed the connection on (agent_exec returns at once,
+	 * out->handed set); NULL or non-zero: agent_exec reads the run to its end. */
 	int (*handover)(void *arg, int fd);
 	void *handover_arg;
 };

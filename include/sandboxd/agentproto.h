@@ -26,9 +26,14 @@
  * agent nonce | worker nonce)} or ERROR and closes (agentproto_mac). Then one request per
  * connection, and its answer:
  *
- *     EXEC {CMD | ARG..., CWD?, ENV..., TIMEOUT, DETACH?, RLIMIT...}
+ *     EXEC {CMD | ARG..., CWD?, ENV..., TIMEOUT, DETACH?, RLIMIT..., CLONE_WAIT?, PATH?}
  *         attached: STARTED {PID}, STDOUT/STDERR frames as output comes, EXIT. The worker
- *         closing the connection ends the exec's tree (as a kill).
+ *         closing the connection ends the exec's tree (as a kill). With CLONE_WAIT and
+ *         PATH (the clone's state file) the agent first waits up to CLONE_WAIT ms for the
+ *         file to say how the clone ended: "done" starts the command; "failed" is ERROR
+ *         {ERR_EXISTS, "clone failed: <the last line of clone.log beside it>"}, no word in
+ *         time ERROR {ERR_EXISTS, "the clone is still running; try again"}; the worker's
+ *         end of the connection ends the wait.
  *         detached: STARTED {PID, ID}, then the agent closes.
  *     DREAD {ID, OFF_OUT, OFF_ERR, MAX}: DSTATUS {STATE, ..., OFF_OUT, OFF_ERR: where the
  *         bytes that follow start (the offset asked for, moved forward past dropped output,
@@ -85,6 +90,7 @@ enum ap_tag {
 	AP_F_FTYPE = 28,            /* 1 file, 2 dir, 3 symlink, 4 other */
 	AP_F_MTIME = 29, AP_F_RECURSIVE = 30, AP_F_TRUNC = 31,
 	AP_F_TOTAL_OUT = 32, AP_F_TOTAL_ERR = 33,  /* bytes a detached exec wrote so far */
+	AP_F_CLONE_WAIT = 34,       /* ms an exec waits for the clone's state file (its PATH) */
 	AP_F_COUNT
 };
 

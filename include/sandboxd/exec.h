@@ -42,6 +42,10 @@ struct exec_spec {
 	int agent;
 	const char *network;
 	char hold[64];             /* exec_mark_running: the hold it set, or "" */
+	/* The clone still runs: through the agent, which waits this long for it before the
+	 * command starts (0: the clone is done). The working directory is then the agent's to
+	 * check, after the wait. */
+	int64_t clone_wait_ms;
 };
 
 /* Reads cmd, cwd, timeoutMs, detach and env from body into x (strings in pool memory).
@@ -107,6 +111,9 @@ struct exec_result {
 	long long duration_ms;
 	const char *backend;       /* "agent" or "docker": what ran it (for the audit row) */
 	char agent_error[256];     /* why the agent was asked and Docker ran it; "" otherwise */
+	/* x->clone_wait_ms and the agent could not take it: nothing ran, and the caller waits
+	 * for the clone itself before it runs x again without the wait (Docker exec cannot). */
+	int clone_pending;
 };
 
 /* Runs x attached in s's container. When the call returns, the command has ended, or its
@@ -115,7 +122,8 @@ struct exec_result {
  * started (no address, connection refused, no answer within SBAGENT_CONNECT_MS, a failed
  * handshake, garbage, busy), through Docker exec, out->agent_error saying why. Once the
  * agent started the command, its failure is the call's (ERR_FAIL, "the sandbox's agent
- * ..."): the command is never run twice. */
+ * ..."): the command is never run twice. With x->clone_wait_ms the agent waits for the
+ * clone first; where Docker exec would have to run it, out->clone_pending instead. */
 int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
 	     struct exec_result *out, struct err *e) __attribute__((warn_unused_result));
 

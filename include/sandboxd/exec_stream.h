@@ -28,6 +28,10 @@ struct exec_stream {
 /* 1 when the request asks for NDJSON (Accept: application/x-ndjson). */
 int exec_stream_wanted(struct req *r) __attribute__((warn_unused_result));
 /* Sends the status line and headers; the request is streamed from here on. */
+/* The stream's head (status 200, NDJSON, no buffering in nginx) into out[size]: its
+ * length, -1 when it does not fit. exec_stream_begin writes it; the holder too. */
+int exec_stream_head(char *out, size_t size, const char *request_id)
+	__attribute__((warn_unused_result));
 int exec_stream_begin(struct exec_stream *s, struct req *r, struct capture *cap)
 	__attribute__((warn_unused_result));
 /* A dstream_fn: feeds the capture and writes what is safe to show. Non-zero stops the exec. */

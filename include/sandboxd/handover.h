@@ -27,6 +27,10 @@ struct handover_wire {
 	int64_t exec_started_ms;       /* durationMs */
 	int64_t timeout_ms;            /* the command's limit */
 	int64_t idle_timeout;          /* seconds: the sandbox's idle limit (the setting) */
+	/* Handed before STARTED: the agent waits up to clone_wait_ms for the clone first, and
+	 * the holder reads STARTED (or the agent's refusal, 409/400) itself. */
+	int64_t awaiting_start;
+	int64_t clone_wait_ms;
 	char sandbox_id[HANDOVER_ID_MAX];
 	char request_id[HANDOVER_ID_MAX];
 	char token[HANDOVER_TOKEN_MAX];  /* the sandbox's token to mask, "" when none */

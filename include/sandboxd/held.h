@@ -35,6 +35,7 @@ struct held {
 	size_t out_off;
 	long long deadline_ms;        /* the service's own, past the limit and the grace */
 	int answered;                 /* the whole answer is in out (or no one reads it) */
+	int starting;                 /* handed before STARTED: the agent waits for the clone */
 	int status;                   /* the audit row's */
 	struct exec_result res;
 	int ran;                      /* res holds the command's end */

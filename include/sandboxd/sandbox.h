@@ -14,6 +14,8 @@
 #define SANDBOX_ID_LEN 27              /* "sb_" + 24 hex */
 /* The clone's git config, which holds the sandbox's git credential (app/sh/clone.sh). */
 #define SANDBOX_GIT_CONFIG "/workspace/repo/.git/config"
+/* How the clone ended, "done" or "failed", once it has (app/sh/clone.sh); why beside it. */
+#define SANDBOX_CLONE_STATE "/workspace/.sandboxd/clone.state"
 #define SANDBOX_LABEL "sandboxd.sandbox"
 
 struct sandbox {

@@ -107,6 +107,96 @@ expect_json .stdoutBytes 2000001 '(its raw size counted)'
 check_eq 'the token in the config is masked (stderr)' 'http.http://sandboxd.internal:'"${SANDBOXD_URL##*:}"'/.extraheader Authorization: Basic ***' "$(_json .stderr)"
 check 'the byte 0xFF became U+FFFD' grep -qF $'\xef\xbf\xbd' <<<"$(_json .stdout)"
 
+# --- execs waiting for clones that hang cost no worker either ------------------------------------
+# The git workers are stopped: new sandboxes' clones hang. 20 execs on two of them are
+# handed to the holder before they start (the agent waits for the clone); the workers
+# serve meanwhile; once git runs again each clone ends and its execs run. (Two sandboxes:
+# the suite's account may have four.)
+gitworkers() { pgrep -x -P "$M" sandboxd-git 2>/dev/null | tr '\n' ' '; }
+GW=$(gitworkers)
+check 'the git workers are found' test -n "$GW"
+# shellcheck disable=SC2086
+AT_EXIT+=("kill -CONT $GW 2>/dev/null")
+# shellcheck disable=SC2086
+kill -STOP $GW
+C=()
+for k in 1 2; do
+	api POST "$SB" '{}' "$OT"
+	expect_status 201 "sandbox C$k, whose clone hangs"
+	C+=("$(_json .id)")
+done
+CIN="'${C[0]}', '${C[1]}'"
+cpids=()
+for i in $(seq 1 20); do
+	body="{\"cmd\":\"echo cloned-$i; git log -1 --format=%s\"}"
+	if ((i <= 16)); then exec_bg "c$i" "${C[i % 2]}" "$body" 120
+	else exec_bg "c$i" "${C[i % 2]}" "$body" 120 application/x-ndjson; fi
+	cpids+=("$BG_PID")
+done
+exec_bg cwd "${C[0]}" '{"cmd":"true","cwd":"nope"}' 120
+cpids+=("$BG_PID")
+held_c() { (($(sql "select count(*) from held_execs where holder is not null and sandbox_id in ($CIN)") >= 21)); }
+check 'the holder keeps all 21 while the clones hang' wait_until 30 held_c
+check_eq 'no worker is busy with them' 0 "$(busy_workers)"
+slow=0
+for i in 1 2 3 4 5; do
+	code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -H "Authorization: Bearer $OT" \
+		"$SANDBOXD_URL/api/v3/user") || slow=1
+	[[ $code == 200 ]] || slow=1
+	hz=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "$SANDBOXD_URL/healthz") || slow=1
+	[[ $hz == 200 ]] || slow=1
+done
+check_eq 'GET /api/v3/user and /healthz answer 200 within 5 s each, 5 times, meanwhile' 0 "$slow"
+api GET "$SB/${C[0]}" '' "$OT"
+expect_json .clone.state pending 'and the clones are still pending then'
+# shellcheck disable=SC2086
+kill -CONT $GW
+for p in "${cpids[@]}"; do wait "$p" 2>/dev/null; done
+bad=0
+for i in $(seq 1 16); do
+	[[ $(cat "$_T/c$i.status") == 200 ]] || bad=$((bad + 1))
+	[[ $(jq -r '"\(.exitCode) \(.stdout)"' "$_T/c$i.body" 2>/dev/null) == "0 cloned-$i"$'\nx' ]] || bad=$((bad + 1))
+done
+check_eq 'once git runs, the 16 attached execs answer 200, exit 0, in the cloned repository' 0 "$bad"
+head -c 300 "$_T/c1.body" | sed 's/^/#   c1: /'
+bad=0
+for i in $(seq 17 20); do
+	[[ $(cat "$_T/c$i.status") == 200 ]] || bad=$((bad + 1))
+	[[ $(jq -rs '[.[] | .stdout // empty] | join("")' "$_T/c$i.body" 2>/dev/null) == "cloned-$i"$'\nx' ]] || bad=$((bad + 1))
+	tail -n 1 "$_T/c$i.body" | jq -e '.exitCode == 0' >/dev/null || bad=$((bad + 1))
+done
+check_eq 'the 4 streamed ones: the head once the command starts, its line, the result' 0 "$bad"
+head -c 300 "$_T/c17.body" | sed 's/^/#   c17: /'
+check_eq 'a cwd that the clone did not make: 400 naming it' \
+	'400 {"error":"no such directory: /workspace/repo/nope"}' "$(cat "$_T/cwd.status") $(jq -c . "$_T/cwd.body")"
+check_eq 'every one of the 21 has its audit row' 21 \
+	"$(sql "select count(*) from audit_log where action = 'sandbox.exec' and sandbox_id in ($CIN)
+	         and ((status = 200 and (details->>'exit_code')::int = 0) or status = 400)")"
+check_eq "the holder wrote the clones' end into their rows" 'done done' \
+	"$(sql "select string_agg(clone_state, ' ') from sandboxes where id in ($CIN)")"
+# A clone that fails: git is stopped again, the clone's fetch killed inside.
+for s in "${C[@]}"; do api POST "$SB/$s/close" '' "$OT"; done
+# shellcheck disable=SC2086
+kill -STOP $GW
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a sandbox whose clone will fail'
+CF=$(_json .id)
+exec_bg cfail "$CF" '{"cmd":"echo never"}' 120
+check 'the holder keeps its exec' wait_until 30 eval \
+	"(( \$(sql \"select count(*) from held_execs where holder is not null and sandbox_id = '$CF'\") == 1 ))"
+CFC=$(sql "select container_id from sandboxes where id = '$CF'")
+check "the clone's fetch (git-remote-http) is killed inside" \
+	wait_until 20 docker exec "$CFC" pkill -x git-remote-http
+# shellcheck disable=SC2086
+kill -CONT $GW
+wait "$BG_PID" 2>/dev/null
+check_eq 'its exec: 409 with the clone'"'"'s error' '409 clone failed: ' \
+	"$(cat "$_T/cfail.status") $(jq -r .error "$_T/cfail.body" | cut -c1-14)"
+api GET "$SB/$CF" '' "$OT"
+check_eq 'and the sandbox says the same' "failed|$(jq -r .error "$_T/cfail.body" | cut -c15-)" \
+	"$(_json '.clone.state + "|" + .clone.error')"
+api POST "$SB/$CF/close" '' "$OT"
+
 # --- the client leaves: the tree ends, 499 -------------------------------------------------------
 docker_top() { docker top "$(docker ps -q --no-trunc --filter "label=sandboxd.sandbox=$(owner_label_of "$S1")")" -o args 2>/dev/null; }
 exec_bg gone "$S1" '{"cmd":"sleep 301"}' 3
