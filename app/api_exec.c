@@ -254,7 +254,7 @@ int api_sandbox_exec(struct req *r, struct err *e)
 	if (rc == ERR_INVALID)
 		return err_boxed(e, 400);
 	x.agent = r->cfg->agent;
-	x.network = r->cfg->sandbox_network;
+	x.network = sandbox_network(r->cfg, &s);
 	if (rc || (rc = api_sandbox_ready(r, &s, e)))
 		goto out;
 	if ((rc = exec_check_workdir(&s, &x, e)) == ERR_NOTFOUND || rc == ERR_NOTDIR)

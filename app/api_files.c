@@ -80,6 +80,12 @@ static int path_field(struct req *r, const char **path, const char **abs, struct
 }
 
 /* Which way the call went, in its audit row, as an exec's (README "The agent"). */
+/* Where the agent is reached: the sandbox's own network; NULL with the agent off. */
+static const char *agent_network(const struct req *r, const struct sandbox *s)
+{
+	return r->cfg->agent ? sandbox_network(r->cfg, s) : NULL;
+}
+
 static void via_audit(struct req *r, const struct files_via *via)
 {
 	json_add_str(r->audit_details, "backend", via->backend);
@@ -109,7 +115,7 @@ int api_sandbox_read(struct req *r, struct err *e)
 	struct sandbox s;
 	struct read_out ro = { .r = r };
 	struct files_sink sink = { read_start, read_bytes, &ro };
-	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	struct files_via via = { .network = NULL };
 	int rc, is_dir = 0;
 
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
@@ -117,6 +123,7 @@ int api_sandbox_read(struct req *r, struct err *e)
 		return rc;
 	json_add_str(r->audit_details, "file", abs);
 	ro.path = path;
+	via.network = agent_network(r, &s);
 	rc = files_read(&s, &via, abs, r->cfg->file_limit, &sink, &is_dir, e);
 	via_audit(r, &via);
 	if (!rc && ro.ncarry) {
@@ -182,7 +189,7 @@ int api_sandbox_write(struct req *r, struct err *e)
 	struct repo repo;
 	struct sandbox s;
 	unsigned char *data = NULL;
-	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	struct files_via via = { .network = NULL };
 	size_t len = 0;
 	int rc;
 
@@ -203,6 +210,7 @@ int api_sandbox_write(struct req *r, struct err *e)
 	struct err ignored = { .msg = "" };
 	if (boxuser_get(r->cfg, &bu, &ignored))
 		log_debug("file write: %s", ignored.msg);
+	via.network = agent_network(r, &s);
 	rc = files_write(&s, &via, abs, (unsigned)mode, bu.uid, data, len, e);
 	via_audit(r, &via);
 	if (rc || (rc = sandbox_touch(r, &s, e))) {
@@ -315,7 +323,7 @@ int api_sandbox_list_files(struct req *r, struct err *e)
 	struct repo repo;
 	struct sandbox s;
 	struct list_out l = { .entries = json_object_new_array() };
-	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	struct files_via via = { .network = NULL };
 	int rc, truncated = 0;
 
 	buf_init(&l.text, PATH_OUT_MAX * 3 + 16);
@@ -334,6 +342,7 @@ int api_sandbox_list_files(struct req *r, struct err *e)
 		goto out;
 	json_add_str(r->audit_details, "file", abs);
 	json_add_int(r->audit_details, "depth", depth);
+	via.network = agent_network(r, &s);
 	rc = files_list(&s, &via, abs, (int)depth, list_entry, &l, &truncated, e);
 	via_audit(r, &via);
 	if (rc || (rc = sandbox_touch(r, &s, e))) {
@@ -361,7 +370,7 @@ int api_sandbox_remove(struct req *r, struct err *e)
 	const char *path, *abs;
 	struct repo repo;
 	struct sandbox s;
-	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	struct files_via via = { .network = NULL };
 	int rc, recursive = 0;
 
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) || (rc = auth_need_user_write(r, e)) ||
@@ -375,6 +384,7 @@ int api_sandbox_remove(struct req *r, struct err *e)
 		return rc;
 	json_add_str(r->audit_details, "file", abs);
 	json_add_bool(r->audit_details, "recursive", recursive);
+	via.network = agent_network(r, &s);
 	rc = files_remove(&s, &via, abs, recursive, e);
 	via_audit(r, &via);
 	if (rc || (rc = sandbox_touch(r, &s, e)))
