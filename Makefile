@@ -183,7 +183,7 @@ lint: $(LIB_OBJ)
 # The matrix (README "Two commands"): everything on the normal build; the suites that run
 # commands and the ones that make sandboxes once more with the agent and the warm pool off
 # (Docker exec only, every create cold); then the sanitizer build.
-AGENT_OFF_SUITES := t_agent t_sandbox_exec t_exec_stream t_exec_detach t_exec_procs t_secrets t_limits t_hostile_exec t_faults_exec t_sandbox t_reaper t_files_list
+AGENT_OFF_SUITES := t_agent t_sandbox_exec t_exec_stream t_exec_detach t_exec_procs t_secrets t_limits t_hostile_exec t_faults_exec t_sandbox t_reaper t_files_list t_files_raw
 test: all lint unit valgrind $(B)/docker-smoke
 	bash tests/integration/run.sh
 	SANDBOXD_AGENT=0 SANDBOXD_POOL_SIZE=0 bash tests/integration/run.sh $(AGENT_OFF_SUITES)

@@ -436,25 +436,38 @@ int agent_file_read(struct agent_conn *c, const char *path, uint64_t limit,
 }
 
 int agent_file_write(struct agent_conn *c, const char *path, unsigned mode,
-		     const unsigned char *data, size_t len, struct err *e)
+		     struct files_source *src, struct err *e)
 {
-	unsigned char b[AP_HDR + AP_PATH_MAX + 64];
+	unsigned char b[AP_HDR + AP_PATH_MAX + 64], *chunk = NULL;
 	struct ap_enc w;
 	struct ap_msg m;
-	size_t off = 0;
 	int rc;
 
 	agentproto_enc_init(&w, b, sizeof(b), AP_T_FWRITE, c->stream);
 	agentproto_put_str(&w, AP_F_PATH, path);
 	agentproto_put_num(&w, AP_F_MODE, mode);
-	agentproto_put_num(&w, AP_F_SIZE, len);
+	agentproto_put_num(&w, AP_F_SIZE, src->size);
 	rc = send_msg(c, &w, e);
-	while (!rc && off < len) {
-		size_t n = len - off < AP_DATA_MAX ? len - off : AP_DATA_MAX;
+	/* A reader's bytes go through a buffer of one frame; memory's as they are. */
+	if (!rc && !src->data && src->size > 0 && !(chunk = malloc(AP_DATA_MAX)))
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+	while (!rc && src->taken < src->size) {
+		const unsigned char *p = chunk;
+		uint64_t left = src->size - src->taken;
+		long n;
 
-		rc = agentwire_send_raw(c->fd, AP_T_DATA, c->stream, data + off, n, c->io_ms, e);
-		off += n;
+		if (src->data) {
+			p = src->data + src->taken;
+			n = (long)(left < AP_DATA_MAX ? left : AP_DATA_MAX);
+			src->taken += (uint64_t)n;
+		} else if ((n = files_source_read(src, chunk, AP_DATA_MAX)) < 0) {
+			/* The agent sees the connection end without END and keeps nothing. */
+			free(chunk);
+			return err_set(e, ERR_INVALID, "the body ended before its length");
+		}
+		rc = agentwire_send_raw(c->fd, AP_T_DATA, c->stream, p, (size_t)n, c->io_ms, e);
 	}
+	free(chunk);
 	if (!rc) {
 		agentproto_enc_init(&w, b, sizeof(b), AP_T_END, c->stream);
 		rc = send_msg(c, &w, e);

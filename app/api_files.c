@@ -79,22 +79,19 @@ static int path_field(struct req *r, const char **path, const char **abs, struct
 	return 0;
 }
 
-/* Which way the call went, in its audit row, as an exec's (README "The agent"). */
-/* Where the agent is reached: the sandbox's own network; NULL with the agent off. */
-static const char *agent_network(const struct req *r, const struct sandbox *s)
+const char *api_files_agent_network(const struct req *r, const struct sandbox *s)
 {
 	return r->cfg->agent ? sandbox_network(r->cfg, s) : NULL;
 }
 
-static void via_audit(struct req *r, const struct files_via *via)
+void api_files_via_audit(struct req *r, const struct files_via *via)
 {
 	json_add_str(r->audit_details, "backend", via->backend);
 	if (via->agent_error[0])
 		json_add_str(r->audit_details, "agent_error", via->agent_error);
 }
 
-/* The answer to a files_read that failed with rc. */
-static int read_failed(int rc, const char *path, int is_dir, struct err *e)
+int api_files_read_failed(int rc, const char *path, int is_dir, struct err *e)
 {
 	switch (rc) {
 	case ERR_NOTFOUND: return err_box(e, 404, "no such file: %s", path);
@@ -123,9 +120,9 @@ int api_sandbox_read(struct req *r, struct err *e)
 		return rc;
 	json_add_str(r->audit_details, "file", abs);
 	ro.path = path;
-	via.network = agent_network(r, &s);
+	via.network = api_files_agent_network(r, &s);
 	rc = files_read(&s, &via, abs, r->cfg->file_limit, &sink, &is_dir, e);
-	via_audit(r, &via);
+	api_files_via_audit(r, &via);
 	if (!rc && ro.ncarry) {
 		base64_encode(ro.carry, ro.ncarry, r->out.data + r->out.len);
 		buf_advance(&r->out, 4);
@@ -138,7 +135,7 @@ int api_sandbox_read(struct req *r, struct err *e)
 		return 0;
 	}
 	buf_clear(&r->out);
-	return read_failed(rc, path, is_dir, e);
+	return api_files_read_failed(rc, path, is_dir, e);
 }
 
 /* The content field, decoded into *data (malloc'd, the caller frees it). 0, or the
@@ -167,8 +164,7 @@ static int content_field(struct req *r, unsigned char **data, size_t *len, struc
 	return 0;
 }
 
-/* The answer to a files_write that failed with rc. */
-static int write_failed(int rc, const char *path, struct err *e)
+int api_files_write_failed(int rc, const char *path, struct err *e)
 {
 	char why[sizeof(e->msg)];
 
@@ -210,11 +206,12 @@ int api_sandbox_write(struct req *r, struct err *e)
 	struct err ignored = { .msg = "" };
 	if (boxuser_get(r->cfg, &bu, &ignored))
 		log_debug("file write: %s", ignored.msg);
-	via.network = agent_network(r, &s);
-	rc = files_write(&s, &via, abs, (unsigned)mode, bu.uid, data, len, e);
-	via_audit(r, &via);
+	struct files_source src = { .data = data, .size = len };
+	via.network = api_files_agent_network(r, &s);
+	rc = files_write(&s, &via, abs, (unsigned)mode, bu.uid, &src, e);
+	api_files_via_audit(r, &via);
 	if (rc || (rc = sandbox_touch(r, &s, e))) {
-		rc = write_failed(rc, path, e);
+		rc = api_files_write_failed(rc, path, e);
 		goto out;
 	}
 	json_object *o = json_object_new_object();
@@ -342,9 +339,9 @@ int api_sandbox_list_files(struct req *r, struct err *e)
 		goto out;
 	json_add_str(r->audit_details, "file", abs);
 	json_add_int(r->audit_details, "depth", depth);
-	via.network = agent_network(r, &s);
+	via.network = api_files_agent_network(r, &s);
 	rc = files_list(&s, &via, abs, (int)depth, list_entry, &l, &truncated, e);
-	via_audit(r, &via);
+	api_files_via_audit(r, &via);
 	if (rc || (rc = sandbox_touch(r, &s, e))) {
 		rc = list_failed(rc, "list", path, e);
 		goto out;
@@ -384,9 +381,9 @@ int api_sandbox_remove(struct req *r, struct err *e)
 		return rc;
 	json_add_str(r->audit_details, "file", abs);
 	json_add_bool(r->audit_details, "recursive", recursive);
-	via.network = agent_network(r, &s);
+	via.network = api_files_agent_network(r, &s);
 	rc = files_remove(&s, &via, abs, recursive, e);
-	via_audit(r, &via);
+	api_files_via_audit(r, &via);
 	if (rc || (rc = sandbox_touch(r, &s, e)))
 		return list_failed(rc, "remove", path, e);
 	http_empty(r, 204);

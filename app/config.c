@@ -388,6 +388,8 @@ static const struct setting settings[] = {
 	N("SANDBOXD_SANDBOX_UID", INT, sandbox_uid, 61000, 1, 2147483646),
 	N("SANDBOXD_FILE_LIMIT", SIZE, file_limit, 32 << 20, 1, 1 << 30,
 	  .check = check_git_paths),
+	/* Raw transfers stream (api_files_raw.c): nginx's client_max_body_size is the same. */
+	N("SANDBOXD_FILE_RAW_LIMIT", SIZE, file_raw_limit, 1 << 30, 1, (int64_t)64 << 30),
 	N("SANDBOXD_GIT_TIMEOUT", INT, git_timeout, 3600, 10, 86400),
 	N("SANDBOXD_BODY_LIMIT", SIZE, body_limit, 1048576, 1024, 64 << 20),
 	N("SANDBOXD_AGENT", INT, agent, 1, 0, 1),

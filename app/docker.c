@@ -170,7 +170,15 @@ static size_t on_read(char *p, size_t size, size_t n, void *arg)
 		const struct docker_part *pt = &c->parts[c->part];
 		size_t take = pt->len - c->part_off < room ? pt->len - c->part_off : room;
 
-		memcpy(p + done, (const char *)pt->data + c->part_off, take);
+		if (!pt->data && take > 0) {
+			long got = pt->read(pt->arg, p + done, take);
+
+			if (got <= 0)
+				return CURL_READFUNC_ABORT;
+			take = (size_t)got;
+		} else if (pt->data) {
+			memcpy(p + done, (const char *)pt->data + c->part_off, take);
+		}
 		done += take;
 		room -= take;
 		c->part_off += take;
@@ -1378,7 +1386,7 @@ out:
 int docker_archive_put(const char *container, const char *dir, const void *tar, size_t len,
 		       long timeout_ms, struct err *e)
 {
-	struct docker_part part = { tar, len };
+	struct docker_part part = { .data = tar, .len = len };
 
 	return docker_archive_put_parts(container, dir, &part, 1, timeout_ms, e);
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 #include "sandboxd/docker.h"
 #include "sandboxd/files.h"
+#include "sandboxd/log.h"
 #include "sandboxd/num.h"
 #include "sandboxd/randid.h"
 #include "sandboxd/sbagent.h"
@@ -17,6 +18,13 @@
 /* Copies of 32 MiB in and out of the container take longer than a short call. */
 #define FILE_CALL_MS 60000L
 #define SIZE_LINE_MAX 24
+
+/* How long the engine may take with a file of size bytes: a minute, and one second more
+ * per 8 MiB (a gibibyte at a fraction of the disk's speed). */
+static long call_ms(uint64_t size)
+{
+	return FILE_CALL_MS + (long)(size >> 23) * 1000;
+}
 
 /* The read's stdout: "<size>\n", then the bytes, handed on to the caller's sink. */
 struct reading {
@@ -165,7 +173,7 @@ int files_read(const struct sandbox *s, struct files_via *via, const char *abs, 
 	struct docker_exec_io io = { .sink = reading_feed, .sink_arg = &rd };
 	if ((rc = docker_exec_create(s->container_id, &o, id, DOCKER_CALL_MS, e)))
 		return rc;
-	rc = docker_exec_start(id, &io, FILE_CALL_MS, e);
+	rc = docker_exec_start(id, &io, call_ms(limit), e);
 	if (rd.failed)
 		return rd.failed;
 	if (rc || (rc = docker_exec_inspect(id, &st, DOCKER_CALL_MS, e)))
@@ -186,23 +194,36 @@ int files_read(const struct sandbox *s, struct files_via *via, const char *abs, 
 	return 0;
 }
 
-/* Puts data as STAGE/<name>, the sandbox user's (owner), 0600. */
+/* A docker_part reader over a files source. */
+static long part_read(void *arg, void *p, size_t n)
+{
+	return files_source_read(arg, p, n);
+}
+
+/* Puts src's bytes as STAGE/<name>, the sandbox user's (owner), 0600. A failed upload may
+ * have left a part of it there: the caller removes it. */
 static int stage(const struct sandbox *s, const char *name, unsigned owner,
-		 const unsigned char *data, size_t len, struct err *e)
+		 struct files_source *src, struct err *e)
 {
 	struct buf head, tail;
 	int rc;
 
 	buf_init(&head, tar_write_size(name, 0) + 1024);
 	buf_init(&tail, 3 * TAR_BLOCK);
-	rc = tar_write_head(&head, name, 0600, owner, (int64_t)time(NULL), len, e);
+	rc = tar_write_head(&head, name, 0600, owner, (int64_t)time(NULL), src->size, e);
 	if (!rc)
-		rc = tar_write_tail(&tail, len, e);
+		rc = tar_write_tail(&tail, src->size, e);
 	if (!rc) {
-		struct docker_part parts[] = { { head.data, head.len }, { data, len },
-					       { tail.data, tail.len } };
-		rc = docker_archive_put_parts(s->container_id, STAGE, parts, 3, FILE_CALL_MS, e);
-		if (rc == ERR_NOTFOUND)
+		struct docker_part parts[] = {
+			{ .data = head.data, .len = head.len },
+			{ .len = (size_t)src->size, .read = part_read, .arg = src },
+			{ .data = tail.data, .len = tail.len },
+		};
+		rc = docker_archive_put_parts(s->container_id, STAGE, parts, 3,
+					      call_ms(src->size), e);
+		if (src->taken < src->size)
+			rc = err_set(e, ERR_INVALID, "the body ended before its length");
+		else if (rc == ERR_NOTFOUND)
 			rc = err_set(e, ERR_FAIL, "the sandbox image has no " STAGE " (build it "
 				     "again: deploy/build-runner-image.sh)");
 	}
@@ -213,10 +234,10 @@ static int stage(const struct sandbox *s, const char *name, unsigned owner,
 
 /* 1 when the agent did not serve (via->agent_error says why): the engine's path then. A
  * write the agent broke off left nothing under the name (it renames a whole file into
- * place), so any connection failure may be tried again there. */
+ * place), so a connection failure before it took a byte of the source may be tried again
+ * there; after, the bytes are gone and the break is the answer. */
 static int agent_write(const struct sandbox *s, struct files_via *via, const char *abs,
-		       unsigned mode, const unsigned char *data, size_t len, int *rc,
-		       struct err *e)
+		       unsigned mode, struct files_source *src, int *rc, struct err *e)
 {
 	struct agent_conn c = { .fd = -1 };
 	struct err ea;
@@ -224,9 +245,9 @@ static int agent_write(const struct sandbox *s, struct files_via *via, const cha
 	int fell = sbagent_connect(s, via->network, &c, &ea) != 0;
 
 	if (!fell) {
-		*rc = agent_file_write(&c, abs, mode, data, len, &ea);
+		*rc = agent_file_write(&c, abs, mode, src, &ea);
 		agent_close(&c);
-		fell = *rc == ERR_FAIL || *rc == ERR_LIMIT;
+		fell = (*rc == ERR_FAIL || *rc == ERR_LIMIT) && src->taken == 0;
 	}
 	if (fell) {
 		snprintf(via->agent_error, sizeof(via->agent_error), "%.255s", ea.msg);
@@ -239,34 +260,22 @@ static int agent_write(const struct sandbox *s, struct files_via *via, const cha
 	case ERR_NOTDIR: *rc = err_set(e, ERR_NOTDIR, "a parent is not a directory"); break;
 	case ERR_DENIED: *rc = err_set(e, ERR_DENIED, "permission denied"); break;
 	default:
-		/* Its words without the "agent: " the client puts first. */
+		/* Its words (or the source's: "the body ended before its length") without the "agent: " the client puts first. */
 		*rc = err_set(e, ERR_INVALID, "%s",
 			      strncmp(ea.msg, "agent: ", 7) ? ea.msg : ea.msg + 7);
 	}
 	return 0;
 }
 
-int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
-		unsigned mode, unsigned owner, const unsigned char *data, size_t len,
-		struct err *e)
+/* Moves the staged file into place as the user (file-write.sh). */
+static int place(const struct sandbox *s, const char *staged, const char *abs, unsigned mode,
+		 struct err *e)
 {
-	char name[40], staged[sizeof(STAGE) + 40], modes[8];
 	struct sandbox_output out;
+	char modes[8];
 	int rc, code = 0;
 
-	if (via) {
-		via->backend = "docker";
-		via->agent_error[0] = 0;
-		if (via->network && !agent_write(s, via, abs, mode, data, len, &rc, e))
-			return rc;
-	}
-
-	if (randid(name, sizeof(name), "w-", 16))
-		return err_set(e, ERR_FAIL, "no randomness");
-	snprintf(staged, sizeof(staged), STAGE "/%s", name);
 	snprintf(modes, sizeof(modes), "%o", mode & 0777);
-	if ((rc = stage(s, name, owner, data, len, e)))
-		return rc;
 	const char *argv[] = { "bash", "-c", sh_file_write, "sandboxd-write", staged, abs, modes,
 			       NULL };
 	if ((rc = sandbox_run(s->container_id, argv, &out, &code, e)))
@@ -279,6 +288,34 @@ int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
 	case 5: return err_set(e, ERR_DENIED, "permission denied");
 	default: return err_set(e, ERR_INVALID, "%s", out.out[0] ? out.out : "the write failed");
 	}
+}
+
+int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
+		unsigned mode, unsigned owner, struct files_source *src, struct err *e)
+{
+	char name[40], staged[sizeof(STAGE) + 40];
+	int rc;
+
+	if (via) {
+		via->backend = "docker";
+		via->agent_error[0] = 0;
+		if (via->network && !agent_write(s, via, abs, mode, src, &rc, e))
+			return rc;
+	}
+	if (randid(name, sizeof(name), "w-", 16))
+		return err_set(e, ERR_FAIL, "no randomness");
+	snprintf(staged, sizeof(staged), STAGE "/%s", name);
+	if ((rc = stage(s, name, owner, src, e))) {
+		/* Whatever the engine unpacked before the upload broke off goes (the sticky
+		 * stage lets the user remove its own files); best effort, the reason stands. */
+		const char *rm[] = { "rm", "-f", "--", staged, NULL };
+		struct sandbox_output ignored_out;
+		struct err ignored;
+		if (sandbox_run(s->container_id, rm, &ignored_out, NULL, &ignored))
+			log_warn("sandbox %s: %s stays: %s", s->id, staged, ignored.msg);
+		return rc;
+	}
+	return place(s, staged, abs, mode, e);
 }
 
 /* Runs argv (a script of app/sh/) in the sandbox as its user, its stdout to sink (stderr

@@ -16,7 +16,7 @@ static int hexval(char c)
 	return -1;
 }
 
-int router_decode_segment(const char *s, size_t n, char *out, size_t outsz)
+int router_decode(const char *s, size_t n, char *out, size_t outsz, int slash_ok)
 {
 	size_t o = 0;
 
@@ -31,7 +31,7 @@ int router_decode_segment(const char *s, size_t n, char *out, size_t outsz)
 			if (hi < 0 || lo < 0)
 				return ERR_INVALID;
 			c = (char)(hi << 4 | lo);
-			if (c == '/' || c == 0)
+			if ((c == '/' && !slash_ok) || c == 0)
 				return ERR_INVALID;
 			i += 2;
 		}
@@ -41,6 +41,11 @@ int router_decode_segment(const char *s, size_t n, char *out, size_t outsz)
 	}
 	out[o] = 0;
 	return 0;
+}
+
+int router_decode_segment(const char *s, size_t n, char *out, size_t outsz)
+{
+	return router_decode(s, n, out, outsz, 0);
 }
 
 /* Matches path against pattern; fills params when m is not NULL. */

@@ -23,6 +23,8 @@
 #   7. bench/held.sh: BENCH_HELD (200) running execs at once on 4 workers, attached then
 #      streamed, and GET /api/v3/user's latency meanwhile beside its latency with nothing
 #      running; the holder's memory per parked exec.
+#   8. bench/files.sh: a 100 MiB raw file PUT and GET through nginx beside the engine's
+#      archive API on the same bytes; the worker's private memory meanwhile.
 #
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
@@ -47,7 +49,7 @@ trap cleanup EXIT INT TERM
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
-PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history held} "
+PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history held files} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
@@ -540,4 +542,9 @@ fi
 # --- 7. running commands cost no worker (bench/held.sh: a stack of its own, 4 workers) ------
 if part held; then
 	bash "$ROOT/bench/held.sh"
+fi
+
+# --- 8. raw files beside the engine's archive API (bench/files.sh: a stack of one worker) ------
+if part files; then
+	bash "$ROOT/bench/files.sh"
 fi

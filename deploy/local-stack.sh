@@ -93,6 +93,8 @@ RATE_LIMIT=${SANDBOXD_RATE_LIMIT:-off}
 RATE_BURST=${SANDBOXD_RATE_BURST:-40}
 GIT_CONN_LIMIT=${SANDBOXD_GIT_CONN_LIMIT:-32}
 PREVIEW_DOMAIN=${SANDBOXD_PREVIEW_DOMAIN:-preview.localhost}
+# Raw file transfers' limit (bytes): sandboxd's and nginx's client_max_body_size, the same.
+FILE_RAW_MAX=${SANDBOXD_FILE_RAW_LIMIT:-1073741824}
 # SANDBOXD_BUILD=build-san runs the ASan + UBSan build (make SANITIZE=1).
 BUILD=${SANDBOXD_BUILD:-build}
 SANDBOXD_BIN=$REPO/$BUILD/sandboxd
@@ -541,7 +543,7 @@ sandboxd_settings() {
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
     printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
     printf 'preview=%s\nengine=%s\negress=%s\n' "$PREVIEW_DOMAIN" "$ENGINE" "$EGRESS"
-    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|IMAGES|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|MAX_LIFETIME|EPHEMERAL_TTL|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|POOL_SIZE|METRICS_ALLOW|HOLDER|FAULT_HANDOVER)=' |
+    env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|IMAGES|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|MAX_LIFETIME|EPHEMERAL_TTL|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|FILE_RAW_LIMIT|POOL_SIZE|METRICS_ALLOW|HOLDER|FAULT_HANDOVER)=' |
         grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=' | sort || true
 }
 
@@ -711,6 +713,7 @@ render_nginx() {
         -e "s|@LIMIT_REQ@|$(limit_req)|g" \
         -e "s|@LIMIT_CONN@|limit_conn sandboxd_git_conn $GIT_CONN_LIMIT;|g" \
         -e "s|@PREVIEW_DOMAIN@|$PREVIEW_DOMAIN|g" \
+        -e "s|@FILE_RAW_MAX@|$FILE_RAW_MAX|g" \
         "$NGX_TEMPLATE"
 }
 

@@ -108,10 +108,11 @@ int agent_detach_kill(struct agent_conn *c, const char *id, int sig, struct err 
 int agent_file_read(struct agent_conn *c, const char *path, uint64_t limit,
 		    const struct files_sink *sink, struct err *e)
 	__attribute__((warn_unused_result));
-/* Writes data[0..len) at path with mode, creating its parents; the file appears whole
- * (written beside it, renamed into place). */
+/* Writes src's bytes at path with mode, creating its parents; the file appears whole
+ * (written beside it, renamed into place) or not at all. A source that ends short:
+ * ERR_INVALID "the body ended before its length" (the connection is then unusable). */
 int agent_file_write(struct agent_conn *c, const char *path, unsigned mode,
-		     const unsigned char *data, size_t len, struct err *e)
+		     struct files_source *src, struct err *e)
 	__attribute__((warn_unused_result));
 /* One listed entry: its absolute path, type (1 file, 2 dir, 3 symlink, 4 other), size,
  * mode, mtime. Non-zero stops the listing with that code. */

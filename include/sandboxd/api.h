@@ -38,6 +38,15 @@ int api_sandbox_get(struct req *r, struct err *e) __attribute__((warn_unused_res
 int api_sandbox_close(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_exec(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_read(struct req *r, struct err *e) __attribute__((warn_unused_result));
+/* PUT and GET …/files/{path} (api_files_raw.c), matched by api_files_raw_match: the
+ * sandbox's segments as params 0..2, the file's path left in r->path after the
+ * literal part (api_files_raw_rest: NULL when path has none). */
+int api_sandbox_file_put(struct req *r, struct err *e) __attribute__((warn_unused_result));
+int api_sandbox_file_get(struct req *r, struct err *e) __attribute__((warn_unused_result));
+struct route_match;
+int api_files_raw_match(const char *path, struct route_match *m)
+	__attribute__((warn_unused_result));
+const char *api_files_raw_rest(const char *path);
 int api_sandbox_write(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_list_files(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_remove(struct req *r, struct err *e) __attribute__((warn_unused_result));

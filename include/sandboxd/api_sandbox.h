@@ -1,5 +1,5 @@
 /* api_sandbox.h: what the sandbox handlers share (defined in api_sandboxes.c, api_exec.c
- * and api_detach.c): finding the sandbox of the path for its caller, waiting for its
+ * api_detach.c and api_files.c): finding the sandbox of the path for its caller, waiting for its
  * clone, and the 202 of a detached exec. Only handlers include it. */
 #ifndef SANDBOXD_API_SANDBOX_H
 #define SANDBOXD_API_SANDBOX_H
@@ -21,5 +21,18 @@ int api_sandbox_ready(struct req *r, struct sandbox *s, struct err *e)
  * code. */
 int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live,
 		       struct err *e) __attribute__((warn_unused_result));
+
+/* What the file handlers share (api_files.c): the answer to a files_read or files_write
+ * that failed with rc (404, 413, 400, 403, 409; other codes as they are), and which way
+ * the call went, in its audit row as an exec's (README "The agent"). */
+struct files_via;
+int api_files_read_failed(int rc, const char *path, int is_dir, struct err *e)
+	__attribute__((warn_unused_result));
+int api_files_write_failed(int rc, const char *path, struct err *e)
+	__attribute__((warn_unused_result));
+void api_files_via_audit(struct req *r, const struct files_via *via);
+/* Where a file call reaches the sandbox's agent: its own network (sandbox_network); NULL
+ * with the agent off (SANDBOXD_AGENT=0). */
+const char *api_files_agent_network(const struct req *r, const struct sandbox *s);
 
 #endif

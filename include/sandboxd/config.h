@@ -75,6 +75,7 @@ struct config {
 	 * outside (boxuser.h): a uid no host account uses. */
 	int sandbox_uid;
 	size_t file_limit;          /* read and write, bytes */
+	size_t file_raw_limit;      /* PUT and GET …/files/{path}, bytes */
 	int workers;
 	int git_workers;            /* serve git only, so that execs never starve it */
 	size_t body_limit;

@@ -238,10 +238,14 @@ int docker_image_inspect(const char *image, const char *label, int64_t *size, ch
 int docker_archive_put(const char *container, const char *dir, const void *tar, size_t len,
 		       long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 
-/* One piece of a request body. */
+/* One piece of a request body: data[0..len), or, with data NULL, len bytes that read puts
+ * into p as curl asks for them (up to n: their count; 0 or negative before len came ends
+ * the upload, and the call fails: the reader keeps why). */
 struct docker_part {
 	const void *data;
 	size_t len;
+	long (*read)(void *arg, void *p, size_t n);
+	void *arg;
 };
 /* docker_archive_put with the archive in pieces, sent in order without being copied into
  * one buffer (a header, a file's bytes, the end blocks). */

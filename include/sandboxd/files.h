@@ -20,6 +20,7 @@
 #define SANDBOXD_FILES_H
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "sandboxd/err.h"
 #include "sandboxd/flist.h"
 #include "sandboxd/sandbox.h"
@@ -31,6 +32,39 @@ struct files_sink {
 	int (*bytes)(void *arg, const char *p, size_t n, struct err *e);
 	void *arg;
 };
+
+/* Where a write's bytes come from: data[0..size), or read (up to n bytes into p: their
+ * count, 0 or negative when it has no more: a body shorter than its length, a read error)
+ * until size bytes came. taken counts what was read: a write that took nothing may be tried
+ * another way, one that took some cannot (the bytes are gone). */
+struct files_source {
+	long (*read)(void *arg, void *p, size_t n);
+	void *arg;
+	const unsigned char *data;
+	uint64_t size;
+	uint64_t taken;
+};
+
+/* Up to n of the source's next bytes into p: their count, 0 once size bytes were read,
+ * -1 when read ended before size (the reader knows why). */
+static inline long files_source_read(struct files_source *src, void *p, size_t n)
+{
+	uint64_t left = src->size - src->taken;
+	long got;
+
+	if (n > left)
+		n = (size_t)left;
+	if (n == 0)
+		return 0;
+	if (src->data) {
+		memcpy(p, src->data + src->taken, n);
+		got = (long)n;
+	} else if ((got = src->read(src->arg, p, n)) <= 0) {
+		return -1;
+	}
+	src->taken += (uint64_t)got;
+	return got;
+}
 
 /* Which way a call goes (NULL: the engine's only) and, after it, which way it went. */
 struct files_via {
@@ -45,11 +79,14 @@ int files_read(const struct sandbox *s, struct files_via *via, const char *abs, 
 	       const struct files_sink *sink, int *is_dir, struct err *e)
 	__attribute__((warn_unused_result));
 
-/* Writes data[0..len) at abs with mode, creating its parents, as the sandbox's user: owner
- * is its uid (boxuser.h), which the engine's path stages the bytes as. */
+/* Writes src's bytes at abs with mode, creating its parents, as the sandbox's user: owner
+ * is its uid (boxuser.h), which the engine's path stages the bytes as. The file appears
+ * whole or not at all: a source that ends short (ERR_INVALID, "the body ended before its
+ * length"), a full disk or any other failure leaves nothing under the name. Through the
+ * agent first; the engine's path when the agent could not be reached, or broke off before
+ * it took a byte of the source. */
 int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
-		unsigned mode, unsigned owner, const unsigned char *data, size_t len,
-		struct err *e)
+		unsigned mode, unsigned owner, struct files_source *src, struct err *e)
 	__attribute__((warn_unused_result));
 
 /* Lists the directory at abs to depth (1..8): each entry to fn as it comes (in the order

@@ -54,6 +54,9 @@ struct route_match {
  * is malformed, too long, or decodes to a '/' or NUL (which no name may hold). */
 int router_decode_segment(const char *s, size_t n, char *out, size_t outsz)
 	__attribute__((warn_unused_result));
+/* The same, a decoded '/' allowed when slash_ok (a raw file's path: %2F separates too). */
+int router_decode(const char *s, size_t n, char *out, size_t outsz, int slash_ok)
+	__attribute__((warn_unused_result));
 
 /* Finds the route for method and path (no query string). Returns 200 with m->route set,
  * 404 when no pattern matches the path, 405 when patterns match but not the method (with

@@ -417,6 +417,25 @@ static int fbytes(void *arg, const char *p, size_t n, struct err *e)
 	return buf_append(arg, p, n);
 }
 
+/* A reader source over memory in pieces of 1000 bytes, ending at stop (short of the size
+ * when stop is less). */
+struct pieces {
+	const unsigned char *data;
+	size_t off, stop;
+};
+
+static long pieces_read(void *arg, void *p, size_t n)
+{
+	struct pieces *pc = arg;
+	size_t take = pc->stop - pc->off < n ? pc->stop - pc->off : n;
+
+	if (take > 1000)
+		take = 1000;
+	memcpy(p, pc->data + pc->off, take);
+	pc->off += take;
+	return (long)take;
+}
+
 /* Each entry as one line (readdir's order: the test compares them as a set). */
 static int list_entry(void *arg, const struct agent_entry *ent)
 {
@@ -441,9 +460,11 @@ static void test_files(void **state)
 	assert_non_null(data);
 	assert_int_equal(getrandom(data, len, 0), (ssize_t)len);
 	snprintf(path, sizeof(path), "%s/files/sub/blob", dir);
+	struct files_source src = { .data = data, .size = len };
 	conn(&c);
-	assert_int_equal(agent_file_write(&c, path, 0640, data, len, &e), 0);
+	assert_int_equal(agent_file_write(&c, path, 0640, &src, &e), 0);
 	agent_close(&c);
+	assert_int_equal(src.taken, len);
 	buf_init(&got, 2 << 20);
 	conn(&c);
 	assert_int_equal(agent_file_read(&c, path, 2 << 20, &sink, &e), 0);
@@ -454,8 +475,9 @@ static void test_files(void **state)
 
 	/* A directory in the way: refused with its words, though the data was on its way. */
 	snprintf(link, sizeof(link), "%s/files/sub", dir);
+	src.taken = 0;
 	conn(&c);
-	assert_int_equal(agent_file_write(&c, link, 0640, data, len, &e), ERR_EXISTS);
+	assert_int_equal(agent_file_write(&c, link, 0640, &src, &e), ERR_EXISTS);
 	agent_close(&c);
 	snprintf(want, sizeof(want), "agent: is a directory: %s", link);
 	assert_string_equal(e.msg, want);
@@ -468,6 +490,34 @@ static void test_files(void **state)
 	agent_close(&c);
 	snprintf(want, sizeof(want), "agent: not a regular file (a symbolic link): %s", link);
 	assert_string_equal(e.msg, want);
+
+	/* From a reader, in pieces: the same bytes. */
+	struct pieces pc = { data, 0, len };
+	struct files_source rd = { .read = pieces_read, .arg = &pc, .size = len };
+	snprintf(path, sizeof(path), "%s/streamed", dir);  /* not in test_list's folder */
+	conn(&c);
+	assert_int_equal(agent_file_write(&c, path, 0600, &rd, &e), 0);
+	agent_close(&c);
+	buf_clear(&got);
+	conn(&c);
+	assert_int_equal(agent_file_read(&c, path, 2 << 20, &sink, &e), 0);
+	agent_close(&c);
+	assert_int_equal(got.len, len);
+	assert_memory_equal(got.data, data, len);
+
+	/* A reader that ends short of the size: refused, and nothing under the name, neither
+	 * the file nor the old one replaced. */
+	struct pieces half = { data + 1, 0, len / 2 };
+	struct files_source short_rd = { .read = pieces_read, .arg = &half, .size = len };
+	conn(&c);
+	assert_int_equal(agent_file_write(&c, path, 0600, &short_rd, &e), ERR_INVALID);
+	agent_close(&c);
+	assert_string_equal(e.msg, "the body ended before its length");
+	buf_clear(&got);
+	conn(&c);
+	assert_int_equal(agent_file_read(&c, path, 2 << 20, &sink, &e), 0);
+	agent_close(&c);
+	assert_memory_equal(got.data, data, len);
 	buf_release(&got);
 
 	free(data);

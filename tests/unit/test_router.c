@@ -467,6 +467,35 @@ static void test_rest_param(void **state)
 	assert_int_equal(match("GET", path, &m), 0);
 }
 
+/* PUT and GET …/files/{path}: the sandbox's segments as parameters wherever the names are
+ * ("files" included), the rest left raw for the handler. */
+static void test_api_files_raw(void **state)
+{
+	struct route_match m;
+	char out[32];
+	const char *p = "/api/v3/repos/files/files" API_SANDBOXES "/files/files/a%2Fb/c";
+
+	assert_int_equal(api("PUT", p, &m), 0);
+	assert_string_equal(m.route->action, "sandbox.file_put");
+	assert_int_equal(m.nparams, 3);
+	assert_string_equal(m.params[0], "files");
+	assert_string_equal(m.params[2], "files");
+	assert_string_equal(api_files_raw_rest(p), "a%2Fb/c");
+	assert_int_equal(api("GET", p, &m), 0);
+	assert_string_equal(m.route->action, "sandbox.file_get");
+	/* no file named: no route; a segment that does not decode: none either */
+	assert_int_equal(api("GET", "/api/v3/repos/o/r" API_SANDBOXES "/s/files/", &m), ERR_NOTFOUND);
+	assert_int_equal(api("GET", "/api/v3/repos/o/r" API_SANDBOXES "/s/files", &m), ERR_NOTFOUND);
+	assert_int_equal(api("GET", "/api/v3/repos/o%zz/r" API_SANDBOXES "/s/files/x", &m),
+			 ERR_NOTFOUND);
+	assert_null(api_files_raw_rest("/api/v3/repos/o/r"));
+	/* the rest decodes with '/' allowed, never a NUL */
+	assert_int_equal(router_decode("a%2Fb", 5, out, sizeof(out), 1), 0);
+	assert_string_equal(out, "a/b");
+	assert_int_equal(router_decode("a%2Fb", 5, out, sizeof(out), 0), ERR_INVALID);
+	assert_int_equal(router_decode("a%00b", 5, out, sizeof(out), 1), ERR_INVALID);
+}
+
 static void test_api_review_routes(void **state)
 {
 	struct route_match m;
@@ -503,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_param_length_bound),
 		cmocka_unit_test(test_decode_segment),
 		cmocka_unit_test(test_rest_param),
+		cmocka_unit_test(test_api_files_raw),
 		cmocka_unit_test(test_api_review_routes),
 		cmocka_unit_test(test_api_routes),
 		cmocka_unit_test(test_api_405),
