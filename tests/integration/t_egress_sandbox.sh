@@ -192,6 +192,11 @@ check_eq "through the $BACKEND (SANDBOXD_AGENT=${SANDBOXD_AGENT:-1})" "$BACKEND"
 	"$(sql "select details->>'backend' from audit_log where sandbox_id = '$NONE' and action = 'sandbox.exec' order by id desc limit 1")"
 api POST "$SB/$NONE/read" '{"path":"n"}' "$OT"
 expect_json '.content | @base64d' none 'none: a read answers'
+check_eq 'none: a raw GET of the file answers (200, its bytes)' '200 none' \
+	"$(curl -s -m 30 -o "$_T/raw" -w '%{http_code}' -H "Authorization: Bearer $OT" \
+		"$SANDBOXD_URL$SB/$NONE/files/n") $(cat "$_T/raw" 2>/dev/null)"
+check_eq "through the $BACKEND" "$BACKEND" \
+	"$(sql "select details->>'backend' from audit_log where sandbox_id = '$NONE' and action = 'sandbox.file_get' order by id desc limit 1")"
 api POST "$SB/$NONE/exec" '{"cmd":"echo preview-'"$SFX"' > /tmp/index.html; cd /tmp && nohup python3 -m http.server 3000 >/tmp/srv.log 2>&1 &","detach":true}' "$OT"
 expect_status 202 'none: a server on port 3000 in the sandbox (a detached exec)'
 api POST "$SB/$NONE/previews" '{"port":3000}' "$OT"
