@@ -101,7 +101,7 @@ int api_sandbox_exec_get(struct req *r, struct err *e)
 		return err_box(e, 400, "stdoutOffset and stderrOffset must be byte counts");
 	if ((rc = secrets_for_sandbox(r->db, r->pool, s.id, &sec, e)))
 		return rc;
-	rc = exec_detach_read(r->db, &s, r->cfg->agent ? r->cfg->sandbox_network : NULL, id, &sec,
+	rc = exec_detach_read(r->db, &s, r->cfg->agent ? sandbox_network(r->cfg, &s) : NULL, id, &sec,
 			      want, &x, e);
 	audit_backend(r, x.backend, x.agent_error);
 	if (rc == ERR_NOTFOUND || rc == ERR_INVALID)
@@ -162,7 +162,7 @@ static int list_states(struct req *r, const struct sandbox *s, PGresult *res,
 				at[n] = i;
 				ids[n++] = db_val(res, i, 0);
 			}
-		if (n && !(rc = exec_detach_states(s, r->cfg->sandbox_network, backends[b], ids,
+		if (n && !(rc = exec_detach_states(s, sandbox_network(r->cfg, s), backends[b], ids,
 						   n, got, e)))
 			for (size_t k = 0; k < n; k++)
 				st[at[k]] = got[k];
@@ -231,13 +231,13 @@ int api_sandbox_exec_kill(struct req *r, struct err *e)
 		return rc;
 	json_add_str(r->audit_details, "signal", name);
 	json_add_str(r->audit_details, "backend", backend);
-	if ((rc = exec_detach_states(&s, r->cfg->sandbox_network, backend, &id, 1, &st, e)))
+	if ((rc = exec_detach_states(&s, sandbox_network(r->cfg, &s), backend, &id, 1, &st, e)))
 		return rc;
 	if (!st.found)
 		return err_box(e, 404, "no such exec: %s", id);
 	if (st.ended)
 		return err_box(e, 409, "exec %s has already ended", id);
-	if ((rc = exec_detach_kill(&s, r->cfg->sandbox_network, backend, id, sig, e)) ||
+	if ((rc = exec_detach_kill(&s, sandbox_network(r->cfg, &s), backend, id, sig, e)) ||
 	    (rc = db_run(r->db, e, "UPDATE detached_execs SET kill_signal = coalesce(kill_signal, $3),"
 			 " killed_at = coalesce(killed_at, now()) WHERE sandbox_id = $1 AND id = $2",
 			 3, s.id, id, name)) ||

@@ -303,7 +303,7 @@ int api_sandbox_exec(struct req *r, struct err *e)
 	if (rc == ERR_INVALID)
 		return err_boxed(e, 400);
 	x.agent = r->cfg->agent;
-	x.network = r->cfg->sandbox_network;
+	x.network = sandbox_network(r->cfg, &s);
 	if (rc || (rc = exec_ready(r, &s, &x, e)))
 		goto out;
 	if (!x.clone_wait_ms &&

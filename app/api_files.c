@@ -79,6 +79,11 @@ static int path_field(struct req *r, const char **path, const char **abs, struct
 	return 0;
 }
 
+const char *api_files_agent_network(const struct req *r, const struct sandbox *s)
+{
+	return r->cfg->agent ? sandbox_network(r->cfg, s) : NULL;
+}
+
 void api_files_via_audit(struct req *r, const struct files_via *via)
 {
 	json_add_str(r->audit_details, "backend", via->backend);
@@ -107,7 +112,7 @@ int api_sandbox_read(struct req *r, struct err *e)
 	struct sandbox s;
 	struct read_out ro = { .r = r };
 	struct files_sink sink = { read_start, read_bytes, &ro };
-	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	struct files_via via = { .network = NULL };
 	int rc, is_dir = 0;
 
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
@@ -115,6 +120,7 @@ int api_sandbox_read(struct req *r, struct err *e)
 		return rc;
 	json_add_str(r->audit_details, "file", abs);
 	ro.path = path;
+	via.network = api_files_agent_network(r, &s);
 	rc = files_read(&s, &via, abs, r->cfg->file_limit, &sink, &is_dir, e);
 	api_files_via_audit(r, &via);
 	if (!rc && ro.ncarry) {
@@ -179,7 +185,7 @@ int api_sandbox_write(struct req *r, struct err *e)
 	struct repo repo;
 	struct sandbox s;
 	unsigned char *data = NULL;
-	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	struct files_via via = { .network = NULL };
 	size_t len = 0;
 	int rc;
 
@@ -201,6 +207,7 @@ int api_sandbox_write(struct req *r, struct err *e)
 	if (boxuser_get(r->cfg, &bu, &ignored))
 		log_debug("file write: %s", ignored.msg);
 	struct files_source src = { .data = data, .size = len };
+	via.network = api_files_agent_network(r, &s);
 	rc = files_write(&s, &via, abs, (unsigned)mode, bu.uid, &src, e);
 	api_files_via_audit(r, &via);
 	if (rc || (rc = sandbox_touch(r, &s, e))) {
@@ -313,7 +320,7 @@ int api_sandbox_list_files(struct req *r, struct err *e)
 	struct repo repo;
 	struct sandbox s;
 	struct list_out l = { .entries = json_object_new_array() };
-	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	struct files_via via = { .network = NULL };
 	int rc, truncated = 0;
 
 	buf_init(&l.text, PATH_OUT_MAX * 3 + 16);
@@ -332,6 +339,7 @@ int api_sandbox_list_files(struct req *r, struct err *e)
 		goto out;
 	json_add_str(r->audit_details, "file", abs);
 	json_add_int(r->audit_details, "depth", depth);
+	via.network = api_files_agent_network(r, &s);
 	rc = files_list(&s, &via, abs, (int)depth, list_entry, &l, &truncated, e);
 	api_files_via_audit(r, &via);
 	if (rc || (rc = sandbox_touch(r, &s, e))) {
@@ -359,7 +367,7 @@ int api_sandbox_remove(struct req *r, struct err *e)
 	const char *path, *abs;
 	struct repo repo;
 	struct sandbox s;
-	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	struct files_via via = { .network = NULL };
 	int rc, recursive = 0;
 
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) || (rc = auth_need_user_write(r, e)) ||
@@ -373,6 +381,7 @@ int api_sandbox_remove(struct req *r, struct err *e)
 		return rc;
 	json_add_str(r->audit_details, "file", abs);
 	json_add_bool(r->audit_details, "recursive", recursive);
+	via.network = api_files_agent_network(r, &s);
 	rc = files_remove(&s, &via, abs, recursive, e);
 	api_files_via_audit(r, &via);
 	if (rc || (rc = sandbox_touch(r, &s, e)))

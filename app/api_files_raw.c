@@ -143,7 +143,7 @@ static long body_read(void *arg, void *p, size_t n)
 int api_sandbox_file_put(struct req *r, struct err *e)
 {
 	const char *given, *abs;
-	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	struct files_via via = { .network = NULL };
 	struct files_source src = { .read = body_read, .arg = r };
 	struct repo repo;
 	struct sandbox s;
@@ -160,6 +160,7 @@ int api_sandbox_file_put(struct req *r, struct err *e)
 	/* The staging owner (boxuser.h); only the agent can serve while the engine is away. */
 	if (boxuser_get(r->cfg, &bu, &ignored))
 		log_debug("file put: %s", ignored.msg);
+	via.network = api_files_agent_network(r, &s);
 	rc = files_write(&s, &via, abs, mode, bu.uid, &src, e);
 	api_files_via_audit(r, &via);
 	if (rc || (rc = sandbox_touch(r, &s, e)))
@@ -201,7 +202,7 @@ static int get_bytes(void *arg, const char *p, size_t n, struct err *e)
 int api_sandbox_file_get(struct req *r, struct err *e)
 {
 	const char *given, *abs;
-	struct files_via via = { .network = r->cfg->agent ? r->cfg->sandbox_network : NULL };
+	struct files_via via = { .network = NULL };
 	struct files_sink sink = { get_start, get_bytes, r };
 	struct repo repo;
 	struct sandbox s;
@@ -210,6 +211,7 @@ int api_sandbox_file_get(struct req *r, struct err *e)
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) || (rc = url_path(r, &given, &abs, e)) ||
 	    (rc = api_sandbox_ready(r, &s, e)))
 		return rc;
+	via.network = api_files_agent_network(r, &s);
 	rc = files_read(&s, &via, abs, r->cfg->file_raw_limit, &sink, &is_dir, e);
 	api_files_via_audit(r, &via);
 	if (r->streamed) {

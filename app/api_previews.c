@@ -39,10 +39,11 @@ static int sandbox_addr(struct req *r, const struct sandbox *s, char ip[16], str
 
 	if (strcmp(s->state, "ready") || !s->container_id[0])
 		return err_http(e, 409, "sandbox is %s", s->state);
-	rc = docker_container_ip(s->container_id, r->cfg->sandbox_network, ip, 16, DOCKER_CALL_MS, e);
+	rc = docker_container_ip(s->container_id, sandbox_network(r->cfg, s), ip, 16,
+				 DOCKER_CALL_MS, e);
 	if (rc == ERR_NOTFOUND)
 		return err_http(e, 409, "the sandbox has no address on network %s",
-				r->cfg->sandbox_network);
+				sandbox_network(r->cfg, s));
 	if (!rc && !preview_addr_ok(ip))
 		return err_set(e, ERR_FAIL, "the engine reported address '%.15s'", ip);
 	return rc;

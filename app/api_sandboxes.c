@@ -117,13 +117,33 @@ static int create_image(struct req *r, const struct repo *repo, const char *aske
 	return 0;
 }
 
+/* The create's egress (SPEC §4 "Limits"): none, web or open, at most the deployment's
+ * (SANDBOXD_EGRESS); absent or null: the deployment's (*out NULL). 400 for anything but the
+ * three, 422 for a wider one. */
+static int create_egress(struct req *r, const char **out, struct err *e)
+{
+	static const char *const modes[] = { "none", "web", "open", NULL };
+	const char *mode = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((rc = json_field_enum(r->json, "egress", 0, modes, &mode, e)) < 0)
+		return rc;
+	if (rc == 0 && config_egress_rank(mode) > config_egress_rank(r->cfg->egress))
+		return err_http(e, 422, "field 'egress' is wider than this deployment's (%s)",
+				r->cfg->egress);
+	json_add_str(r->audit_details, "egress", mode ? mode : r->cfg->egress);
+	*out = mode;
+	return 0;
+}
+
 /* A sandbox's own idle limit (PATCH), seconds (SPEC §4 "Keep-alive and lifetime"). */
 #define SANDBOX_IDLE_MIN 60
 #define SANDBOX_IDLE_MAX 86400
 
 int api_sandbox_create(struct req *r, struct err *e)
 {
-	const char *ref = NULL, *filter = NULL, *secrets = NULL, *image = NULL;
+	const char *ref = NULL, *filter = NULL, *secrets = NULL, *image = NULL, *egress;
 	const struct config_image *im;
 	int64_t depth = 0;
 	char detail[SANDBOX_DETAIL_MAX];
@@ -143,13 +163,13 @@ int api_sandbox_create(struct req *r, struct err *e)
 		return err_set(e, ERR_INVALID, "field 'filter' must be \"blob:none\"");
 	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1,
 			    &repo, e)) || (rc = create_image(r, &repo, image, &im, e)) ||
-	    (rc = create_limits(r, &lim, e)) ||
+	    (rc = create_limits(r, &lim, e)) || (rc = create_egress(r, &egress, e)) ||
 	    (rc = create_secrets(r, &repo, &secrets, e)))
 		return rc;
 	struct sandbox_new n = { .db = r->db, .cfg = r->cfg, .pool = r->pool,
 				 .caller = &r->caller, .repo = &repo, .ref = ref, .depth = depth,
 				 .blobless = filter != NULL, .secrets = secrets, .limits = lim,
-				 .image = im };
+				 .image = im, .egress = egress };
 	rc = sandbox_create(&n, &s, detail, e);
 	if (s.id[0]) {
 		json_add_str(r->audit_details, "sandbox_id", s.id);
@@ -174,6 +194,7 @@ int api_sandbox_create(struct req *r, struct err *e)
 	json_add_str(o, "ref", s.ref);
 	json_add_str(o, "state", s.state);
 	json_add_str(o, "image", s.image);
+	json_add_str(o, "egress", s.egress);
 	json_add_str(o, "created_at", s.created_at[0] ? s.created_at : NULL);
 	http_json(r, 201, o);
 	return 0;

@@ -157,6 +157,8 @@ static int check_sandbox(struct config *c, struct err *e)
 		return err_set(e, ERR_INVALID,
 			       "SANDBOXD_SANDBOX_NETWORK must name a Docker network (letters, digits, "
 			       "'_', '.', '-'; not host or none)");
+	if (config_egress_rank(c->egress) < 1)
+		return err_set(e, ERR_INVALID, "SANDBOXD_EGRESS must be open or web");
 	trim_slashes(c->sandbox_git_url);
 	if (strncmp(c->sandbox_git_url, "http://", 7) && strncmp(c->sandbox_git_url, "https://", 8))
 		return err_set(e, ERR_INVALID, "SANDBOXD_SANDBOX_GIT_URL must start with http:// or https://");
@@ -224,6 +226,31 @@ const struct config_image *config_image_find(const struct config *c, const char 
 		if (strcmp(c->images[i].name, name) == 0)
 			return &c->images[i];
 	return NULL;
+}
+
+int config_egress_rank(const char *mode)
+{
+	static const char *const modes[] = { "none", "web", "open" };
+
+	for (int i = 0; i < 3; i++)
+		if (mode && !strcmp(mode, modes[i]))
+			return i;
+	return -1;
+}
+
+int config_egress_network(const struct config *c, const char *mode,
+			  char out[CONFIG_NETWORK_MAX], struct err *e)
+{
+	int rank = config_egress_rank(mode), mine = config_egress_rank(c->egress);
+
+	if (rank < 0 || rank > mine)
+		return err_set(e, ERR_INVALID, "egress %s is not one of this deployment's (%s)",
+			       mode ? mode : "(none)", c->egress);
+	if (rank == mine)
+		snprintf(out, CONFIG_NETWORK_MAX, "%s", c->sandbox_network);
+	else
+		snprintf(out, CONFIG_NETWORK_MAX, "%s-%s", c->sandbox_network, mode);
+	return 0;
 }
 
 const char *config_default_image(const struct config *c)
@@ -337,6 +364,7 @@ static const struct setting settings[] = {
 	  .check = check_images),
 	S("SANDBOXD_SANDBOX_GIT_URL", sandbox_git_url, "http://sandboxd.internal"),
 	S("SANDBOXD_SANDBOX_NETWORK", sandbox_network, "bridge"),
+	S("SANDBOXD_EGRESS", egress, "open"),
 	S("SANDBOXD_SIGNING_KEY_FILE", signing_key_file, "", .check = check_sandbox),
 	S("SANDBOXD_SECRETS_KEY_FILE", secrets_key_file, ""),
 	S("SANDBOXD_SANDBOX_GIT_ADDR", sandbox_git_addr, "", .check = check_git_addr),

@@ -62,7 +62,8 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 		.image = lim && lim->image ? lim->image : config_default_image(cfg),
 		.labels = labels, .volume_labels = labels,
 		.env = envh, .cmd = cmd, .user = bu.user, .cap_drop = bu.cap_drop,
-		.extra_hosts = hosts, .network = cfg->sandbox_network,
+		.extra_hosts = hosts,
+		.network = lim && lim->network ? lim->network : cfg->sandbox_network,
 		.memory = lim && lim->memory ? lim->memory : cfg->sandbox_memory,
 		.nano_cpus = lim && lim->nano_cpus ? lim->nano_cpus
 						   : (int64_t)cfg->sandbox_cpus * 1000000000,

@@ -124,7 +124,8 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		      "       coalesce(s.container_id, ''), rfc3339(s.created_at),"
 		      "       rfc3339(s.last_used_at), rfc3339(s.idle_stop_at),"
 		      "       coalesce(s.agent_key, ''), coalesce(s.saved_ref, ''),"
-		      "       coalesce(s.image, '')"
+		      "       coalesce(s.image, ''), coalesce(s.egress, ''),"
+		      "       coalesce(s.network, '')"
 		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
 		      " WHERE s.id = $1 AND s.repository_id = $2",
 		      2, id, repo_id);
@@ -140,19 +141,25 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 	char *f[] = { out->id, out->repository_id, out->account_id, out->creator, out->ref,
 		      out->commit, out->state, out->clone_state, out->clone_error,
 		      out->container_id, out->created_at, out->last_used_at, out->idle_stop_at,
-		      out->agent_key, out->saved_ref, out->image };
+		      out->agent_key, out->saved_ref, out->image, out->egress, out->network };
 	size_t n[] = { sizeof(out->id), sizeof(out->repository_id), sizeof(out->account_id),
 		       sizeof(out->creator), sizeof(out->ref), sizeof(out->commit),
 		       sizeof(out->state), sizeof(out->clone_state), sizeof(out->clone_error),
 		       sizeof(out->container_id), sizeof(out->created_at),
 		       sizeof(out->last_used_at), sizeof(out->idle_stop_at),
-		       sizeof(out->agent_key), sizeof(out->saved_ref), sizeof(out->image) };
-	for (int i = 0; i < 16; i++)
+		       sizeof(out->agent_key), sizeof(out->saved_ref), sizeof(out->image),
+		       sizeof(out->egress), sizeof(out->network) };
+	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++)
 		cut |= str_copy(f[i], n[i], db_val(res, 0, i)) != 0;
 	PQclear(res);
 	if (cut)
 		return err_set(e, ERR_FAIL, "sandbox %s: a value is longer than its field", id);
 	return 0;
+}
+
+const char *sandbox_network(const struct config *cfg, const struct sandbox *s)
+{
+	return s->network[0] ? s->network : cfg->sandbox_network;
 }
 
 /* The idle limit counts from now, or from the end of the hold of its running execs
@@ -194,7 +201,7 @@ int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct er
 		if (agent) {
 			/* No file yet, or an agent not listening yet (a warm container starts it
 			 * when its parameters come): still pending. */
-			if ((rc = sbagent_read(s, r->cfg->sandbox_network, SANDBOX_CLONE_STATE,
+			if ((rc = sbagent_read(s, sandbox_network(r->cfg, s), SANDBOX_CLONE_STATE,
 					       &c, &ea)))
 				c.out[0] = 0;
 		} else if ((rc = sandbox_run(s->container_id, argv, &c, &exit_code, e))) {
@@ -244,6 +251,11 @@ json_object *sandbox_json(const struct sandbox *s)
 		json_add_str(o, "image", s->image);
 	else
 		json_object_object_add(o, "image", NULL);
+	/* Null for a sandbox made before egress was kept per sandbox (018). */
+	if (s->egress[0])
+		json_add_str(o, "egress", s->egress);
+	else
+		json_object_object_add(o, "egress", NULL);
 	json_add_str(clone, "state", s->clone_state);
 	if (s->clone_error[0])
 		json_add_str(clone, "error", s->clone_error);

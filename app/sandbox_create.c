@@ -142,11 +142,11 @@ static int insert_rows(struct make *m, struct err *e)
 	snprintf(secs, sizeof(secs), "%d", n->cfg->idle_timeout);
 	rc = db_run(n->db, e,
 		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at,"
-		    "                       agent_key, secrets, image)"
+		    "                       agent_key, secrets, image, egress, network)"
 		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int), $7,"
-		    "         coalesce($8::text[], '{}'), $9)",
-		    9, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
-		    m->agent_key, n->secrets, image_of(n)->name);
+		    "         coalesce($8::text[], '{}'), $9, $10, $11)",
+		    11, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
+		    m->agent_key, n->secrets, image_of(n)->name, m->s->egress, m->s->network);
 	if (!rc)
 		rc = db_run(n->db, e,
 			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"
@@ -165,6 +165,7 @@ static int create_container(struct make *m, const char **env, char *cid, struct 
 	const struct config *cfg = m->n->cfg;
 	struct sandbox_limits lim = m->n->limits;
 	const char *image = lim.image = image_of(m->n)->ref;
+	lim.network = m->s->network;
 	long left = (long)cfg->start_timeout * 1000;
 	int rc = sandbox_container_new(cfg, m->s->id, env, &lim,
 				       left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, cid, e);
@@ -379,7 +380,8 @@ static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], st
 	*locked = 1;
 	if ((rc = insert_rows(m, e)))
 		return rc;
-	rc = n->cfg->pool_size > 0 ? claim_warm(m, e) : 1;
+	/* Warm containers are on the deployment's network: a narrower egress starts cold. */
+	rc = n->cfg->pool_size > 0 && !strcmp(m->s->egress, n->cfg->egress) ? claim_warm(m, e) : 1;
 	if (rc == 1 && !(rc = make_container(m, e)))
 		rc = start(m, e);
 	if (rc)
@@ -425,6 +427,9 @@ int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 	memset(out, 0, sizeof(*out));
 	detail[0] = 0;
 	snprintf(out->image, sizeof(out->image), "%s", image_of(n)->name);
+	snprintf(out->egress, sizeof(out->egress), "%s", n->egress ? n->egress : n->cfg->egress);
+	if (config_egress_network(n->cfg, out->egress, out->network, e))
+		return ERR_INVALID;
 	/* HEAD is the repository's HEAD: its default branch, not a branch named HEAD. A full
 	 * branch name is that branch (checked out as one, not detached). */
 	if (!ref || !*ref || strcmp(ref, "HEAD") == 0)

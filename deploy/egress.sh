@@ -7,7 +7,11 @@
 #
 # Settings (environment, as in /etc/sandboxd/sandboxd.env):
 #   SANDBOXD_EGRESS           open or web (default: open); both confine, see below
-#   SANDBOXD_SANDBOX_NETWORK  the sandboxes' Docker network (default: bridge)
+#   SANDBOXD_SANDBOX_NETWORK  the sandboxes' Docker network (default: bridge), for the
+#                             deployment's mode; a create may ask for a narrower one (SPEC.md
+#                             §4 "Limits"), whose sandboxes join <network>-web or
+#                             <network>-none: `apply` confines those too, and makes them
+#                             (bridge, no inter-container traffic) when they are missing
 #   SANDBOXD_SANDBOX_GIT_URL  how sandboxes reach git; its port is the one port of the host
 #                             they may reach (default: http://sandboxd.internal, port 80)
 #   SANDBOXD_SANDBOX_GIT_ADDR the address sandboxd.internal maps to (the engine's
@@ -20,7 +24,10 @@
 # the host's own: a deleted bridge, DESIGN.md) are refused, so that credentials never
 # leave by the default route; of the host itself only DNS and the git port on the git
 # address answer. web, further: traffic that a sandbox starts may go to TCP 80 and 443 and
-# to DNS (53, UDP and TCP) only. Whatever is refused is refused at once (TCP reset, ICMP
+# to DNS (53, UDP and TCP) only. none: nothing is forwarded at all (no DNS either: names of
+# the outside need not resolve, and a resolver is a way out), and of the host only the git
+# port on the git address answers (sandboxd.internal is in the sandbox's /etc/hosts, so it
+# needs no DNS). Whatever is refused is refused at once (TCP reset, ICMP
 # admin-prohibited), so that a client fails fast instead of hanging. Replies (ESTABLISHED,
 # RELATED) pass. The rules only ever narrow what Docker allows: each allowed packet
 # RETURNs to Docker's own chains, which still apply (they keep networks apart).
@@ -38,7 +45,7 @@
 set -Eeuo pipefail
 
 MODE=${SANDBOXD_EGRESS:-open}
-NETWORK=${SANDBOXD_SANDBOX_NETWORK:-bridge}
+BASE_NETWORK=${SANDBOXD_SANDBOX_NETWORK:-bridge}
 GIT_URL=${SANDBOXD_SANDBOX_GIT_URL:-http://sandboxd.internal}
 GIT_ADDR=${SANDBOXD_SANDBOX_GIT_ADDR:-}
 ENGINE=${SANDBOXD_DOCKER_HOST:-unix:///var/run/docker.sock}
@@ -47,8 +54,18 @@ say() { printf 'egress: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
 case $MODE in open | web) ;; *) die "SANDBOXD_EGRESS=$MODE: use open or web" ;; esac
-[[ $NETWORK =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] ||
-    die "SANDBOXD_SANDBOX_NETWORK=$NETWORK does not name a Docker network"
+[[ $BASE_NETWORK =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] ||
+    die "SANDBOXD_SANDBOX_NETWORK=$BASE_NETWORK does not name a Docker network"
+
+# The networks and their modes, "NAME MODE" a line: the deployment's network for its own
+# mode, then one per narrower mode (sandboxd's config_egress_network names them the same).
+networks() {
+    echo "$BASE_NETWORK $MODE"
+    [ "$MODE" = open ] && echo "$BASE_NETWORK-web web"
+    echo "$BASE_NETWORK-none none"
+}
+# Every name a network of ours may have, whatever the mode (remove takes them all away).
+all_networks() { printf '%s\n' "$BASE_NETWORK open" "$BASE_NETWORK-web web" "$BASE_NETWORK-none none"; }
 
 # The git port: explicit in the URL, else the scheme's.
 git_port() {
@@ -137,14 +154,19 @@ if [ "$ENGINE" != unix:///var/run/docker.sock ]; then
 fi
 dk() { docker "${DOCKER_ARGS[@]}" "$@"; }
 
-if [ "$ENGINE" = unix:///var/run/docker.sock ]; then
-    SUM=$(printf '%s' "$NETWORK" | cksum | cut -d' ' -f1)
-else
-    SUM=$(printf '%s %s' "$ENGINE" "$NETWORK" | cksum | cut -d' ' -f1)
-fi
-FWD=SBXD-FWD-$SUM
-IN=SBXD-IN-$SUM
-TAG=sandboxd-egress:$NETWORK
+# use_net NAME MODE: the network the functions below work on, its mode and chains.
+use_net() {
+    NETWORK=$1
+    NMODE=$2
+    if [ "$ENGINE" = unix:///var/run/docker.sock ]; then
+        SUM=$(printf '%s' "$NETWORK" | cksum | cut -d' ' -f1)
+    else
+        SUM=$(printf '%s %s' "$ENGINE" "$NETWORK" | cksum | cut -d' ' -f1)
+    fi
+    FWD=SBXD-FWD-$SUM
+    IN=SBXD-IN-$SUM
+    TAG=sandboxd-egress:$NETWORK
+}
 
 FAMILIES=(iptables)
 command -v ip6tables >/dev/null 2>&1 && ip6tables -w 10 -S INPUT >/dev/null 2>&1 && FAMILIES+=(ip6tables)
@@ -213,9 +235,11 @@ fwd_rules() {
         echo "-d $addr -p tcp -j REJECT --reject-with tcp-reset"
         echo "-d $addr -j REJECT --reject-with $icmp"
     fi
-    if [ "$MODE" = web ]; then
+    if [ "$NMODE" = web ]; then
         echo "-p udp --dport 53 -j RETURN"
         echo "-p tcp -m multiport --dports 53,80,443 -j RETURN"
+    fi
+    if [ "$NMODE" != open ]; then
         echo "-p tcp -j REJECT --reject-with tcp-reset"
         echo "-j REJECT --reject-with $icmp"
     fi
@@ -225,8 +249,10 @@ in_rules() {
     local addr=$1 port=$2 icmp=icmp-admin-prohibited
     [ "$FAM" = ip6tables ] && icmp=icmp6-adm-prohibited
     echo "-m conntrack --ctstate RELATED,ESTABLISHED -j RETURN"
-    echo "-p udp --dport 53 -j RETURN"
-    echo "-p tcp --dport 53 -j RETURN"
+    if [ "$NMODE" != none ]; then
+        echo "-p udp --dport 53 -j RETURN"
+        echo "-p tcp --dport 53 -j RETURN"
+    fi
     if [ "$FAM" = iptables ]; then
         echo "-d $addr/32 -p tcp --dport $port -j RETURN"
     else
@@ -285,13 +311,22 @@ sweep_stale() {
     done
 }
 
-apply_rules() {
-    local iface port addr
+# A narrower mode's network, made when missing as the deployment's should be (README
+# "Deployment"): a bridge without inter-container traffic, labelled with its mode.
+ensure_network() {
+    local out
+    dk network inspect "$NETWORK" >/dev/null 2>&1 && return 0
+    say "creating Docker network $NETWORK (egress $NMODE)"
+    out=$(dk network create --driver bridge -o com.docker.network.bridge.enable_icc=false \
+        --label "sandboxd.egress=$NMODE" "$NETWORK" 2>&1) ||
+        dk network inspect "$NETWORK" >/dev/null 2>&1 ||
+        die "docker network create $NETWORK failed: $out"
+}
+
+apply_one() { # PORT ADDR
+    local iface port=$1 addr=$2
+    [ "$NETWORK" = "$BASE_NETWORK" ] || ensure_network
     iface=$(bridge_of)
-    port=$(git_port)
-    addr=$(git_addr)
-    is_ipv4 "$addr" || die "the git address $addr is not an IPv4 address"
-    bridge_filtering
     for FAM in "${FAMILIES[@]}"; do
         sweep_stale
         fwd_rules "$iface" "$addr" | refill "$FWD"
@@ -299,17 +334,27 @@ apply_rules() {
         ensure_jump "$(fwd_parent)" "$iface" "$FWD"
         ensure_jump INPUT "$iface" "$IN"
     done
-    if [ "$MODE" = web ]; then
-        say "web egress for network $NETWORK (bridge $iface): TCP 80, 443 and DNS out; no other sandbox; host: $addr:$port"
-    else
-        say "open egress for network $NETWORK (bridge $iface): no other sandbox; host: $addr:$port"
-    fi
+    case $NMODE in
+        web) say "web egress for network $NETWORK (bridge $iface): TCP 80, 443 and DNS out; no other sandbox; host: $addr:$port" ;;
+        none) say "no egress for network $NETWORK (bridge $iface): nothing out; host: $addr:$port only" ;;
+        *) say "open egress for network $NETWORK (bridge $iface): no other sandbox; host: $addr:$port" ;;
+    esac
 }
 
-remove_all() {
+apply_rules() {
+    local port addr name mode
+    port=$(git_port)
+    addr=$(git_addr)
+    is_ipv4 "$addr" || die "the git address $addr is not an IPv4 address"
+    bridge_filtering
+    while read -r name mode; do
+        use_net "$name" "$mode"
+        apply_one "$port" "$addr"
+    done < <(networks)
+}
+
+remove_one() {
     local parent line chain
-    # No iptables: nothing was ever installed.
-    command -v iptables >/dev/null 2>&1 || return 0
     for FAM in "${FAMILIES[@]}"; do
         for parent in INPUT FORWARD DOCKER-USER; do
             has_chain "$parent" || continue
@@ -328,14 +373,28 @@ remove_all() {
     done
 }
 
+remove_all() {
+    local name mode
+    # No iptables: nothing was ever installed.
+    command -v iptables >/dev/null 2>&1 || return 0
+    while read -r name mode; do
+        use_net "$name" "$mode"
+        remove_one
+    done < <(all_networks)
+}
+
 status() {
-    local found=0
-    for FAM in "${FAMILIES[@]}"; do
-        if "$FAM" -w 10 -S 2>/dev/null | grep -E -- "$FWD|$IN|$TAG( |\$)"; then
-            found=1
-        fi
-    done
-    if [ "$found" = 1 ]; then say "network $NETWORK: rules in place"; else say "network $NETWORK: no rules"; fi
+    local found name mode
+    while read -r name mode; do
+        use_net "$name" "$mode"
+        found=0
+        for FAM in "${FAMILIES[@]}"; do
+            if "$FAM" -w 10 -S 2>/dev/null | grep -E -- "$FWD|$IN|$TAG( |\$)"; then
+                found=1
+            fi
+        done
+        if [ "$found" = 1 ]; then say "network $NETWORK ($mode): rules in place"; else say "network $NETWORK ($mode): no rules"; fi
+    done < <(networks)
 }
 
 [ "$(id -u)" -eq 0 ] || die "iptables needs root"

@@ -29,7 +29,8 @@
 #                         sandboxd-<instance>, made by `up` and removed by `down`)
 #   SANDBOXD_EGRESS       open, or web: sandboxes reach only HTTP, HTTPS and DNS; in both, no
 #                         other sandbox and of the host only the git port (deploy/egress.sh;
-#                         default: open)
+#                         default: open). A create may ask for a narrower mode: `up` makes
+#                         <network>-web (open only) and <network>-none for those
 #   SANDBOXD_PREVIEW_DOMAIN  previews are <id>.<this> on the nginx port (default:
 #                         preview.localhost, which browsers resolve to loopback)
 #   SANDBOXD_OWN_ENGINE   1: sandboxes on the own engine above (default, as root); 0: on the
@@ -331,55 +332,75 @@ install_bin() { # SRC DST
 # Ours are made without inter-container traffic (enable_icc=false: sandboxes never reach
 # each other, SPEC.md §4; deploy/egress.sh refuses it too, whatever the network); one of
 # ours made before that is made again when no container uses it.
+# One network per egress mode a create may ask for (SPEC.md §4 "Limits"): the stack's for
+# the deployment's mode, <network>-web (open deployments) and <network>-none for narrower
+# ones, each with a bridge of its own for deploy/egress.sh's rules: "NAME BRIDGE MODE" a
+# line, the names sandboxd gives them (config_egress_network).
+stack_networks() {
+    echo "$NETWORK $BRIDGE $EGRESS"
+    [ "$EGRESS" = open ] && echo "$NETWORK-web ${BRIDGE}w web"
+    echo "$NETWORK-none ${BRIDGE}n none"
+}
+# Every network this stack may have made, whatever the mode it runs in now.
+stack_networks_all() { printf '%s\n' "$NETWORK $BRIDGE open" "$NETWORK-web ${BRIDGE}w web" "$NETWORK-none ${BRIDGE}n none"; }
+
 network_up() {
-    network_make
-    ! network_ours || forward apply
+    local net br mode
+    while read -r net br mode; do
+        network_make "$net" "$br"
+        # none forwards nothing: no forwarding or masquerading for its bridge.
+        if network_ours "$net" && [ "$mode" != none ]; then forward apply "$net" "$br"; fi
+    done < <(stack_networks)
 }
 
-network_make() {
-    if docker network inspect "$NETWORK" >/dev/null 2>&1; then
-        if network_ours && [ "$(docker network inspect -f '{{index .Options "com.docker.network.bridge.enable_icc"}}' "$NETWORK")" != false ]; then
-            if [ "$(docker network inspect -f '{{len .Containers}}' "$NETWORK")" = 0 ]; then
-                say "Docker network $NETWORK lets sandboxes reach each other: making it again"
-                docker network rm "$NETWORK" >/dev/null || die "docker network rm $NETWORK failed"
+network_make() { # NAME BRIDGE
+    local net=$1 br=$2
+    if docker network inspect "$net" >/dev/null 2>&1; then
+        if network_ours "$net" && [ "$(docker network inspect -f '{{index .Options "com.docker.network.bridge.enable_icc"}}' "$net")" != false ]; then
+            if [ "$(docker network inspect -f '{{len .Containers}}' "$net")" = 0 ]; then
+                say "Docker network $net lets sandboxes reach each other: making it again"
+                docker network rm "$net" >/dev/null || die "docker network rm $net failed"
             else
-                say "warning: Docker network $NETWORK allows traffic between containers; deploy/egress.sh refuses it"
+                say "warning: Docker network $net allows traffic between containers; deploy/egress.sh refuses it"
                 return 0
             fi
         else
             return 0
         fi
     fi
-    say "creating Docker network $NETWORK (bridge $BRIDGE)"
+    say "creating Docker network $net (bridge $br)"
     docker network create --driver bridge --label "sandboxd.instance=$INSTANCE" \
-        -o "com.docker.network.bridge.name=$BRIDGE" \
-        -o com.docker.network.bridge.enable_icc=false "$NETWORK" >/dev/null ||
-        docker network inspect "$NETWORK" >/dev/null 2>&1 ||
-        die "docker network create $NETWORK failed"
+        -o "com.docker.network.bridge.name=$br" \
+        -o com.docker.network.bridge.enable_icc=false "$net" >/dev/null ||
+        docker network inspect "$net" >/dev/null 2>&1 ||
+        die "docker network create $net failed"
 }
 
-# On the own engine (no iptables of its own): forwarding and masquerading for this
-# network's bridge, as Docker would add them (deploy/egress.sh narrows them, before).
-forward() { # apply|remove
+# On the own engine (no iptables of its own): forwarding and masquerading for a network's
+# bridge, as Docker would add them (deploy/egress.sh narrows them, before).
+forward() { # apply|remove NAME BRIDGE
     own_engine || return 0
     [ "$IS_ROOT" = 1 ] || return 0
     local net
-    net=$(docker network inspect -f '{{range .IPAM.Config}}{{.Subnet}} {{end}}' "$NETWORK" 2>/dev/null | awk '{print $1}')
+    net=$(docker network inspect -f '{{range .IPAM.Config}}{{.Subnet}} {{end}}' "$2" 2>/dev/null | awk '{print $1}')
     [ -n "$net" ] || return 0
-    bash "$REPO/deploy/sandbox-engine.sh" forward "$1" "$BRIDGE" "$net" 9>&-
+    bash "$REPO/deploy/sandbox-engine.sh" forward "$1" "$3" "$net" 9>&-
 }
 
-network_ours() {
-    [ "$(docker network inspect -f '{{index .Labels "sandboxd.instance"}}' "$NETWORK" 2>/dev/null)" = "$INSTANCE" ]
+network_ours() { # NAME
+    [ "$(docker network inspect -f '{{index .Labels "sandboxd.instance"}}' "$1" 2>/dev/null)" = "$INSTANCE" ]
 }
 
 network_down() {
+    local net br mode
     engine_answers || return 0
-    if network_ours; then
-        forward remove
-        say "removing Docker network $NETWORK"
-        docker network rm "$NETWORK" >/dev/null 2>&1 || say "warning: could not remove network $NETWORK"
-    fi
+    while read -r net br mode; do
+        if network_ours "$net"; then
+            forward remove "$net" "$br"
+            say "removing Docker network $net"
+            docker network rm "$net" >/dev/null 2>&1 || say "warning: could not remove network $net"
+        fi
+    done < <(stack_networks_all)
 }
 
 # egress.sh with this stack's settings (its engine too: a stack on an engine of its own
@@ -521,7 +542,7 @@ sandboxd_settings() {
     printf 'db=%s\nsocket=%s\ngroup=%s\nworkers=%s\nrepos=%s\nurl=%s\n' \
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
     printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
-    printf 'preview=%s\nengine=%s\n' "$PREVIEW_DOMAIN" "$ENGINE"
+    printf 'preview=%s\nengine=%s\negress=%s\n' "$PREVIEW_DOMAIN" "$ENGINE" "$EGRESS"
     env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|IMAGES|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|MAX_LIFETIME|EPHEMERAL_TTL|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|FILE_RAW_LIMIT|POOL_SIZE|METRICS_ALLOW|HOLDER|FAULT_HANDOVER)=' |
         grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=' | sort || true
 }
@@ -571,6 +592,7 @@ sandboxd_up() {
             SANDBOXD_HOOKS_DIR="$BINDIR/hooks" \
             SANDBOXD_SANDBOX_GIT_URL="http://sandboxd.internal:$HTTP_PORT" \
             SANDBOXD_SANDBOX_NETWORK="$NETWORK" \
+            SANDBOXD_EGRESS="$EGRESS" \
             SANDBOXD_SANDBOX_GIT_ADDR="$(git_addr)" \
             SANDBOXD_SIGNING_KEY_FILE="$KEYFILE" \
             SANDBOXD_SECRETS_KEY_FILE="$SECRETS_KEYFILE" \

@@ -31,5 +31,8 @@ int api_files_read_failed(int rc, const char *path, int is_dir, struct err *e)
 int api_files_write_failed(int rc, const char *path, struct err *e)
 	__attribute__((warn_unused_result));
 void api_files_via_audit(struct req *r, const struct files_via *via);
+/* Where a file call reaches the sandbox's agent: its own network (sandbox_network); NULL
+ * with the agent off (SANDBOXD_AGENT=0). */
+const char *api_files_agent_network(const struct req *r, const struct sandbox *s);
 
 #endif

@@ -16,6 +16,9 @@ struct config_image {
 	char ref[256];
 };
 
+/* Room for a sandbox's network name: SANDBOXD_SANDBOX_NETWORK and "-none". */
+#define CONFIG_NETWORK_MAX 128
+
 struct config {
 	char database_url[1024];
 	char socket_path[256];
@@ -42,7 +45,11 @@ struct config {
 	int image_pull;             /* pull a sandbox's image when the Docker host lacks it */
 	char instance[64];          /* label sandboxd.instance on every container: whose it is */
 	char sandbox_git_url[256];  /* how containers reach our git endpoint, no trailing / */
-	char sandbox_network[128];  /* the Docker network of every sandbox (NetworkMode) */
+	/* The Docker network of the sandboxes of the deployment's egress (NetworkMode); a
+	 * narrower egress's sandboxes join <network>-<mode> (config_egress_network), so the
+	 * name leaves room for the suffix. */
+	char sandbox_network[CONFIG_NETWORK_MAX - 5];
+	char egress[8];             /* SANDBOXD_EGRESS: "open" or "web", the widest a create gets */
 	/* The address sandboxd.internal maps to in sandboxes (the engine's host-gateway); empty:
 	 * asked of the engine (hostaddr.h). Checked to be one of this host's own. */
 	char sandbox_git_addr[64];
@@ -89,6 +96,17 @@ struct config {
 const struct config_image *config_image_find(const struct config *c, const char *name);
 /* The default image's engine reference (SANDBOXD_IMAGES' first). */
 const char *config_default_image(const struct config *c);
+
+/* Egress modes (SPEC §4 "Limits"), narrowest first: 0 none, 1 web, 2 open; -1 for any
+ * other text. */
+int config_egress_rank(const char *mode) __attribute__((warn_unused_result));
+/* The Docker network of a sandbox of egress mode (at most the deployment's): the
+ * deployment's own network for its mode, <network>-<mode> for a narrower one
+ * (deploy/egress.sh makes and confines them under the same names). ERR_INVALID for a mode
+ * wider than the deployment's or not a mode. */
+int config_egress_network(const struct config *c, const char *mode,
+			  char out[CONFIG_NETWORK_MAX], struct err *e)
+	__attribute__((warn_unused_result));
 
 typedef const char *(*config_getenv_fn)(const char *name);
 

@@ -15,7 +15,8 @@
 #define WARM_OWNER_PREFIX "pool:"
 #define POOL_LABEL "sandboxd.pool"
 
-/* Creates (does not start) a sandbox's container, hardened, on the sandbox network, its
+/* Creates (does not start) a sandbox's container, hardened, on its network (lim's, else
+ * SANDBOXD_SANDBOX_NETWORK), its
  * first process app/sh/clone.sh waiting for its parameters: labelled SANDBOX_LABEL=owner
  * (a sandbox id, or WARM_OWNER_PREFIX<id> for a warm one, which also gets POOL_LABEL=<id>) and with the instance, its workspace
  * volume too. env: the container's environment (NULL-terminated). ERR_NOIMAGE when the

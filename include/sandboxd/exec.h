@@ -38,7 +38,7 @@ struct exec_spec {
 	int64_t timeout_ms;
 	int detach;
 	/* Attached runs: through the sandbox's agent (SANDBOXD_AGENT), reached at its address
-	 * on network (SANDBOXD_SANDBOX_NETWORK). The caller sets both; 0: Docker exec. */
+	 * on network (the sandbox's own: sandbox_network). The caller sets both; 0: Docker exec. */
 	int agent;
 	const char *network;
 	char hold[64];             /* exec_mark_running: the hold it set, or "" */

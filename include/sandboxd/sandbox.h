@@ -36,7 +36,13 @@ struct sandbox {
 	char agent_key[65];
 	char saved_ref[96];        /* where a stop saved its work (sandbox_save.h), or "" */
 	char image[CONFIG_IMAGE_NAME_MAX + 1]; /* its SANDBOXD_IMAGES name; "": made before 016 */
+	/* Its egress (none, web, open) and the Docker network that gives it; both "" for a
+	 * sandbox made before 018 (on SANDBOXD_SANDBOX_NETWORK): use sandbox_network(). */
+	char egress[8];
+	char network[CONFIG_NETWORK_MAX];
 };
+/* The Docker network the sandbox's container is on: the one to ask its address of. */
+const char *sandbox_network(const struct config *cfg, const struct sandbox *s);
 #define SANDBOX_AGENT_KEY_HEX 64
 #define SANDBOX_AGENT_PORT 7070
 #define SANDBOX_AGENT_BIN "/usr/local/lib/sandboxd/sandboxd-agent"  /* in the container */
@@ -50,6 +56,7 @@ struct sandbox_limits {
 	int64_t memory;            /* bytes */
 	int64_t nano_cpus;
 	const char *image;         /* the engine's image reference; NULL: the default image */
+	const char *network;       /* its Docker network; NULL: SANDBOXD_SANDBOX_NETWORK */
 };
 
 #define SANDBOX_LOCK_KEY "1935764068, hashtext($1)"  /* 1935764068: "sand" */
@@ -70,6 +77,9 @@ struct sandbox_new {
 	/* The SANDBOXD_IMAGES entry it runs (the create's, else the repository's); NULL: the
 	 * default. limits.image is set from it by sandbox_create. */
 	const struct config_image *image;
+	/* Its egress mode (config_egress_rank), at most the deployment's; NULL: the
+	 * deployment's. A narrower one runs on its own network and never from the warm pool. */
+	const char *egress;
 };
 /* Creates a sandbox (sandbox_create.c): its row, its container, its clone started. out gets
  * it (out->id as soon as it has one, for the audit row, even on failure). Errors: ERR_LIMIT
@@ -125,7 +135,8 @@ int sandbox_run(const char *container, const char *const *argv, struct sandbox_o
 int sandbox_run_env(const char *container, const char *const *argv, const char *const *env,
 		    struct sandbox_output *o, int *exit_code, struct err *e)
 	__attribute__((warn_unused_result));
-/* {id, ref, commit, state, clone, created_at, last_used_at, idle_stop_at}. */
+/* {id, ref, commit, state, image, egress, clone, created_at, last_used_at, idle_stop_at,
+ * saved_ref?}. */
 json_object *sandbox_json(const struct sandbox *s);
 
 #endif

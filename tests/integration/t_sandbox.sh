@@ -34,14 +34,14 @@ SB=/api/v3/repos/$R/diffinery/sandboxes
 # --- create ----------------------------------------------------------------------------
 api POST "$SB" '{}' "$OT"
 expect_status 201 'create on the default branch: 201'
-expect_keys . 'created_at,id,image,ref,state' '{id, ref, state, image, created_at}'
+expect_keys . 'created_at,egress,id,image,ref,state' '{id, ref, state, image, egress, created_at}'
 expect_json .ref main 'ref defaults to the default branch'
 expect_json .state ready 'state ready once the container runs'
 expect_json_match .id '^sb_[0-9a-f]{24}$' 'an opaque id'
 ID=$(_json .id)
 check 'its container runs, labelled with the sandbox' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")" ]
 check 'the clone finishes' wait_until 60 clone_state "$ID" done
-expect_keys . 'clone,commit,created_at,id,idle_stop_at,image,last_used_at,ref,state' 'GET shape'
+expect_keys . 'clone,commit,created_at,egress,id,idle_stop_at,image,last_used_at,ref,state' 'GET shape'
 expect_json .commit "$(git -C "$W" rev-parse main)" 'commit is the resolved ref'
 check_eq 'the repository is checked out at /workspace/repo' two "$(in_box "$ID" cat f)"
 check_eq 'on the branch asked for' main "$(in_box "$ID" git rev-parse --abbrev-ref HEAD)"

@@ -438,6 +438,42 @@ static void test_network_and_key_file(void **state)
 			"'_', '.', '-'; not host or none)");
 }
 
+/* SANDBOXD_EGRESS and the network of each egress a create may ask for: the deployment's
+ * own for its mode, <network>-<mode> for a narrower one, nothing wider. */
+static void test_egress(void **state)
+{
+	struct config c;
+	struct err e;
+	char net[CONFIG_NETWORK_MAX];
+
+	assert_int_equal(load(&c, &e), 0);
+	assert_string_equal(c.egress, "open");
+	accepted("SANDBOXD_SANDBOX_NETWORK", "sbx", &c);
+	assert_int_equal(config_egress_network(&c, "open", net, &e), 0);
+	assert_string_equal(net, "sbx");
+	assert_int_equal(config_egress_network(&c, "web", net, &e), 0);
+	assert_string_equal(net, "sbx-web");
+	assert_int_equal(config_egress_network(&c, "none", net, &e), 0);
+	assert_string_equal(net, "sbx-none");
+	accepted("SANDBOXD_EGRESS", "web", &c);
+	assert_int_equal(config_egress_network(&c, "web", net, &e), 0);
+	assert_string_equal(net, "sbx");
+	assert_int_equal(config_egress_network(&c, "open", net, &e), ERR_INVALID);
+	assert_int_equal(config_egress_network(&c, "all", net, &e), ERR_INVALID);
+	assert_int_equal(config_egress_rank("none"), 0);
+	assert_int_equal(config_egress_rank("Open"), -1);
+	refused("SANDBOXD_EGRESS", "none", "SANDBOXD_EGRESS must be open or web");
+	refused("SANDBOXD_EGRESS", "all", "SANDBOXD_EGRESS must be open or web");
+	/* Room for "-none" after the longest network name. */
+	char longname[CONFIG_NETWORK_MAX];
+	memset(longname, 'n', CONFIG_NETWORK_MAX - 6);
+	longname[CONFIG_NETWORK_MAX - 6] = 0;
+	env_set("SANDBOXD_EGRESS", NULL);
+	accepted("SANDBOXD_SANDBOX_NETWORK", longname, &c);
+	assert_int_equal(config_egress_network(&c, "none", net, &e), 0);
+	assert_int_equal(strlen(net), CONFIG_NETWORK_MAX - 1);
+}
+
 /* SANDBOXD_IMAGES: name=image entries, the first the default; SANDBOXD_RUNNER_IMAGE is
  * refused rather than ignored (it would run another image than the operator named). */
 static void test_images(void **state)
@@ -576,6 +612,7 @@ int main(void)
 		cmocka_unit_test_setup(test_first_error_wins, setup),
 		cmocka_unit_test_setup(test_preview_domain, setup),
 		cmocka_unit_test_setup(test_images, setup),
+		cmocka_unit_test_setup(test_egress, setup),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
