@@ -8,6 +8,7 @@
 #include "sandboxd/docker.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/num.h"
 #include "sandboxd/sandbox.h"
 #include "sandboxd/sbagent.h"
 #include "sandboxd/banned.h"
@@ -125,7 +126,8 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		      "       rfc3339(s.last_used_at), rfc3339(s.idle_stop_at),"
 		      "       coalesce(s.agent_key, ''), coalesce(s.saved_ref, ''),"
 		      "       coalesce(s.image, ''), coalesce(s.egress, ''),"
-		      "       coalesce(s.network, '')"
+		      "       coalesce(s.network, ''), coalesce(s.end_reason, ''),"
+		      "       coalesce(s.nano_cpus, 0), coalesce(s.memory_bytes, 0)"
 		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
 		      " WHERE s.id = $1 AND s.repository_id = $2",
 		      2, id, repo_id);
@@ -149,8 +151,13 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		       sizeof(out->last_used_at), sizeof(out->idle_stop_at),
 		       sizeof(out->agent_key), sizeof(out->saved_ref), sizeof(out->image),
 		       sizeof(out->egress), sizeof(out->network) };
-	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++)
+	size_t nf = sizeof(n) / sizeof(n[0]);
+	for (size_t i = 0; i < nf; i++)
 		cut |= str_copy(f[i], n[i], db_val(res, 0, i)) != 0;
+	/* A reason may carry the engine's words (a failed start): shown cut, never refused. */
+	snprintf(out->end_reason, sizeof(out->end_reason), "%s", db_val(res, 0, nf));
+	cut |= num_parse(db_val(res, 0, nf + 1), 0, INT64_MAX, &out->nano_cpus) != 0;
+	cut |= num_parse(db_val(res, 0, nf + 2), 0, INT64_MAX, &out->memory) != 0;
 	PQclear(res);
 	if (cut)
 		return err_set(e, ERR_FAIL, "sandbox %s: a value is longer than its field", id);
@@ -263,8 +270,31 @@ json_object *sandbox_json(const struct sandbox *s)
 	json_add_str(o, "created_at", s->created_at);
 	json_add_str(o, "last_used_at", s->last_used_at);
 	json_add_str(o, "idle_stop_at", s->idle_stop_at);
-	/* Where a stop saved its unpushed work (sandbox_save.h); absent when nothing was. */
+	/* Where a stop saved its unpushed work (sandbox_save.h); null when nothing was. */
 	if (s->saved_ref[0])
 		json_add_str(o, "saved_ref", s->saved_ref);
+	else
+		json_object_object_add(o, "saved_ref", NULL);
+	/* Why it ended (closed, idle, lifetime reached, …); null while it lives. */
+	if (s->end_reason[0])
+		json_add_str(o, "end_reason", s->end_reason);
+	else
+		json_object_object_add(o, "end_reason", NULL);
+	/* As created (019; null before): CPUs as a number, memory in MiB; no disk limit is
+	 * enforced by this deployment's engine yet (README "Limits per create"): null. */
+	json_object *res = json_object_new_object();
+	if (s->nano_cpus) {
+		/* As many digits as a create may give (a billionth), never a binary tail. */
+		char txt[32];
+		snprintf(txt, sizeof(txt), "%.9g", s->nano_cpus / 1e9);
+		json_object_object_add(res, "cpus", json_object_new_double_s(s->nano_cpus / 1e9, txt));
+	} else
+		json_object_object_add(res, "cpus", NULL);
+	if (s->memory)
+		json_add_int(res, "memoryMiB", s->memory >> 20);
+	else
+		json_object_object_add(res, "memoryMiB", NULL);
+	json_object_object_add(res, "diskMiB", NULL);
+	json_object_object_add(o, "resources", res);
 	return o;
 }

@@ -140,13 +140,22 @@ static int insert_rows(struct make *m, struct err *e)
 
 	token_hash(m->token, TOKEN_LEN, hash);
 	snprintf(secs, sizeof(secs), "%d", n->cfg->idle_timeout);
+	/* What the engine is told (container.c, and claim_warm's update): its own or the
+	 * defaults. */
+	char cpus[24], mem[24];
+	snprintf(cpus, sizeof(cpus), "%lld", (long long)(n->limits.nano_cpus ? n->limits.nano_cpus
+			 : (int64_t)n->cfg->sandbox_cpus * 1000000000));
+	snprintf(mem, sizeof(mem), "%lld", (long long)(n->limits.memory ? n->limits.memory
+									  : n->cfg->sandbox_memory));
 	rc = db_run(n->db, e,
 		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at,"
-		    "                       agent_key, secrets, image, egress, network)"
+		    "                       agent_key, secrets, image, egress, network, nano_cpus,"
+		    "                       memory_bytes)"
 		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int), $7,"
-		    "         coalesce($8::text[], '{}'), $9, $10, $11)",
-		    11, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
-		    m->agent_key, n->secrets, image_of(n)->name, m->s->egress, m->s->network);
+		    "         coalesce($8::text[], '{}'), $9, $10, $11, $12, $13)",
+		    13, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
+		    m->agent_key, n->secrets, image_of(n)->name, m->s->egress, m->s->network, cpus,
+		    mem);
 	if (!rc)
 		rc = db_run(n->db, e,
 			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"

@@ -40,6 +40,8 @@ struct sandbox {
 	 * sandbox made before 018 (on SANDBOXD_SANDBOX_NETWORK): use sandbox_network(). */
 	char egress[8];
 	char network[CONFIG_NETWORK_MAX];
+	char end_reason[512];      /* why it ended (cut to fit); "" while it lives */
+	int64_t nano_cpus, memory; /* as created (019); 0 for a sandbox made before */
 };
 /* The Docker network the sandbox's container is on: the one to ask its address of. */
 const char *sandbox_network(const struct config *cfg, const struct sandbox *s);

@@ -26,6 +26,9 @@ AT_EXIT+=("api POST '$SB/$A/close' '' '$OT' >/dev/null 2>&1")
 check_eq "pooled: $POOLED" "$POOLED" "$(sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
 check_eq 'the sandbox sees its limits in its cgroup' '268435456|50000 100000|' "$(inside "$A")"
 check_eq 'and so does the engine (no swap)' '268435456|268435456|500000000' "$(engine "$A")"
+api GET "$SB/$A" '' "$OT"
+expect_json '.resources | [.cpus, .memoryMiB, .diskMiB] | map(tostring) | join("|")' '0.5|256|null' \
+	'GET says its resources: 0.5 CPUs, 256 MiB, no disk limit'
 check_eq 'its create row says what it asked for' '256|500000000' "$(sql "select (details->>'memory_mib') || '|' || (details->>'nano_cpus') from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
 hold() { # MIB: a process that holds that much memory, and how it ended
 	api POST "$SB/$A/exec" "$(jq -nc --arg c "perl -e '\$x = \"a\" x ($1 * 1048576); print length(\$x) >> 20' ; echo \" rc=\$?\"" '{cmd: $c}')" "$OT"

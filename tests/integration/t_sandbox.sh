@@ -41,7 +41,11 @@ expect_json_match .id '^sb_[0-9a-f]{24}$' 'an opaque id'
 ID=$(_json .id)
 check 'its container runs, labelled with the sandbox' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")" ]
 check 'the clone finishes' wait_until 60 clone_state "$ID" done
-expect_keys . 'clone,commit,created_at,egress,id,idle_stop_at,image,last_used_at,ref,state' 'GET shape'
+expect_keys . 'clone,commit,created_at,egress,end_reason,id,idle_stop_at,image,last_used_at,ref,resources,saved_ref,state' 'GET shape (SPEC §4)'
+expect_json '[.end_reason, .saved_ref] | map(tostring) | join("|")' 'null|null' 'a live sandbox: end_reason and saved_ref null'
+expect_json '.resources | [.cpus, .memoryMiB, .diskMiB] | map(tostring) | join("|")' \
+	"${SANDBOXD_SANDBOX_CPUS:-2}|${SANDBOXD_SANDBOX_MEMORY_MB:-512}|null" \
+	"resources: the defaults' CPUs and MiB, diskMiB null (no disk limit enforced)"
 expect_json .commit "$(git -C "$W" rev-parse main)" 'commit is the resolved ref'
 check_eq 'the repository is checked out at /workspace/repo' two "$(in_box "$ID" cat f)"
 check_eq 'on the branch asked for' main "$(in_box "$ID" git rev-parse --abbrev-ref HEAD)"
@@ -176,6 +180,7 @@ expect_status 204 'closing again: 204'
 check_eq 'its container is gone' '' "$(docker ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")"
 api GET "$SB/$ID" "" "$OT"
 expect_json .state closed 'state closed'
+expect_json .end_reason closed 'end_reason: closed'
 check_eq 'its git token stops working' 401 "$(curl -s -o /dev/null -w '%{http_code}' -u "x:$TOK" "$SANDBOXD_URL/$R.git/info/refs?service=git-upload-pack")"
 check_eq 'create and close are audited with the sandbox id' 2 "$(sql "select count(distinct action) from audit_log where sandbox_id = '$ID' and action in ('sandbox.create', 'sandbox.close')")"
 for s in $TAGID $SHAID; do api POST "$SB/$s/close" "" "$OT"; done
