@@ -70,12 +70,23 @@ int held_open(struct held *x, struct handover *ho, const int fds[2], struct db *
 	return 0;
 }
 
+/* Closes *fd, out of the holder's epoll first: a close alone leaves the registration in
+ * place while another process still has the connection open (the worker that handed it
+ * over keeps its copy for a moment), and its next event would name a freed exec. */
+static void close_fd(struct held *x, int *fd)
+{
+	if (*fd < 0)
+		return;
+	if (x->forget)
+		x->forget(x->forget_arg, *fd);
+	close(*fd);
+	*fd = -1;
+}
+
 static void close_agent(struct held *x)
 {
 	/* The agent ends the command's tree when its connection closes. */
-	if (x->agent >= 0)
-		close(x->agent);
-	x->agent = -1;
+	close_fd(x, &x->agent);
 	free(x->body);
 	x->body = NULL;
 }
@@ -352,9 +363,7 @@ void held_client_gone(struct held *x)
 	x->status = HTTP_CLIENT_CLOSED;
 	json_add_str(x->audit, "error", "the client closed the connection");
 	json_add_int(x->audit, "duration_ms", agentwire_now_ms() - x->ho.w.exec_started_ms);
-	if (x->fcgi >= 0)
-		close(x->fcgi);
-	x->fcgi = -1;
+	close_fd(x, &x->fcgi);
 	buf_release(&x->out);
 	x->out_off = 0;
 }
@@ -440,9 +449,7 @@ void held_close(struct held *x)
 {
 	held_audit(x);
 	close_agent(x);
-	if (x->fcgi >= 0)
-		close(x->fcgi);
-	x->fcgi = -1;
+	close_fd(x, &x->fcgi);
 	capture_release(&x->cap);
 	buf_release(&x->out);
 	json_object_put(x->audit);

@@ -61,12 +61,14 @@ static void interest(struct holder *h, struct held *x, int op)
 		watch(h, op, x->agent, held_wants_agent(x) ? EPOLLIN | EPOLLRDHUP : 0, &x->tag[1]);
 }
 
+/* A held exec's descriptor about to close: out of epoll first (held.h, forget). */
+static void forget(void *arg, int fd)
+{
+	watch(arg, EPOLL_CTL_DEL, fd, 0, NULL);
+}
+
 static void drop(struct holder *h, struct held *x)
 {
-	if (x->fcgi >= 0)
-		watch(h, EPOLL_CTL_DEL, x->fcgi, 0, NULL);
-	if (x->agent >= 0)
-		watch(h, EPOLL_CTL_DEL, x->agent, 0, NULL);
 	held_close(x);
 	if (x->prev)
 		x->prev->next = x->next;
@@ -83,7 +85,7 @@ static void drop(struct holder *h, struct held *x)
 }
 
 /* After anything happened to x: its answer out, its end, or what it waits for next. A
- * descriptor closed meanwhile left epoll by itself. */
+ * descriptor closed meanwhile left epoll first (forget). */
 static void settle(struct holder *h, struct held *x)
 {
 	int w;
@@ -152,6 +154,8 @@ static void take(struct holder *h, int conn)
 		}
 		return;
 	}
+	x->forget = forget;
+	x->forget_arg = h;
 	x->next = h->list;
 	if (h->list)
 		h->list->prev = x;

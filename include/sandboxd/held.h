@@ -42,6 +42,10 @@ struct held {
 	int audited;
 	int dropped;                  /* the holder let it go (its memory goes after the turn) */
 	json_object *audit;           /* what the end adds to the row's details */
+	/* Called with each of its descriptors before it is closed (the holder takes it out of
+	 * its epoll); NULL: none. */
+	void (*forget)(void *arg, int fd);
+	void *forget_arg;
 	struct held *prev, *next;     /* the holder's list */
 	struct held_tag tag[2];       /* epoll's data for nginx's and the agent's */
 };
