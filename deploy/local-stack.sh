@@ -544,7 +544,7 @@ sandboxd_settings() {
     printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
     printf 'preview=%s\nengine=%s\negress=%s\n' "$PREVIEW_DOMAIN" "$ENGINE" "$EGRESS"
     env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|IMAGES|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|MAX_LIFETIME|EPHEMERAL_TTL|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|FILE_RAW_LIMIT|POOL_SIZE|METRICS_ALLOW|HOLDER|FAULT_HANDOVER)=' |
-        grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=' | sort || true
+        grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=|=$' | sort || true
 }
 
 sandboxd_up() {

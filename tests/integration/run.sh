@@ -291,8 +291,11 @@ main() {
 		name=${name%.sh}
 		log "---- $name"
 		before=$(grep -c "	$name	" "$RESULTS" || true)
+		started=$SECONDS
 		run_child timeout -k 10 "${IT_TEST_TIMEOUT:-600}" bash "$t" </dev/null
 		rc=$?
+		# Each suite's time, so that the CI's hour can be spent on purpose.
+		log "$name took $((SECONDS - started)) s"
 		after=$(grep -c "	$name	" "$RESULTS" || true)
 		if ((rc == 124 || rc == 137)); then
 			printf 'FAIL %s: timed out\n' "$name"
