@@ -91,6 +91,7 @@ int auth_resolve(struct req *r, struct err *e)
 	}
 	if (scheme == AUTH_NONE)
 		return 0;
+	r->caller.basic = scheme == AUTH_BASIC;
 	kind = token_classify(cred, strlen(cred));
 	if (kind == TOKEN_INVALID) {
 		r->auth_failure = "not a token (bad format or checksum)";

@@ -2,6 +2,7 @@
  * route, the caller and the route's demands on it, the body, the handler, and the one
  * place where an error code becomes the error answer (answer()). */
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include "sandboxd/api.h"
 #include "sandboxd/audit.h"
@@ -126,6 +127,24 @@ static int read_json(struct req *r, const struct route *route, struct err *e)
 	return rc ? rc : json_parse_object(r->body, r->body_len, &r->json, e);
 }
 
+/* Browsers replay HTTP Basic credentials (the /admin page signs in with them) on any
+ * request to the site, a cross-site form's POST included. No form can send a Bearer header
+ * or a JSON content type, so a call that changes something must carry one of the two
+ * (SPEC §8). Git's routes never come here; GET and HEAD change nothing. */
+static int check_forgeable(struct req *r, struct err *e)
+{
+	const char *type = http_param(r, "CONTENT_TYPE");
+	size_t n = strlen("application/json");
+
+	if (!r->caller.basic || strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0)
+		return 0;
+	if (type && strncasecmp(type, "application/json", n) == 0 &&
+	    (type[n] == 0 || type[n] == ';' || type[n] == ' '))
+		return 0;
+	return err_http(e, 415, "a call that changes something needs Content-Type: "
+		       "application/json or a Bearer token");
+}
+
 /* Runs the matched route: credentials, body, handler. The transaction is open. */
 static void run(struct req *r, const struct route *route)
 {
@@ -134,6 +153,8 @@ static void run(struct req *r, const struct route *route)
 
 	if (rc == ERR_DENIED)
 		rc = err_set(&e, ERR_AUTH, "bad credentials");
+	if (!rc)
+		rc = check_forgeable(r, &e);
 	if (!rc)
 		rc = check_caller(r, route, &e);
 	if (!rc && (route->flags & ROUTE_JSON))

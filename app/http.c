@@ -161,14 +161,16 @@ void http_fail(struct req *r, int code, const struct err *e)
 	}
 	if (status == 401)
 		http_header(r, "WWW-Authenticate",
-			    r->git ? "Basic realm=\"sandboxd\"" : "Bearer realm=\"sandboxd\"");
+			    r->git || r->basic_realm ? "Basic realm=\"sandboxd\""
+						 : "Bearer realm=\"sandboxd\"");
 	http_answer_error(r, status, key, "%s", e ? e->msg : "");
 }
 
 void http_unauthorized(struct req *r, const char *message)
 {
 	http_header(r, "WWW-Authenticate",
-		    r->git ? "Basic realm=\"sandboxd\"" : "Bearer realm=\"sandboxd\"");
+		    r->git || r->basic_realm ? "Basic realm=\"sandboxd\""
+						 : "Bearer realm=\"sandboxd\"");
 	http_error(r, 401, "%s", message);
 }
 

@@ -28,6 +28,8 @@ const struct route api_routes[] = {
 	{ "GET", "/healthz", api_health, "health.get", ROUTE_PUBLIC, NULL },
 	/* Public so that SANDBOXD_METRICS_ALLOW needs no token; the handler checks the rest. */
 	{ "GET", "/metrics", api_metrics, "metrics.get", ROUTE_PUBLIC, NULL },
+	/* Public so that its 401 can ask a browser for Basic; the handler checks the rest. */
+	{ "GET", "/admin", api_admin_page, "admin_page.get", ROUTE_PUBLIC, NULL },
 	{ "GET", "/api/v3/user", api_user_get, "user.get", 0, NULL },
 	{ "POST", "/mcp", api_mcp, "mcp", 0, NULL },
 	{ "GET", "/api/v3/sandbox-images", api_sandbox_images, "sandbox_image.list", 0, NULL },

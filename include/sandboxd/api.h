@@ -16,6 +16,8 @@ extern const size_t api_routes_count;
 int api_health(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* GET /api/v3/sandbox-images (api_images.c). */
 int api_sandbox_images(struct req *r, struct err *e) __attribute__((warn_unused_result));
+/* GET /admin: the operators' HTML page (api_admin_page.c). */
+int api_admin_page(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* GET /metrics: Prometheus' text exposition (api_metrics.c). */
 int api_metrics(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_user_get(struct req *r, struct err *e) __attribute__((warn_unused_result));

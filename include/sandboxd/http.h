@@ -23,6 +23,7 @@
 /* Who is calling, resolved from the credential on every request. */
 struct caller {
 	int authenticated;
+	int basic;                   /* the credential came as HTTP Basic (a browser replays it) */
 	enum token_kind kind;
 	char token_id[HTTP_ID_MAX];
 	char account_id[HTTP_ID_MAX];
@@ -77,6 +78,7 @@ struct req {
 	int responded;
 	int streamed;                /* the handler wrote the response itself (git) */
 	int git;                     /* a git client: challenges are Basic, not Bearer */
+	int basic_realm;             /* a browser's page (/admin): the challenge is Basic too */
 	const char *error;           /* the message of an error response, for the audit row */
 
 	/* Audit: the handler names the repository and adds details as it goes. */
