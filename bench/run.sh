@@ -49,6 +49,13 @@ trap cleanup EXIT INT TERM
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
+# Every run's figure, for the plot (bench/plot.sh): operation <TAB> raw|sandboxd <TAB> ms.
+PLOT_DIR=${BENCH_PLOT_DIR:-$ROOT/build/bench}
+mkdir -p "$PLOT_DIR"
+SAMPLES=$PLOT_DIR/samples.tsv
+: >"$SAMPLES"
+sample() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$SAMPLES"; }
+
 PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history held files} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
@@ -210,6 +217,8 @@ for kind in full shallow; do
 		clone_ms "$PLAIN" "${flags[@]}" >>"$VAR/p.txt"
 		clone_ms "$OURS" "${flags[@]}" >>"$VAR/o.txt"
 	done
+	while read -r v; do sample "$kind clone" raw "$v"; done <"$VAR/p.txt"
+	while read -r v; do sample "$kind clone" sandboxd "$v"; done <"$VAR/o.txt"
 	p=$(median <"$VAR/p.txt"); o=$(median <"$VAR/o.txt")
 	printf '%-22s %14s %14s %8s\n' "$kind clone" "$p" "$o" "$(awk -v a="$o" -v b="$p" 'BEGIN {printf "%.3f", a / b}')"
 done
@@ -264,6 +273,8 @@ for k in $(seq 0 "$PRUNS"); do
 	[ "$k" = 0 ] && continue
 	echo "$a" >>"$VAR/pp.txt"; echo "$b" >>"$VAR/po.txt"; echo "$c" >>"$VAR/pb.txt"
 done
+while read -r v; do sample "push ${PMB} MB" raw "$v"; done <"$VAR/pp.txt"
+while read -r v; do sample "push ${PMB} MB" sandboxd "$v"; done <"$VAR/po.txt"
 p=$(median <"$VAR/pp.txt"); o=$(median <"$VAR/po.txt"); pb=$(median <"$VAR/pb.txt")
 echo "git push of ${PBLOBS} blobs, ${PMB} MB over 50 commits ($PSIZE packed) into an empty repository"
 echo "(median of $PRUNS, ms; alternating runs; receive.fsckObjects=true on all)"
@@ -353,6 +364,15 @@ done
 
 declare -A RAW OURS
 add() { RAW[$1]+="$2 "; OURS[$1]+="$3 "; }
+# The plot's figures, in the table's order, once the runs are done.
+plot_samples() {
+	local k v
+	for k in "$@"; do
+		[[ -n ${OURS[$k]:-} ]] || continue
+		for v in ${RAW[$k]}; do sample "$k" raw "$v"; done
+		for v in ${OURS[$k]}; do sample "$k" sandboxd "$v"; done
+	done
+}
 settle() { sleep "$SETTLE"; }
 POOL=${SANDBOXD_POOL_SIZE:-2}
 sqlb() { psql "$SANDBOXD_DATABASE_URL" -Atc "$1"; }
@@ -434,6 +454,9 @@ for k in "create, pool warm" "create to exec, pool warm" "create, pool empty" \
 		"$(awk -v a="$b" -v b="$a" 'BEGIN {printf "%.2f", a / b}')" \
 		"$(awk -v a="$d" -v b="$c" 'BEGIN {printf "%.2f", a / b}')"
 done
+plot_samples "create, pool warm" "create to exec, pool warm" "create, pool empty" \
+	"create to exec, pool empty" "exec true" "exec 1 MiB out" "write 1 MiB" "read 1 MiB" \
+	"write 10 MiB" "read 10 MiB" close
 # Which backend ran the execs (README "The agent"): a fallback must not pass for the agent.
 echo "exec backends (audit log): $(psql "$SANDBOXD_DATABASE_URL" -Atc "select string_agg(b || ' ' || n, ', ' order by b) from (select coalesce(details->>'backend', '?') || coalesce(' (' || (details->>'agent_error') || ')', '') b, count(*) n from audit_log where action = 'sandbox.exec' group by 1) t")"
 k="raw create, default bridge"
@@ -547,4 +570,13 @@ fi
 # --- 8. raw files beside the engine's archive API (bench/files.sh: a stack of one worker) ------
 if part files; then
 	bash "$ROOT/bench/files.sh"
+fi
+
+# --- the plot: every figure above with a raw baseline beside it ---------------------------
+if [ -s "$SAMPLES" ]; then
+	if command -v gnuplot >/dev/null; then
+		bash "$ROOT/bench/plot.sh" "$SAMPLES" "$PLOT_DIR/latency.png"
+	else
+		echo "bench: no plot (gnuplot is missing: apt-get install gnuplot-nox)" >&2
+	fi
 fi

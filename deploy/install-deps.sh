@@ -13,6 +13,7 @@ PACKAGES=(
     valgrind shellcheck musl-tools
     prometheus  # t_metrics runs its own instance on a free loopback port; the service never starts
     debhelper lintian
+    gnuplot-nox  # make bench draws each operation's latency distribution (bench/plot.sh)
 )
 
 # examples/giturl.py signs owner git URLs with PyJWT (t_jwt_examples runs it with
