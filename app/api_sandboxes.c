@@ -63,15 +63,17 @@ static int create_secrets(struct req *r, const struct repo *repo, const char **o
 	return 0;
 }
 
-/* The create's own limits (SPEC §4 "Limits"): cpus, a number from 0.01, and memoryMiB,
- * from 64, each up to the operator's maximum (never below the default): 400 for the shape,
- * 422 naming the field past the maximum. diskMiB: 422, no disk limit is enforced here. */
+/* The create's own limits (SPEC §4 "Limits"): cpus, a number from 0.01, memoryMiB and
+ * diskMiB, from 64, each up to the operator's maximum (never below the default): 400 for
+ * the shape, 422 naming the field past the maximum. */
 static int create_limits(struct req *r, struct sandbox_limits *lim, struct err *e)
 {
 	int64_t max_mem = r->cfg->sandbox_max_memory > r->cfg->sandbox_memory
 				  ? r->cfg->sandbox_max_memory : r->cfg->sandbox_memory;
 	int max_cpus = r->cfg->sandbox_max_cpus > r->cfg->sandbox_cpus ? r->cfg->sandbox_max_cpus
 								       : r->cfg->sandbox_cpus;
+	int64_t max_disk = r->cfg->sandbox_max_disk > r->cfg->sandbox_disk ? r->cfg->sandbox_max_disk
+									   : r->cfg->sandbox_disk;
 	int64_t mib = 0;
 	json_object *v;
 	int rc;
@@ -98,9 +100,15 @@ static int create_limits(struct req *r, struct sandbox_limits *lim, struct err *
 		lim->memory = mib << 20;
 		json_add_int(r->audit_details, "memory_mib", mib);
 	}
-	if (json_object_object_get_ex(r->json, "diskMiB", &v) && !json_object_is_type(v, json_type_null))
-		return err_http(e, 422, "field 'diskMiB': this deployment's engine does not enforce "
-				"disk limits");
+	if ((rc = json_field_int(r->json, "diskMiB", 0, 64, INT32_MAX, &mib, e)) < 0)
+		return rc;
+	if (rc == 0) {
+		if (mib > max_disk >> 20)
+			return err_http(e, 422, "field 'diskMiB' is over this deployment's maximum "
+					"(%lld)", (long long)(max_disk >> 20));
+		lim->disk = mib << 20;
+		json_add_int(r->audit_details, "disk_mib", mib);
+	}
 	return 0;
 }
 /* The create's image (SPEC §4 "What's inside"): its own choice wins, then the repository's,

@@ -384,6 +384,10 @@ static const struct setting settings[] = {
 	N("SANDBOXD_SANDBOX_MAX_MEMORY_MB", MIB, sandbox_max_memory, 8192, 64, 1 << 20),
 	N("SANDBOXD_SANDBOX_MAX_CPUS", INT, sandbox_max_cpus, 8, 1, 256),
 	N("SANDBOXD_SANDBOX_CPUS", INT, sandbox_cpus, 2, 1, 256),
+	/* 10 GiB (SPEC §4 "Limits"), from 64 MiB: an image's own files do not count. */
+	N("SANDBOXD_SANDBOX_DISK_MB", MIB, sandbox_disk, 10240, 64, 1 << 24),
+	N("SANDBOXD_SANDBOX_MAX_DISK_MB", MIB, sandbox_max_disk, 102400, 64, 1 << 24),
+	N("SANDBOXD_DISK_CHECK_INTERVAL", INT, disk_check_interval, 60, 1, 86400),
 	N("SANDBOXD_SANDBOX_PIDS", INT, sandbox_pids, 512, 16, 1 << 20),
 	N("SANDBOXD_SANDBOX_UID", INT, sandbox_uid, 61000, 1, 2147483646),
 	N("SANDBOXD_FILE_LIMIT", SIZE, file_limit, 32 << 20, 1, 1 << 30,

@@ -34,9 +34,12 @@ static int env_with_home(const struct boxuser *bu, const char **env, const char 
 	return 0;
 }
 
+/* -1 not known yet, 0 the engine refused StorageOpt size, 1 it took it. */
+static int storage_quota = -1;
+
 int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
 			  const struct sandbox_limits *lim, long timeout_ms,
-			  char cid[DOCKER_ID_MAX], struct err *e)
+			  char cid[DOCKER_ID_MAX], int *disk_enforced, struct err *e)
 {
 	size_t np = strlen(WARM_OWNER_PREFIX);
 	char label[64], ilabel[96], plabel[64], home[64];
@@ -68,6 +71,7 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 		.nano_cpus = lim && lim->nano_cpus ? lim->nano_cpus
 						   : (int64_t)cfg->sandbox_cpus * 1000000000,
 		.pids_limit = cfg->sandbox_pids,
+		.storage_size = storage_quota == 0 ? 0 : lim && lim->disk ? lim->disk : cfg->sandbox_disk,
 		/* The host's agent, read-only: the container can neither change nor replace it.
 		 * Missing on the host: a sandbox without one (its execs take Docker exec). */
 		.ro_bind_source = access(cfg->agent_path, R_OK) == 0 ? cfg->agent_path : NULL,
@@ -76,7 +80,19 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 
 	if (!dc.ro_bind_source)
 		log_warn("%s: no agent at %s (SANDBOXD_AGENT_PATH)", owner, cfg->agent_path);
-	return docker_container_create(&dc, cid, timeout_ms, e);
+	rc = docker_container_create(&dc, cid, timeout_ms, e);
+	if (rc && dc.storage_size && docker_storage_refused(e)) {
+		log_warn("the engine cannot limit a container's disk (%s): the reaper measures "
+			 "sandboxes instead", e->msg);
+		storage_quota = 0;
+		dc.storage_size = 0;
+		rc = docker_container_create(&dc, cid, timeout_ms, e);
+	} else if (!rc && dc.storage_size) {
+		storage_quota = 1;
+	}
+	if (disk_enforced)
+		*disk_enforced = dc.storage_size > 0;
+	return rc;
 }
 
 int sandbox_put_clone(const char *cid, unsigned owner, const char *params, size_t len,

@@ -636,8 +636,9 @@ static json_object *labels_object(const char *const *l)
 	return labels;
 }
 
-/* /workspace on a volume or a bind: the archive API sees neither tmpfs nor a read-only
- * root. The volume gets c->volume_labels when the engine makes it. */
+/* /workspace in the writable layer (so that the disk limit counts it), or on a volume or
+ * a bind the caller names: the archive API sees neither tmpfs nor a read-only root. A
+ * volume gets c->volume_labels when the engine makes it. */
 static int add_workspace(json_object *hc, const struct docker_create *c)
 {
 	json_object *mounts, *mount;
@@ -645,15 +646,16 @@ static int add_workspace(json_object *hc, const struct docker_create *c)
 	if (!(mounts = json_object_new_array()))
 		return ERR_NOMEM;
 	json_object_object_add(hc, "Mounts", mounts);
+	if (!c->workspace || !*c->workspace)
+		goto agent;
 	if (!(mount = json_object_new_object()) || json_object_array_add(mounts, mount)) {
 		json_object_put(mount);
 		return ERR_NOMEM;
 	}
-	json_add_str(mount, "Type", c->workspace && c->workspace[0] == '/' ? "bind" : "volume");
-	if (c->workspace && *c->workspace)
-		json_add_str(mount, "Source", c->workspace);
+	json_add_str(mount, "Type", c->workspace[0] == '/' ? "bind" : "volume");
+	json_add_str(mount, "Source", c->workspace);
 	json_add_str(mount, "Target", "/workspace");
-	if (c->volume_labels && (!c->workspace || c->workspace[0] != '/')) {
+	if (c->volume_labels && c->workspace[0] != '/') {
 		json_object *vo = json_object_new_object(), *vl = labels_object(c->volume_labels);
 		if (!vo || !vl) {
 			json_object_put(vo);
@@ -663,6 +665,7 @@ static int add_workspace(json_object *hc, const struct docker_create *c)
 		json_object_object_add(vo, "Labels", vl);
 		json_object_object_add(mount, "VolumeOptions", vo);
 	}
+agent:
 	/* One host file read-only (the sandbox's agent). */
 	if (c->ro_bind_source && c->ro_bind_target) {
 		if (!(mount = json_object_new_object()) || json_object_array_add(mounts, mount)) {
@@ -716,7 +719,23 @@ static int create_body(const struct docker_create *c, json_object **out)
 		json_add_int(hc, "NanoCpus", c->nano_cpus);
 	if (c->pids_limit > 0)
 		json_add_int(hc, "PidsLimit", c->pids_limit);
+	if (c->storage_size > 0) {
+		json_object *so;
+		char size[24];
+		snprintf(size, sizeof(size), "%lld", (long long)c->storage_size);
+		if ((rc = add_object(hc, "StorageOpt", &so)))
+			return rc;
+		json_add_str(so, "size", size);
+	}
 	return add_workspace(hc, c);
+}
+
+int docker_storage_refused(const struct err *e)
+{
+	/* moby's overlay2: "--storage-opt is supported only for overlay over xfs with 'pquota'
+	 * mount option"; other drivers: "--storage-opt is not supported for <driver>". */
+	return strstr(e->msg, "storage-opt is supported only") != NULL ||
+	       strstr(e->msg, "storage-opt is not supported") != NULL;
 }
 
 /* POSTs body to path and reads the "Id" of what Docker made (a container or an exec) into
@@ -884,6 +903,22 @@ int docker_container_inspect(const char *id, struct docker_container_state *out,
 out:
 	json_object_put(resp);
 	return rc;
+}
+
+int docker_container_size(const char *id, int64_t *size_rw, long timeout_ms, struct err *e)
+{
+	json_object *resp = NULL;
+	int rc;
+
+	*size_rw = 0;
+	if ((rc = object_get(CONTAINER, "measure container", id, "/json?size=1", timeout_ms,
+			     &resp, e)))
+		return rc;
+	/* Absent when the engine could not measure (the container is being removed): 0. */
+	if (get_int(resp, "SizeRw", size_rw) || *size_rw < 0)
+		*size_rw = 0;
+	json_object_put(resp);
+	return 0;
 }
 
 int docker_container_ip(const char *id, const char *network, char *ip, size_t ip_len,

@@ -19,6 +19,7 @@
 #include "sandboxd/log.h"
 #include "sandboxd/metrics.h"
 #include "sandboxd/metrics_db.h"
+#include "sandboxd/num.h"
 #include "sandboxd/reaper.h"
 #include "sandboxd/warm.h"
 #include "sandboxd/sandbox.h"
@@ -300,6 +301,54 @@ static void held_lost(const struct config *cfg, struct db *db)
 	PQclear(res);
 }
 
+/* The disk limit where the engine cannot enforce it (SPEC §4 "Limits"; container.h): each
+ * such sandbox measured every SANDBOXD_DISK_CHECK_INTERVAL seconds, oldest measure first,
+ * a few per pass (a measure walks the layer), and stopped once over its limit, its work
+ * saved first as at any stop (the save commits what fits in the repository, not the
+ * container's bytes). */
+static void disk_over(const struct config *cfg, struct db *db)
+{
+	char sql[512];
+	struct err e;
+	int code = 0;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, container_id, disk_bytes FROM sandboxes"
+		 " WHERE state = 'ready' AND disk_enforced = false AND container_id IS NOT NULL"
+		 "   AND disk_bytes IS NOT NULL AND (disk_checked_at IS NULL"
+		 "        OR disk_checked_at < now() - interval '%d seconds')"
+		 " ORDER BY disk_checked_at NULLS FIRST LIMIT 10", cfg->disk_check_interval);
+	PGresult *res = db_exec(db, &e, &code, sql, 0);
+	if (!res) {
+		log_warn("reaper: disk: %s", e.msg);
+		return;
+	}
+	for (int i = 0; i < PQntuples(res) && !stopping; i++) {
+		const char *id = db_val(res, i, 0), *cid = db_val(res, i, 1);
+		int64_t used = 0, limit = 0;
+		char txt[24];
+		if (num_parse(db_val(res, i, 2), 1, INT64_MAX, &limit) ||
+		    docker_container_size(cid, &used, DOCKER_CALL_MS, &e)) {
+			log_warn("reaper: %s: measuring its disk: %s", id, e.msg);
+			continue;
+		}
+		snprintf(txt, sizeof(txt), "%lld", (long long)used);
+		if (db_run(db, &e, "UPDATE sandboxes SET disk_checked_at = now(), disk_used_bytes = $2"
+				   " WHERE id = $1", 2, id, txt))
+			log_warn("reaper: %s: %s", id, e.msg);
+		if (used <= limit)
+			continue;
+		log_info("reaper: %s uses %lld bytes of disk, over its %lld", id, (long long)used,
+			 (long long)limit);
+		/* Still ready (not closed meanwhile); the id is sb_ and hex (the table's CHECK). */
+		char one[160];
+		snprintf(one, sizeof(one), "SELECT id, container_id FROM sandboxes"
+			 " WHERE id = '%.40s' AND state = 'ready'", id);
+		end_all(db, one, "stopped", "disk limit exceeded", "sandbox.stop", 1);
+	}
+	PQclear(res);
+}
+
 static void pass(const struct config *cfg, struct db *db)
 {
 	char sql[512];
@@ -317,6 +366,7 @@ static void pass(const struct config *cfg, struct db *db)
 		 "   AND created_at < now() - interval '%d seconds' ORDER BY created_at LIMIT 100",
 		 cfg->max_lifetime);
 	end_all(db, sql, "stopped", "lifetime reached", "sandbox.stop", 1);
+	disk_over(cfg, db);
 	snprintf(sql, sizeof(sql),
 		 "SELECT id, container_id FROM sandboxes WHERE state = 'starting'"
 		 "   AND created_at < now() - interval '%d seconds' LIMIT 100",

@@ -127,7 +127,8 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		      "       coalesce(s.agent_key, ''), coalesce(s.saved_ref, ''),"
 		      "       coalesce(s.image, ''), coalesce(s.egress, ''),"
 		      "       coalesce(s.network, ''), coalesce(s.end_reason, ''),"
-		      "       coalesce(s.nano_cpus, 0), coalesce(s.memory_bytes, 0)"
+		      "       coalesce(s.nano_cpus, 0), coalesce(s.memory_bytes, 0),"
+		      "       coalesce(s.disk_bytes, 0)"
 		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
 		      " WHERE s.id = $1 AND s.repository_id = $2",
 		      2, id, repo_id);
@@ -158,6 +159,7 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 	snprintf(out->end_reason, sizeof(out->end_reason), "%s", db_val(res, 0, nf));
 	cut |= num_parse(db_val(res, 0, nf + 1), 0, INT64_MAX, &out->nano_cpus) != 0;
 	cut |= num_parse(db_val(res, 0, nf + 2), 0, INT64_MAX, &out->memory) != 0;
+	cut |= num_parse(db_val(res, 0, nf + 3), 0, INT64_MAX, &out->disk) != 0;
 	PQclear(res);
 	if (cut)
 		return err_set(e, ERR_FAIL, "sandbox %s: a value is longer than its field", id);
@@ -280,8 +282,7 @@ json_object *sandbox_json(const struct sandbox *s)
 		json_add_str(o, "end_reason", s->end_reason);
 	else
 		json_object_object_add(o, "end_reason", NULL);
-	/* As created (019; null before): CPUs as a number, memory in MiB; no disk limit is
-	 * enforced by this deployment's engine yet (README "Limits per create"): null. */
+	/* As created (019, 020; null before): CPUs as a number, memory and disk in MiB. */
 	json_object *res = json_object_new_object();
 	if (s->nano_cpus) {
 		/* As many digits as a create may give (a billionth), never a binary tail. */
@@ -294,7 +295,10 @@ json_object *sandbox_json(const struct sandbox *s)
 		json_add_int(res, "memoryMiB", s->memory >> 20);
 	else
 		json_object_object_add(res, "memoryMiB", NULL);
-	json_object_object_add(res, "diskMiB", NULL);
+	if (s->disk)
+		json_add_int(res, "diskMiB", s->disk >> 20);
+	else
+		json_object_object_add(res, "diskMiB", NULL);
 	json_object_object_add(o, "resources", res);
 	return o;
 }

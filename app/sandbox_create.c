@@ -142,20 +142,22 @@ static int insert_rows(struct make *m, struct err *e)
 	snprintf(secs, sizeof(secs), "%d", n->cfg->idle_timeout);
 	/* What the engine is told (container.c, and claim_warm's update): its own or the
 	 * defaults. */
-	char cpus[24], mem[24];
+	char cpus[24], mem[24], disk[24];
 	snprintf(cpus, sizeof(cpus), "%lld", (long long)(n->limits.nano_cpus ? n->limits.nano_cpus
 			 : (int64_t)n->cfg->sandbox_cpus * 1000000000));
 	snprintf(mem, sizeof(mem), "%lld", (long long)(n->limits.memory ? n->limits.memory
 									  : n->cfg->sandbox_memory));
+	snprintf(disk, sizeof(disk), "%lld", (long long)(n->limits.disk ? n->limits.disk
+									 : n->cfg->sandbox_disk));
 	rc = db_run(n->db, e,
 		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at,"
 		    "                       agent_key, secrets, image, egress, network, nano_cpus,"
-		    "                       memory_bytes)"
+		    "                       memory_bytes, disk_bytes)"
 		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int), $7,"
-		    "         coalesce($8::text[], '{}'), $9, $10, $11, $12, $13)",
-		    13, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
+		    "         coalesce($8::text[], '{}'), $9, $10, $11, $12, $13, $14)",
+		    14, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
 		    m->agent_key, n->secrets, image_of(n)->name, m->s->egress, m->s->network, cpus,
-		    mem);
+		    mem, disk);
 	if (!rc)
 		rc = db_run(n->db, e,
 			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"
@@ -169,7 +171,8 @@ static int insert_rows(struct make *m, struct err *e)
 /* Creates the container, pulling the image once when it is missing and pulling is on
  * (there may be no registry): the first sandbox on a host waits for the pull, within the
  * start limit; workers that pull at once are one pull for Docker. */
-static int create_container(struct make *m, const char **env, char *cid, struct err *e)
+static int create_container(struct make *m, const char **env, char *cid, int *enforced,
+			    struct err *e)
 {
 	const struct config *cfg = m->n->cfg;
 	struct sandbox_limits lim = m->n->limits;
@@ -177,7 +180,7 @@ static int create_container(struct make *m, const char **env, char *cid, struct 
 	lim.network = m->s->network;
 	long left = (long)cfg->start_timeout * 1000;
 	int rc = sandbox_container_new(cfg, m->s->id, env, &lim,
-				       left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, cid, e);
+				       left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, cid, enforced, e);
 
 	/* The engine refuses what it cannot give (more CPUs than it has): the client reads
 	 * its words. */
@@ -198,7 +201,7 @@ static int create_container(struct make *m, const char **env, char *cid, struct 
 				     "pulled: %s", image, e->msg);
 		return err_set(e, ERR_NOTFOUND, "%s", m->why ? m->why : "no image");
 	}
-	return sandbox_container_new(cfg, m->s->id, env, &lim, DOCKER_CALL_MS, cid, e);
+	return sandbox_container_new(cfg, m->s->id, env, &lim, DOCKER_CALL_MS, cid, enforced, e);
 }
 
 /* 2. The container, labelled with the sandbox, hardened; its id recorded. */
@@ -208,16 +211,16 @@ static int make_container(struct make *m, struct err *e)
 	char cid[DOCKER_ID_MAX] = "";
 	const char **env;
 	size_t nenv;
-	int rc;
+	int rc, enforced = 0;
 
 	if ((rc = sandbox_env(n->pool, m->s, pool_printf(n->pool, "%s/%s", n->repo->owner,
 							 n->repo->name), 0, &env, &nenv, e)) ||
-	    (rc = create_container(m, env, cid, e)))
+	    (rc = create_container(m, env, cid, &enforced, e)))
 		return rc;
 	if (str_copy(m->s->container_id, sizeof(m->s->container_id), cid))
 		return err_set(e, ERR_FAIL, "container id %.12s… is too long", cid);
-	rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2 WHERE id = $1", 2,
-		    m->s->id, cid);
+	rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, disk_enforced = $3"
+			      " WHERE id = $1", 3, m->s->id, cid, enforced ? "true" : "false");
 	return rc ? rc : commit_now(n->db, e);
 }
 
@@ -333,7 +336,9 @@ static int claim_warm(struct make *m, struct err *e)
 	if (rc == ERR_NOTFOUND)
 		return 1;
 	if (rc || (rc = str_copy(m->s->container_id, sizeof(m->s->container_id), cid)) ||
-	    (rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2 WHERE id = $1", 2,
+	    (rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, disk_enforced ="
+				   " (SELECT w.disk_enforced FROM warm_containers w"
+				   "   WHERE w.container_id = $2 LIMIT 1) IS TRUE WHERE id = $1", 2,
 			 m->s->id, cid)) || (rc = commit_now(n->db, e)))
 		return rc == ERR_TOOBIG ? err_set(e, ERR_FAIL, "container id too long") : rc;
 	m->warm = 1;
@@ -389,8 +394,10 @@ static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], st
 	*locked = 1;
 	if ((rc = insert_rows(m, e)))
 		return rc;
-	/* Warm containers are on the deployment's network: a narrower egress starts cold. */
-	rc = n->cfg->pool_size > 0 && !strcmp(m->s->egress, n->cfg->egress) ? claim_warm(m, e) : 1;
+	/* Warm containers are on the deployment's network: a narrower egress starts cold; so
+	 * does a disk limit of its own (the engine cannot change one after the create). */
+	rc = n->cfg->pool_size > 0 && !strcmp(m->s->egress, n->cfg->egress) &&
+	     (!n->limits.disk || n->limits.disk == n->cfg->sandbox_disk) ? claim_warm(m, e) : 1;
 	if (rc == 1 && !(rc = make_container(m, e)))
 		rc = start(m, e);
 	if (rc)

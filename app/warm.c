@@ -113,7 +113,7 @@ static int start_one(const struct config *cfg, struct db *db, struct err *e)
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	char id[WARM_ID_LEN + 1], owner[64], cid[DOCKER_ID_MAX] = "";
 	struct docker_container_state st;
-	int rc;
+	int rc, enforced = 0;
 
 	if (randid(id, sizeof(id), "wc_", 12))
 		return err_set(e, ERR_FAIL, "RNG failed");
@@ -122,9 +122,10 @@ static int start_one(const struct config *cfg, struct db *db, struct err *e)
 				" VALUES ($1, $2, $3)", 3, id, cfg->instance,
 			 config_default_image(cfg))))
 		return rc;
-	if (!(rc = sandbox_container_new(cfg, owner, (const char **)env, NULL, DOCKER_CALL_MS, cid, e)) &&
-	    !(rc = db_run(db, e, "UPDATE warm_containers SET container_id = $2 WHERE id = $1", 2,
-			  id, cid)) &&
+	if (!(rc = sandbox_container_new(cfg, owner, (const char **)env, NULL, DOCKER_CALL_MS, cid,
+					 &enforced, e)) &&
+	    !(rc = db_run(db, e, "UPDATE warm_containers SET container_id = $2, disk_enforced = $3"
+				 " WHERE id = $1", 3, id, cid, enforced ? "true" : "false")) &&
 	    !(rc = docker_container_start(cid, (long)cfg->start_timeout * 1000, e)) &&
 	    !(rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, e)) && !st.running)
 		rc = err_set(e, ERR_FAIL, "the warm container is %s", st.status);

@@ -13,6 +13,7 @@ PACKAGES=(
     valgrind shellcheck musl-tools
     prometheus  # t_metrics runs its own instance on a free loopback port; the service never starts
     debhelper lintian
+    xfsprogs  # the sandboxes' engine keeps its data root on XFS with pquota: disk limits (deploy/sandbox-engine.sh)
     gnuplot-nox  # make bench draws each operation's latency distribution (bench/plot.sh)
 )
 

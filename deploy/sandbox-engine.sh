@@ -16,10 +16,20 @@
 #             start (no user namespaces, no subordinate ids, not root ...)
 #     down    stop it (its containers die with it)
 #     status  0 when it answers with userns-remap on
+#     disk    0 when its data root is XFS with project quotas (disk limits by the engine);
+#             prints what it is
 #     host    print its Docker host (unix:///run/sandboxd-engine/docker.sock)
 #     forward apply|remove BRIDGE SUBNET: what Docker's iptables would do for one network
 #             of this engine: forwarding in and out of BRIDGE (after DOCKER-USER, where
 #             deploy/egress.sh narrows it) and masquerading SUBNET out of other interfaces.
+#
+# The data root is an XFS filesystem of its own (a sparse loop file beside it, $DATA.xfs,
+# of SANDBOXD_ENGINE_DISK_GB, 64 by default), mounted with pquota where the kernel has XFS
+# quotas, so that overlay2 takes each sandbox's StorageOpt size: its disk limit (SPEC §4
+# "Limits"), which ext4 refuses. Without quotas it still bounds what all the sandboxes
+# together take from the host's disk, and sandboxd's reaper measures each one. A data root
+# from before is copied in once. Without xfsprogs, loop devices or the mount, the engine
+# starts on the plain folder and says so.
 #
 # Settings: SANDBOXD_ENGINE_DIR (data root, /var/lib/sandboxd/docker),
 # SANDBOXD_ENGINE_RUN (socket, pidfile, exec root: /run/sandboxd-engine; short, as
@@ -30,6 +40,8 @@
 set -Eeuo pipefail
 
 DATA=${SANDBOXD_ENGINE_DIR:-/var/lib/sandboxd/docker}
+DISK_GB=${SANDBOXD_ENGINE_DISK_GB:-64}
+IMG=$DATA.xfs
 RUN=${SANDBOXD_ENGINE_RUN:-/run/sandboxd-engine}
 POOL=${SANDBOXD_ENGINE_POOL:-10.199.0.0/16}
 BRIDGE_ADDR=${SANDBOXD_ENGINE_BRIDGE_ADDR:-10.198.0.1/24}
@@ -69,6 +81,63 @@ userns_possible() {
     [ -e /proc/self/ns/user ] || die "this kernel has no user namespaces"
 }
 
+# 0 when DATA is itself a mount of its own loop file (with quotas or not).
+data_mounted() {
+    [ "$(findmnt -n -o TARGET --target "$DATA" 2>/dev/null)" = "$DATA" ] &&
+        [ "$(findmnt -n -o FSTYPE --target "$DATA")" = xfs ]
+}
+# 0 when it is mounted with project quotas on (overlay2 then takes StorageOpt size).
+xfs_quota_on() {
+    data_mounted && findmnt -n -o OPTIONS --target "$DATA" | grep -qE '(^|,)(prjquota|pquota)(,|$)'
+}
+
+# The data root on XFS with pquota (see the top). Returns 1, having said why, when it
+# cannot be: the engine then starts on the folder as it is.
+xfs_data_root() {
+    data_mounted && return 0
+    [[ $DISK_GB =~ ^[1-9][0-9]*$ ]] || { say "SANDBOXD_ENGINE_DISK_GB=$DISK_GB is not a number of GB"; return 1; }
+    command -v mkfs.xfs >/dev/null || { say "no mkfs.xfs (xfsprogs): no disk limits by the engine"; return 1; }
+    if findmnt -n -o TARGET --target "$DATA" 2>/dev/null | grep -qx "$DATA"; then
+        say "$DATA is a mount of something else: left as it is"
+        return 1
+    fi
+    if [ ! -s "$IMG" ]; then
+        say "making $IMG: a sparse ${DISK_GB} GB XFS filesystem for the engine's data root"
+        truncate -s "${DISK_GB}G" "$IMG" && mkfs.xfs -q "$IMG" ||
+            { rm -f "$IMG"; say "mkfs.xfs $IMG failed: no disk limits by the engine"; return 1; }
+    fi
+    local old=""
+    if [ -d "$DATA" ] && [ -n "$(ls -A "$DATA" 2>/dev/null)" ]; then
+        old=$DATA.before-xfs
+        rm -rf "$old"
+        mv "$DATA" "$old"
+    fi
+    install -d -m 0711 "$DATA"
+    # Measured on this workplace's kernel (6.18, Firecracker): "XFS: quota support not
+    # available in this kernel", and the pquota mount fails; Debian's kernels have it.
+    # Without quotas the data root is still a filesystem of its own: all the sandboxes
+    # together can take at most its size from the host's disk.
+    if ! mount -o loop,pquota "$IMG" "$DATA" 2>/dev/null; then
+        if ! mount -o loop "$IMG" "$DATA"; then
+            say "mounting $IMG on $DATA failed (no loop devices?): no disk limits by the engine"
+            if [ -n "$old" ]; then rmdir "$DATA" && mv "$old" "$DATA"; fi
+            return 1
+        fi
+        say "this kernel has no XFS quotas: the data root holds at most ${DISK_GB} GB for every sandbox together; each sandbox's own limit is sandboxd's reaper's measure"
+    fi
+    if [ -n "$old" ]; then
+        # The images and layers of before, so that nothing is rebuilt (overlay2's own
+        # xattrs and whiteouts included: cp -a as root keeps them).
+        say "copying the data root of before into the XFS one ($(du -sh "$old" | cut -f1))"
+        if cp -a "$old/." "$DATA/"; then
+            rm -rf "$old"
+        else
+            say "the copy failed: the engine starts empty (images are built again); $old kept"
+        fi
+    fi
+    chmod 0711 "$DATA"
+}
+
 cmd_up() {
     [ "$(id -u)" -eq 0 ] || die "only root can start dockerd"
     [ -x "$DOCKERD" ] || die "dockerd is not installed (run deploy/install-deps.sh)"
@@ -81,6 +150,8 @@ cmd_up() {
     fi
     userns_possible
     bridge_up
+    install -d -m 0711 "$(dirname "$DATA")"
+    xfs_data_root || true
     install -d -m 0711 "$DATA"
     # Measured here (2026-12-01): a second start of this engine on the network store its
     # first start left deletes the host's docker0 (the host engine's default bridge), as
@@ -151,7 +222,11 @@ case ${1:-} in
     up) cmd_up ;;
     down) cmd_down ;;
     status) ping_ok && remapped ;;
+    disk)
+        if xfs_quota_on; then echo "xfs with project quotas ($IMG)"
+        elif data_mounted; then echo "xfs without quotas ($IMG)"; exit 1
+        else echo "a plain folder"; exit 1; fi ;;
     host) echo "unix://$SOCK" ;;
     forward) shift; cmd_forward "$@" ;;
-    *) echo "usage: $0 up|down|status|host|forward apply|remove BRIDGE SUBNET" >&2; exit 2 ;;
+    *) echo "usage: $0 up|down|status|disk|host|forward apply|remove BRIDGE SUBNET" >&2; exit 2 ;;
 esac

@@ -70,6 +70,10 @@ struct config {
 	int sandbox_cpus;
 	int64_t sandbox_max_memory; /* the most a create may ask for (bytes), at least the default */
 	int sandbox_max_cpus;       /* the same for CPUs */
+	int64_t sandbox_disk;       /* bytes of writable layer (and so /workspace) per sandbox */
+	int64_t sandbox_max_disk;   /* the most a create may ask for (bytes) */
+	int disk_check_interval;    /* seconds between the reaper's measures of one sandbox
+				     * whose engine does not enforce its disk limit */
 	int sandbox_pids;
 	/* The user commands run as when the engine cannot keep root inside from being root
 	 * outside (boxuser.h): a uid no host account uses. */

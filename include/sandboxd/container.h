@@ -18,13 +18,18 @@
 /* Creates (does not start) a sandbox's container, hardened, on its network (lim's, else
  * SANDBOXD_SANDBOX_NETWORK), its
  * first process app/sh/clone.sh waiting for its parameters: labelled SANDBOX_LABEL=owner
- * (a sandbox id, or WARM_OWNER_PREFIX<id> for a warm one, which also gets POOL_LABEL=<id>) and with the instance, its workspace
- * volume too. env: the container's environment (NULL-terminated). ERR_NOIMAGE when the
+ * (a sandbox id, or WARM_OWNER_PREFIX<id> for a warm one, which also gets POOL_LABEL=<id>) and with the instance;
+ * /workspace is in its writable layer. env: the container's environment (NULL-terminated). ERR_NOIMAGE when the
  * engine lacks the image. */
-/* lim NULL: the defaults (the warm pool's containers have them). */
+/* lim NULL: the defaults (the warm pool's containers have them). The disk limit goes to
+ * the engine as StorageOpt size; an engine whose storage cannot take it (docker.h) gets
+ * the container without, and *disk_enforced (NULL: not asked) says which: 1 the engine
+ * enforces it, 0 the reaper measures it (reaper.c). The answer is kept for the process:
+ * an engine's storage does not change under it. */
 int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
 			  const struct sandbox_limits *lim, long timeout_ms,
-			  char cid[DOCKER_ID_MAX], struct err *e) __attribute__((warn_unused_result));
+			  char cid[DOCKER_ID_MAX], int *disk_enforced, struct err *e)
+	__attribute__((warn_unused_result));
 /* The clone's parameters into a container: one archive, the parameters file, then the
  * marker clone.sh waits for, so that it never reads a file half written; both 0600 and
  * owner's (the uid the container runs as, boxuser.h). params is cleansed by the caller. */

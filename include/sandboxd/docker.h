@@ -74,8 +74,9 @@ struct docker_create {
 	const char *const *env;           /* "NAME=value" */
 	const char *const *cmd;           /* NULL: the image's CMD (sleep infinity) */
 	const char *user;                 /* NULL: "61000:61000"; every exec's too */
-	/* /workspace: NULL or "" an anonymous volume (removed with the container), an
-	 * absolute path a bind mount of that host directory, anything else a named volume. */
+	/* /workspace: NULL or "" the image's directory in the container's writable layer
+	 * (where storage_size counts it), an absolute path a bind mount of that host
+	 * directory, anything else a named volume. */
 	const char *workspace;
 	/* Labels of a /workspace volume the engine creates ("key=value"; NULL: none), so that
 	 * one left behind by a container removed without it can be found and removed. */
@@ -92,6 +93,9 @@ struct docker_create {
 	int64_t memory;                   /* bytes, also MemorySwap (no swap); 0: no limit */
 	int64_t nano_cpus;                /* 1e9 per CPU; 0: no limit */
 	int64_t pids_limit;               /* 0: no limit */
+	/* StorageOpt size, bytes of writable layer: only overlay2 on XFS with pquota takes it
+	 * (docker_storage_refused tells its refusal apart); 0: none asked. */
+	int64_t storage_size;
 	/* A host file bind-mounted read-only at ro_bind_target (both absolute; NULL: none):
 	 * the sandbox's agent. */
 	const char *ro_bind_source, *ro_bind_target;
@@ -102,11 +106,19 @@ struct docker_create {
  * Writes the new id (64 hex, NUL-terminated) into id_out[DOCKER_ID_MAX + 1]. */
 int docker_container_create(const struct docker_create *c, char *id_out, long timeout_ms,
 			    struct err *e) __attribute__((warn_unused_result));
+/* 1 when a create failed only because the engine's storage cannot limit a container's
+ * size (StorageOpt size on anything but overlay2 over XFS with pquota), judged from e. */
+int docker_storage_refused(const struct err *e) __attribute__((warn_unused_result));
 /* POST /containers/{id}/start. Starting a running container is not an error. A start that
  * fails leaves the container: the caller removes it. */
 int docker_container_start(const char *id, long timeout_ms, struct err *e)
 	__attribute__((warn_unused_result));
 
+/* GET /containers/{id}/json?size=1: the bytes its writable layer holds (SizeRw), which
+ * the engine walks the layer to count: seconds for a large tree, so the reaper asks it
+ * seldom (SANDBOXD_DISK_CHECK_INTERVAL). */
+int docker_container_size(const char *id, int64_t *size_rw, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
 struct docker_container_state {
 	char status[16];       /* "created", "running", "exited", ... */
 	int running;

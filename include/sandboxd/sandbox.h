@@ -42,6 +42,7 @@ struct sandbox {
 	char network[CONFIG_NETWORK_MAX];
 	char end_reason[512];      /* why it ended (cut to fit); "" while it lives */
 	int64_t nano_cpus, memory; /* as created (019); 0 for a sandbox made before */
+	int64_t disk;              /* its disk limit, bytes, as created (020); 0 before */
 };
 /* The Docker network the sandbox's container is on: the one to ask its address of. */
 const char *sandbox_network(const struct config *cfg, const struct sandbox *s);
@@ -57,6 +58,7 @@ const char *sandbox_network(const struct config *cfg, const struct sandbox *s);
 struct sandbox_limits {
 	int64_t memory;            /* bytes */
 	int64_t nano_cpus;
+	int64_t disk;              /* bytes of writable layer; 0: SANDBOXD_SANDBOX_DISK_MB */
 	const char *image;         /* the engine's image reference; NULL: the default image */
 	const char *network;       /* its Docker network; NULL: SANDBOXD_SANDBOX_NETWORK */
 };

@@ -249,6 +249,8 @@ main() {
 	export SANDBOXD_MAX_SANDBOXES=${SANDBOXD_MAX_SANDBOXES:-4} SANDBOXD_SANDBOX_MEMORY_MB=${SANDBOXD_SANDBOX_MEMORY_MB:-512}
 	# The reaper looks every second, so that t_reaper sees it act within seconds.
 	export SANDBOXD_REAPER_INTERVAL=${SANDBOXD_REAPER_INTERVAL:-1}
+	# And measures a disk it cannot leave to the engine every 2 s (t_disk_limit).
+	export SANDBOXD_DISK_CHECK_INTERVAL=${SANDBOXD_DISK_CHECK_INTERVAL:-2}
 	# 1 MiB files, so that t_sandbox_exec reaches the limit without moving 32 MiB.
 	export SANDBOXD_FILE_LIMIT=${SANDBOXD_FILE_LIMIT:-1048576}
 	# nginx's rate limit on, generous enough for the tests that hammer the API from

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # t_limits.sh: a create's own limits (SPEC.md §4 "Limits"): cpus and memoryMiB below or above
 # the default up to the operator's maximum, seen by the sandbox in its own cgroup and by the
-# engine; past the maximum 422 naming the field, bad shapes 400, diskMiB refused (no disk
-# limit is enforced here). With the pool on, a warm container is changed live (the create
+# engine; diskMiB as the engine's StorageOpt size (t_disk_limit tests what it does); past
+# the maximum 422 naming the field, bad shapes 400. With the pool on, a warm container is changed live (the create
 # stays pooled); in the Makefile's pool-off pass, a cold one is made with them.
 . "$(dirname "$0")/lib.sh"
 
@@ -27,8 +27,8 @@ check_eq "pooled: $POOLED" "$POOLED" "$(sql "select details->>'pooled' from audi
 check_eq 'the sandbox sees its limits in its cgroup' '268435456|50000 100000|' "$(inside "$A")"
 check_eq 'and so does the engine (no swap)' '268435456|268435456|500000000' "$(engine "$A")"
 api GET "$SB/$A" '' "$OT"
-expect_json '.resources | [.cpus, .memoryMiB, .diskMiB] | map(tostring) | join("|")' '0.5|256|null' \
-	'GET says its resources: 0.5 CPUs, 256 MiB, no disk limit'
+expect_json '.resources | [.cpus, .memoryMiB, .diskMiB] | map(tostring) | join("|")' \
+	"0.5|256|${SANDBOXD_SANDBOX_DISK_MB:-10240}" 'GET says its resources: 0.5 CPUs, 256 MiB, the default disk'
 check_eq 'its create row says what it asked for' '256|500000000' "$(sql "select (details->>'memory_mib') || '|' || (details->>'nano_cpus') from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
 hold() { # MIB: a process that holds that much memory, and how it ended
 	api POST "$SB/$A/exec" "$(jq -nc --arg c "perl -e '\$x = \"a\" x ($1 * 1048576); print length(\$x) >> 20' ; echo \" rc=\$?\"" '{cmd: $c}')" "$OT"
@@ -69,6 +69,21 @@ if ((NCPU < 8)); then
 	expect_status 503 "more CPUs than the engine's $NCPU: 503"
 	check "with the engine's reason" grep -q "the engine refused the sandbox's limits: .*CPU" <<<"$(_json .message)"
 fi
-refused '{"diskMiB":1024}' 422 "field 'diskMiB': this deployment's engine does not enforce disk limits" 'diskMiB: 422, said plainly'
+refused '{"diskMiB":102401}' 422 "field 'diskMiB' is over this deployment's maximum (102400)" 'diskMiB past the maximum: 422'
+refused '{"diskMiB":32}' 400 "field 'diskMiB' must be an integer between 64 and 2147483647" 'diskMiB under 64: 400'
+refused '{"diskMiB":"1G"}' 400 "field 'diskMiB' must be an integer" 'diskMiB as a string: 400'
+api POST "$SB" '{"diskMiB":512}' "$OT"
+expect_status 201 'a create asking for 512 MiB of disk'
+D=$(_json .id)
+AT_EXIT+=("api POST '$SB/$D/close' '' '$OT' >/dev/null 2>&1")
+check_eq 'its own disk limit starts cold (a warm container has the default)' false \
+	"$(sql "select coalesce(details->>'pooled', 'false') from audit_log where action = 'sandbox.create' and sandbox_id = '$D'")"
+api GET "$SB/$D" '' "$OT"
+expect_json .resources.diskMiB 512 'GET says diskMiB 512'
+check_eq 'the engine was asked for it (StorageOpt size), or the reaper measures it' 'ok' \
+	"$(if [ "$(sql "select disk_enforced from sandboxes where id = '$D'")" = t ]; then
+		[ "$(docker inspect -f '{{index .HostConfig.StorageOpt "size"}}' "$(container "$D")")" = 536870912 ] && echo ok
+	else [ "$(sql "select disk_bytes from sandboxes where id = '$D'")" = 536870912 ] && echo ok; fi)"
+api POST "$SB/$D/close" '' "$OT"
 check_eq 'none of the refused creates left a running sandbox' 0 "$(sql "select count(*) from sandboxes s join repositories r on r.id = s.repository_id join accounts a on a.id = r.owner_id where a.login = 'sbl$SFX' and s.state = 'ready' and s.id not in ('$A')")"
 finish

@@ -76,8 +76,13 @@ api POST "$SB/$YOUNG/close" '' "$OT"
 api POST "$SB" '{}' "$OT"
 C=$(_json .id)
 volumes_of() { docker volume ls -q --filter "label=sandboxd.sandbox=$(owner_label_of "$1")" | wc -l; }
-check_eq "its /workspace volume carries the sandbox's label" 1 "$(volumes_of "$C")"
-# Without -v: the anonymous volume, with the clone, stays behind.
+# /workspace is in the container's writable layer, where its disk limit counts it (020).
+check_eq 'its /workspace is no volume (it is in the writable layer)' 0 "$(volumes_of "$C")"
+# A labelled volume as sandboxes had before (an anonymous /workspace): one whose container
+# was removed without -v stays behind, and the reaper removes it.
+docker volume create --label "sandboxd.sandbox=$(owner_label_of "$C")" \
+	--label "sandboxd.instance=$SANDBOXD_INSTANCE" >/dev/null
+check_eq 'a workspace volume of the old kind, labelled with the sandbox' 1 "$(volumes_of "$C")"
 docker rm -f "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$C")")" >/dev/null
 check 'is reconciled: the sandbox fails' wait_until 15 is_state "$C" failed
 check_eq 'with the reason' 'container gone' "$(sql "select end_reason from sandboxes where id = '$C'")"
@@ -102,7 +107,8 @@ check 'a labelled container that no sandbox owns is removed' wait_until 15 no_co
 
 check_eq 'a live sandbox survives those passes' ready "$(state "$LIVE")"
 check 'and so does its container' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$LIVE")")" ]
-check_eq 'and its volume' 1 "$(volumes_of "$LIVE")"
+api POST "$SB/$LIVE/exec" '{"cmd":"git -C /workspace/repo rev-parse --is-inside-work-tree"}' "$OT"
+expect_json .stdout true 'and its workspace, the clone in it'
 
 # --- the lease lapses when its holder dies ------------------------------------------------------
 kill -TERM "$(cat "$SECOND/pid")"

@@ -44,8 +44,8 @@ check 'the clone finishes' wait_until 60 clone_state "$ID" done
 expect_keys . 'clone,commit,created_at,egress,end_reason,id,idle_stop_at,image,last_used_at,ref,resources,saved_ref,state' 'GET shape (SPEC §4)'
 expect_json '[.end_reason, .saved_ref] | map(tostring) | join("|")' 'null|null' 'a live sandbox: end_reason and saved_ref null'
 expect_json '.resources | [.cpus, .memoryMiB, .diskMiB] | map(tostring) | join("|")' \
-	"${SANDBOXD_SANDBOX_CPUS:-2}|${SANDBOXD_SANDBOX_MEMORY_MB:-512}|null" \
-	"resources: the defaults' CPUs and MiB, diskMiB null (no disk limit enforced)"
+	"${SANDBOXD_SANDBOX_CPUS:-2}|${SANDBOXD_SANDBOX_MEMORY_MB:-512}|${SANDBOXD_SANDBOX_DISK_MB:-10240}" \
+	"resources: the defaults' CPUs, memory and disk"
 expect_json .commit "$(git -C "$W" rev-parse main)" 'commit is the resolved ref'
 check_eq 'the repository is checked out at /workspace/repo' two "$(in_box "$ID" cat f)"
 check_eq 'on the branch asked for' main "$(in_box "$ID" git rev-parse --abbrev-ref HEAD)"

@@ -121,6 +121,24 @@ static void test_image_inspect_refusals(void **state)
 	}
 }
 
+/* The engine's words for a storage that cannot limit a container's size, as moby writes
+ * them (overlay2 elsewhere than XFS with pquota; other drivers), told apart from others. */
+static void test_storage_refused(void **state)
+{
+	struct err e = { .msg = "" };
+
+	(void)state;
+	err_set(&e, ERR_FAIL, "docker create container: --storage-opt is supported only for "
+		"overlay over xfs with 'pquota' mount option (500)");
+	assert_true(docker_storage_refused(&e));
+	err_set(&e, ERR_FAIL, "docker create container: --storage-opt is not supported for vfs (500)");
+	assert_true(docker_storage_refused(&e));
+	err_set(&e, ERR_NOIMAGE, "docker create container: No such image: x (404)");
+	assert_false(docker_storage_refused(&e));
+	err_set(&e, ERR_INVALID, "docker create container: invalid storage option (400)");
+	assert_false(docker_storage_refused(&e));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -128,6 +146,7 @@ int main(void)
 		cmocka_unit_test(test_image_pull_path),
 		cmocka_unit_test(test_image_pull_path_refusals),
 		cmocka_unit_test(test_image_inspect_refusals),
+		cmocka_unit_test(test_storage_refused),
 	};
 
 	return cmocka_run_group_tests_name("docker", tests, NULL, NULL);
