@@ -106,6 +106,13 @@ static void fault(struct req *r, const char *where)
 	}
 }
 
+/* Whether the holder may answer this request: REST, or a lone MCP call (its answer the
+ * tool's JSON-RPC result); a batch's messages are answered together, by this worker. */
+static int holder_may(struct req *r)
+{
+	return r->cfg->holder && (!r->via || r->rpc_id) && http_fcgi_fd(r) >= 0;
+}
+
 static int hand_fill(struct hand *h, long long id, struct handover_wire *w)
 {
 	struct req *r = h->r;
@@ -115,8 +122,10 @@ static int hand_fill(struct hand *h, long long id, struct handover_wire *w)
 				     .exec_started_ms = h->t0, .timeout_ms = h->x->timeout_ms,
 				     .idle_timeout = r->cfg->idle_timeout,
 				     .awaiting_start = h->x->clone_wait_ms > 0,
-				     .clone_wait_ms = h->x->clone_wait_ms };
-	return str_copy(w->sandbox_id, sizeof(w->sandbox_id), h->s->id) ||
+				     .clone_wait_ms = h->x->clone_wait_ms,
+				     .mcp = r->rpc_id != NULL };
+	return str_copy(w->rpc_id, sizeof(w->rpc_id), r->rpc_id ? r->rpc_id : "") ||
+	       str_copy(w->sandbox_id, sizeof(w->sandbox_id), h->s->id) ||
 	       str_copy(w->request_id, sizeof(w->request_id), r->request_id) ||
 	       str_copy(w->token, sizeof(w->token), h->token);
 }
@@ -132,7 +141,7 @@ static int hand_over(void *arg, int agent_fd)
 	struct err e;
 	long long id;
 
-	if (!r->cfg->holder || r->via || http_fcgi_fd(r) < 0)
+	if (!holder_may(r))
 		return 1;
 	json_add_str(r->audit_details, "backend", "agent");
 	if (h->streamed)
@@ -262,7 +271,7 @@ static int run_streamed(struct req *r, struct sandbox *s, const struct exec_spec
  * exec on a clone still running then is before it starts. */
 static int handed_early(struct req *r, const struct sandbox *s, const struct exec_spec *x)
 {
-	return r->cfg->agent && r->cfg->holder && !r->via && http_fcgi_fd(r) >= 0 && !x->detach &&
+	return r->cfg->agent && holder_may(r) && !x->detach &&
 	       strlen(s->agent_key) == SANDBOX_AGENT_KEY_HEX;
 }
 

@@ -92,7 +92,8 @@ static int route_call(struct req *r, const struct mcp_tool *t, const struct mcp_
 	return 0;
 }
 
-static json_object *tool_call(struct req *r, const struct mcp_msg *m, const char **action)
+static json_object *tool_call(struct req *r, const struct mcp_msg *m, int in_batch,
+			      const char **action)
 {
 	json_object *v, *args = NULL;
 	const struct mcp_tool *t;
@@ -126,7 +127,12 @@ static json_object *tool_call(struct req *r, const struct mcp_msg *m, const char
 		return mcp_result(m->id, mcp_tool_error(e.msg));
 	}
 	r->json = c.body;
+	/* A lone call's answer may be the holder's (a running sandbox_exec costs no worker). */
+	if (!in_batch && m->id)
+		r->rpc_id = json_object_to_json_string_ext(m->id, JSON_C_TO_STRING_PLAIN);
 	request_call(r, r->match.route);
+	if (r->handed)
+		return NULL;
 	return mcp_result(m->id, mcp_tool_result(t, r->status, r->out.data, r->out.len, r->error));
 }
 
@@ -140,7 +146,7 @@ static json_object *serve_request(struct req *r, const struct mcp_msg *m, int in
 	json_add_str(r->audit_details, "rpc_method", m->method);
 	if (strcmp(m->method, "tools/call") == 0) {
 		*action = "mcp.tools_call";
-		return tool_call(r, m, action);
+		return tool_call(r, m, in_batch, action);
 	}
 	r->status = 200;
 	if (strcmp(m->method, "initialize") == 0) {
@@ -188,6 +194,9 @@ static json_object *serve(struct req *r, json_object *m, int in_batch, int *rows
 		answer = fail(r, msg.id, 400, msg.code, msg.error);
 	else
 		answer = serve_request(r, &msg, in_batch, &action);
+	/* Handed to the holder, which answers and writes the row; the dispatcher commits. */
+	if (r->handed)
+		return NULL;
 	if (!answer)
 		answer = fail(r, msg.id, 500, MCP_INTERNAL_ERROR, "internal error");
 	status = r->status;
@@ -352,7 +361,7 @@ int api_mcp(struct req *r, struct err *e)
 	batch = json_object_is_type(body, json_type_array);
 	answers = batch ? serve_batch(r, body, version, &rows, &refused) : serve(r, body, 0, &rows);
 	json_object_put(body);
-	if (refused)
+	if (refused || r->handed)
 		return 0;
 	/* The HTTP answer; the rows of the messages stand for the request. */
 	next_message(r);

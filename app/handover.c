@@ -82,6 +82,8 @@ int handover_decode(const void *p, size_t n, struct handover *h, struct err *e)
 	    !terminated(h->w.sandbox_id, sizeof(h->w.sandbox_id)) ||
 	    !terminated(h->w.request_id, sizeof(h->w.request_id)) ||
 	    !terminated(h->w.token, sizeof(h->w.token)) || h->w.timeout_ms < 0 ||
+	    !terminated(h->w.rpc_id, sizeof(h->w.rpc_id)) || h->w.mcp > 1 ||
+	    (h->w.mcp && (h->w.streamed || !h->w.rpc_id[0])) ||
 	    h->w.fcgi_id > 0xffff || h->w.streamed > 1)
 		return err_set(e, ERR_INVALID, "a hand-over that is not one");
 	for (uint32_t i = 0; i < h->w.nsecrets; i++) {

@@ -14,6 +14,7 @@
 #include "sandboxd/held.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/mcp.h"
 #include "sandboxd/metrics.h"
 #include "sandboxd/banned.h"
 
@@ -99,23 +100,48 @@ static void queue_end(struct held *x)
 	close_agent(x);
 }
 
+/* An MCP call's answer (handover.h: mcp): the REST answer o with its status becomes the
+ * sandbox_exec tool's result in a JSON-RPC response, as api_mcp.c builds it for a call its
+ * worker answers; the HTTP status is then 200 (the row keeps the REST status). */
+static json_object *mcp_answer(struct held *x, int status, json_object *o)
+{
+	json_object *id = json_tokener_parse(x->ho.w.rpc_id), *v = NULL, *res;
+	const char *body = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : NULL;
+	const char *error = NULL;
+
+	if (o && (json_object_object_get_ex(o, "message", &v) ||
+		  json_object_object_get_ex(o, "error", &v)))
+		error = json_object_get_string(v);
+	res = mcp_tool_result(mcp_tool_find("sandbox_exec"), o ? status : 500, body,
+			      body ? strlen(body) : 0, error ? error : "internal error");
+	json_object_put(o);
+	o = mcp_result(id, res);
+	json_object_put(id);
+	return o;
+}
+
 /* A whole answer of one JSON object (attached). */
 static void queue_json(struct held *x, int status, json_object *o)
 {
 	struct buf body;
 	char head[512];
-	int n;
+	int n, http_status;
 
+	x->status = status;
+	if (x->ho.w.mcp) {
+		o = mcp_answer(x, status, o);
+		status = 200;
+	}
+	http_status = status;
 	buf_init(&body, HTTP_OUT_MAX);
 	if (!o || json_write(&body, o) || buf_puts(&body, "\n")) {
 		buf_clear(&body);
-		status = 500;
+		x->status = http_status = 500;
 		if (buf_puts(&body, "{\"error\":\"internal error\"}\n"))
 			log_error("cannot write even the internal error answer");
 	}
 	json_object_put(o);
-	x->status = status;
-	n = http_head(head, sizeof(head) - 2, status, x->ho.w.request_id, NULL, body.len);
+	n = http_head(head, sizeof(head) - 2, http_status, x->ho.w.request_id, NULL, body.len);
 	if (n < 0 || fcgirec_stdout(&x->out, x->ho.w.fcgi_id, head, (size_t)n) ||
 	    fcgirec_stdout(&x->out, x->ho.w.fcgi_id, "\r\n", 2) ||
 	    (body.len && fcgirec_stdout(&x->out, x->ho.w.fcgi_id, body.data, body.len)))

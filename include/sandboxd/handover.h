@@ -14,6 +14,7 @@
 
 #define HANDOVER_ID_MAX 80
 #define HANDOVER_TOKEN_MAX 128
+#define HANDOVER_RPC_ID_MAX 128
 #define HANDOVER_MSG_MAX (sizeof(struct handover_wire) + \
 			  SECRETS_PER_SANDBOX * (size_t)SECRETS_VALUE_MAX)
 
@@ -34,6 +35,10 @@ struct handover_wire {
 	char sandbox_id[HANDOVER_ID_MAX];
 	char request_id[HANDOVER_ID_MAX];
 	char token[HANDOVER_TOKEN_MAX];  /* the sandbox's token to mask, "" when none */
+	/* An MCP tool call (sandbox_exec): its answer is the JSON-RPC result of the tool,
+	 * rpc_id the request's id as JSON text (a string or a number). */
+	uint32_t mcp;
+	char rpc_id[HANDOVER_RPC_ID_MAX];
 	uint32_t secret_len[SECRETS_PER_SANDBOX];
 };
 

@@ -79,6 +79,9 @@ struct req {
 	int streamed;                /* the handler wrote the response itself (git) */
 	int git;                     /* a git client: challenges are Basic, not Bearer */
 	int basic_realm;             /* a browser's page (/admin): the challenge is Basic too */
+	/* MCP: the JSON-RPC id (JSON text) of a lone tools/call message, whose answer the
+	 * holder may then write (api_mcp.c); NULL otherwise, batches included. */
+	const char *rpc_id;
 	const char *error;           /* the message of an error response, for the audit row */
 
 	/* Audit: the handler names the repository and adds details as it goes. */

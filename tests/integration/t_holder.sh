@@ -107,6 +107,65 @@ expect_json .stdoutBytes 2000001 '(its raw size counted)'
 check_eq 'the token in the config is masked (stderr)' 'http.http://sandboxd.internal:'"${SANDBOXD_URL##*:}"'/.extraheader Authorization: Basic ***' "$(_json .stderr)"
 check 'the byte 0xFF became U+FFFD' grep -qF $'\xef\xbf\xbd' <<<"$(_json .stdout)"
 
+# --- MCP's sandbox_exec is held too -------------------------------------------------------------
+# A lone tools/call is answered by the holder: the tool's JSON-RPC result, built as the
+# worker builds it (api_mcp.c), its row via mcp. A batch is answered by its worker.
+mcp_bg() { # NAME ID(JSON) CMD: a tools/call of sandbox_exec in the background
+	local body
+	body=$(jq -nc --argjson id "$2" --arg o "$O" --arg s "$S1" --arg c "$3" \
+		'{jsonrpc: "2.0", id: $id, method: "tools/call", params: {name: "sandbox_exec",
+		  arguments: {owner: $o, repo: "r", sandbox_id: $s, command: $c}}}')
+	curl -sS -o "$_T/$1.body" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $OT" \
+		-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+		-H 'MCP-Protocol-Version: 2025-06-18' -H 'Expect:' --data-binary "$body" \
+		"$SANDBOXD_URL/mcp" >"$_T/$1.status" 2>"$_T/$1.err" &
+	BG_PID=$!
+	AT_EXIT+=("kill $BG_PID 2>/dev/null")
+}
+pids=()
+for i in 1 2 3 4 5 6; do
+	id=$i
+	((i % 2)) && id="\"call-$i\""
+	mcp_bg "m$i" "$id" "sleep 6; echo mcp-$i"
+	pids+=("$BG_PID")
+done
+check 'the holder keeps the 6 MCP calls' wait_until 20 held 6
+check_eq 'no worker is busy with them' 0 "$(busy_workers)"
+code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -H "Authorization: Bearer $OT" \
+	"$SANDBOXD_URL/api/v3/user")
+check_eq 'GET /api/v3/user answers meanwhile' 200 "$code"
+for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+bad=0
+for i in 1 2 3 4 5 6; do
+	id=$i
+	((i % 2)) && id="\"call-$i\""
+	[[ $(cat "$_T/m$i.status") == 200 ]] || bad=$((bad + 1))
+	jq -e --argjson id "$id" --arg out "mcp-$i"$'\n' '.jsonrpc == "2.0" and .id == $id and
+		.result.isError == false and .result.structuredContent.exitCode == 0 and
+		.result.structuredContent.stdout == $out and
+		(.result.content[0].text | fromjson | .stdout) == $out' "$_T/m$i.body" >/dev/null ||
+		bad=$((bad + 1))
+done
+check_eq "each MCP answer is the tool's result with its own id, exit 0 and its stdout" 0 "$bad"
+head -c 300 "$_T/m1.body" | sed 's/^/#   m1: /'
+check_eq 'each has one audit row via mcp, with exit_code 0 and its duration' 6 \
+	"$(sql "select count(*) from audit_log where action = 'sandbox.exec' and via = 'mcp'
+	         and status = 200 and sandbox_id = '$S1' and details->>'cmd' like 'sleep 6; echo mcp-%'
+	         and details->>'tool' = 'sandbox_exec' and (details->>'exit_code')::int = 0
+	         and duration_ms >= 6000")"
+BATCH=$(jq -nc --arg o "$O" --arg s "$S1" '[{jsonrpc: "2.0", id: 7, method: "tools/call",
+	params: {name: "sandbox_exec", arguments: {owner: $o, repo: "r", sandbox_id: $s,
+	command: "echo in-batch"}}}, {jsonrpc: "2.0", id: 8, method: "ping"}]')
+# shellcheck disable=SC2034 # lib.sh's api reads API_HEADERS
+API_HEADERS=('MCP-Protocol-Version: 2025-03-26' 'Accept: application/json, text/event-stream')
+api POST /mcp "$BATCH" "$OT"
+# shellcheck disable=SC2034
+API_HEADERS=()
+expect_status 200 'a batch with an exec (its worker answers it)'
+expect_json '[.[0].result.structuredContent.stdout, (.[1].result | length)] | map(tostring) | join("|")' \
+	$'in-batch\n|0' 'both answers, in order'
+check 'nothing is left in held_execs' wait_until 5 held_none
+
 # --- execs waiting for clones that hang cost no worker either ------------------------------------
 # The git workers are stopped: new sandboxes' clones hang. 20 execs on two of them are
 # handed to the holder before they start (the agent waits for the clone); the workers

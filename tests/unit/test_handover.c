@@ -160,6 +160,30 @@ static void test_decode_refuses(void **state)
 	w = wire();
 	memcpy(b, &w, sizeof(w));
 	assert_int_equal(handover_decode(b, sizeof(w), &h, &e), ERR_INVALID);
+	/* An MCP call: its id is there, and it is never streamed. */
+	w = wire();
+	w.magic = 0x73626831u;
+	w.streamed = 0;
+	w.mcp = 1;
+	memcpy(w.rpc_id, "\"call-1\"", 9);
+	memcpy(b, &w, sizeof(w));
+	assert_int_equal(handover_decode(b, sizeof(w), &h, &e), 0);
+	assert_string_equal(h.w.rpc_id, "\"call-1\"");
+	handover_release(&h);
+	w.streamed = 1;
+	memcpy(b, &w, sizeof(w));
+	assert_int_equal(handover_decode(b, sizeof(w), &h, &e), ERR_INVALID);
+	w.streamed = 0;
+	memset(w.rpc_id, 0, sizeof(w.rpc_id));
+	memcpy(b, &w, sizeof(w));
+	assert_int_equal(handover_decode(b, sizeof(w), &h, &e), ERR_INVALID);
+	memset(w.rpc_id, '1', sizeof(w.rpc_id));
+	memcpy(b, &w, sizeof(w));
+	assert_int_equal(handover_decode(b, sizeof(w), &h, &e), ERR_INVALID);
+	w.mcp = 2;
+	memcpy(w.rpc_id, "7", 2);
+	memcpy(b, &w, sizeof(w));
+	assert_int_equal(handover_decode(b, sizeof(w), &h, &e), ERR_INVALID);
 }
 
 /* STDOUT records split at 65535 bytes; the end: an empty STDOUT, then END_REQUEST. */
