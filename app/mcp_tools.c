@@ -73,7 +73,8 @@ static const char create_schema[] = TOOL(
 
 static const char exec_schema[] = TOOL(
 	"sandbox_exec", "Run a command",
-	"Runs command with bash -c as an unprivileged user; cd and export do not carry over "
+	"Runs command with bash -c (as root in the sandbox where the engine keeps that root from "
+	"the host's, else as an unprivileged user); cd and export do not carry over "
 	"to the next call (use cwd and env). A non-zero exit is a normal result. stdout and "
 	"stderr are each capped at 1 MiB (first and last 512 KiB); past timeout_seconds the "
 	"whole process tree is killed and exitCode is 124 with timedOut true.",

@@ -79,7 +79,9 @@ if [[ ! -x $SMOKE ]]; then
 fi
 
 # Each "ok"/"FAIL" line of the program is one check; "time" lines are figures, not checks.
-timeout -k 5 240 "$SMOKE" "$LABEL" "$IMAGE" >"$OUT" 2>&1
+# The program's engine is the one this test checked and built the image on (on a fresh
+# machine the host's engine has no runner image: the program's default would fail there).
+SANDBOXD_DOCKER_HOST=$HOST timeout -k 5 240 "$SMOKE" "$LABEL" "$IMAGE" >"$OUT" 2>&1
 rc=$?
 while IFS= read -r line; do
 	case $line in
