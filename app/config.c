@@ -388,6 +388,8 @@ static const struct setting settings[] = {
 	N("SANDBOXD_SANDBOX_DISK_MB", MIB, sandbox_disk, 10240, 64, 1 << 24),
 	N("SANDBOXD_SANDBOX_MAX_DISK_MB", MIB, sandbox_max_disk, 102400, 64, 1 << 24),
 	N("SANDBOXD_DISK_CHECK_INTERVAL", INT, disk_check_interval, 60, 1, 86400),
+	/* The holder beats every 5 s (HOLDER_BEAT_MS): two beats missed at the least. */
+	N("SANDBOXD_HELD_STALE", INT, held_stale, 30, 10, 3600),
 	N("SANDBOXD_SANDBOX_PIDS", INT, sandbox_pids, 512, 16, 1 << 20),
 	N("SANDBOXD_SANDBOX_UID", INT, sandbox_uid, 61000, 1, 2147483646),
 	N("SANDBOXD_FILE_LIMIT", SIZE, file_limit, 32 << 20, 1, 1 << 30,

@@ -278,9 +278,11 @@ static void held_lost(const struct config *cfg, struct db *db)
 {
 	struct err e;
 	int code = 0;
+	char secs[16];
+	snprintf(secs, sizeof(secs), "%d", cfg->held_stale);
 	PGresult *res = db_exec(db, &e, &code,
-				"SELECT id FROM held_execs WHERE seen_at < now() - interval '"
-				HELD_STALE_SECONDS " seconds' ORDER BY id LIMIT 100", 0);
+				"SELECT id FROM held_execs WHERE seen_at < now() - make_interval("
+				"secs => $1::int) ORDER BY id LIMIT 100", 1, secs);
 
 	if (!res) {
 		log_warn("reaper: held execs: %s", e.msg);

@@ -72,6 +72,8 @@ struct config {
 	int sandbox_max_cpus;       /* the same for CPUs */
 	int64_t sandbox_disk;       /* bytes of writable layer (and so /workspace) per sandbox */
 	int64_t sandbox_max_disk;   /* the most a create may ask for (bytes) */
+	int held_stale;             /* seconds without its holder's beat before the reaper
+				     * ends a held exec's row (holder.h) */
 	int disk_check_interval;    /* seconds between the reaper's measures of one sandbox
 				     * whose engine does not enforce its disk limit */
 	int sandbox_pids;

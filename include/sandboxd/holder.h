@@ -9,13 +9,12 @@
  * no thread; each parked exec costs its capture and a few hundred bytes.
  *
  * It says every HOLDER_BEAT_MS which execs it keeps (held_execs.seen_at); the reaper ends
- * the rows no holder kept for HELD_STALE_SECONDS. */
+ * the rows no holder kept for SANDBOXD_HELD_STALE seconds (30; at least two beats). */
 #ifndef SANDBOXD_HOLDER_H
 #define SANDBOXD_HOLDER_H
 #include "sandboxd/config.h"
 
 #define HOLDER_BEAT_MS 5000
-#define HELD_STALE_SECONDS "30"
 
 /* Runs the holder on listen_fd (a SOCK_SEQPACKET socket the master opened) until SIGTERM
  * and the last exec it holds has ended. */

@@ -251,6 +251,8 @@ main() {
 	export SANDBOXD_REAPER_INTERVAL=${SANDBOXD_REAPER_INTERVAL:-1}
 	# And measures a disk it cannot leave to the engine every 2 s (t_disk_limit).
 	export SANDBOXD_DISK_CHECK_INTERVAL=${SANDBOXD_DISK_CHECK_INTERVAL:-2}
+	# And ends a held exec whose holder died after 10 s without its beat (t_holder).
+	export SANDBOXD_HELD_STALE=${SANDBOXD_HELD_STALE:-10}
 	# 1 MiB files, so that t_sandbox_exec reaches the limit without moving 32 MiB.
 	export SANDBOXD_FILE_LIMIT=${SANDBOXD_FILE_LIMIT:-1048576}
 	# nginx's rate limit on, generous enough for the tests that hammer the API from
