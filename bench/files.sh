@@ -35,38 +35,14 @@ trap 'exit 130' INT TERM
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
-SANDBOXD_HTTP_PORT=$(free_port)
-SANDBOXD_PG_PORT=$(free_port)
-export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT SANDBOXD_PG_PORT
-export SANDBOXD_WORKERS=1 SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
-echo "files: starting a throwaway stack with one worker in $VAR" >&2
-bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
-# shellcheck disable=SC1091
-. "$VAR/local.env"
-AUTH="Authorization: Bearer $SANDBOXD_TOKEN"
-JSON='Content-Type: application/json'
+one_worker_stack files
 
 # ---- a repository, a sandbox with its clone done -----------------------------------------
-curl -sf -o /dev/null -H "$AUTH" -H "$JSON" -d '{"name":"files","visibility":"private"}' \
-	"$SANDBOXD_URL/api/v3/user/repos"
-SRC=$VAR/src
-git init -q -b main "$SRC"
-echo files >"$SRC/README"
-git -C "$SRC" add README && git -C "$SRC" -c user.name=b -c user.email=b@b commit -qm files
-git -C "$SRC" push -q "http://t:$SANDBOXD_TOKEN@${SANDBOXD_URL#http://}/admin/files.git" main
-SB=$SANDBOXD_URL/api/v3/repos/admin/files/diffinery/sandboxes
-SID=$(curl -sf -H "$AUTH" -H "$JSON" -d '{}' "$SB" | jq -r .id)
-for i in $(seq 600); do
-	[ "$(curl -sf -H "$AUTH" "$SB/$SID" | jq -r .clone.state)" = "done" ] && break
-	[ "$i" = 600 ] && { echo "files: the sandbox's clone did not finish in 60 s" >&2; exit 1; }
-	sleep 0.1
-done
+sandbox_with_clone files
 CID=$(psql "$SANDBOXD_DATABASE_URL" -Atc "select container_id from sandboxes where id = '$SID'")
 D=(--unix-socket "$(h=${DOCKER_HOST:-unix:///var/run/docker.sock}; echo "${h#unix://}")")
 API=http://d/v1.41
-MASTER=$(cat "$SANDBOXD_PID_FILE")
-W=$(ps -o pid=,comm= --ppid "$MASTER" | awk '$2 == "sandboxd" {print $1}')
-[ "$(wc -w <<<"$W")" = 1 ] || { echo "files: expected one worker, found: $W" >&2; exit 1; }
+the_worker files
 
 # ---- the bytes: the file, and the same file as a tar for the raw side ---------------------
 mkdir -p "$VAR/f"

@@ -34,40 +34,14 @@ trap 'exit 130' INT TERM
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 
-SANDBOXD_HTTP_PORT=$(free_port)
-SANDBOXD_PG_PORT=$(free_port)
-export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT SANDBOXD_PG_PORT
-export SANDBOXD_WORKERS=1 SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1}
-echo "rss: starting a throwaway stack with one worker in $VAR" >&2
-bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
-# shellcheck disable=SC1091
-. "$VAR/local.env"
-AUTH="Authorization: Bearer $SANDBOXD_TOKEN"
-JSON='Content-Type: application/json'
+one_worker_stack rss
 
 # ---- setup: a repository with a commit, a sandbox, its first exec -------------------------
-curl -sf -o /dev/null -H "$AUTH" -H "$JSON" -d '{"name":"rss","visibility":"private"}' \
-	"$SANDBOXD_URL/api/v3/user/repos"
-SRC=$VAR/src
-git init -q -b main "$SRC"
-echo rss >"$SRC/README"
-git -C "$SRC" add README && git -C "$SRC" -c user.name=b -c user.email=b@b commit -qm rss
-git -C "$SRC" push -q "http://t:$SANDBOXD_TOKEN@${SANDBOXD_URL#http://}/admin/rss.git" main
-SB=$SANDBOXD_URL/api/v3/repos/admin/rss/diffinery/sandboxes
-SID=$(curl -sf -H "$AUTH" -H "$JSON" -d '{}' "$SB" | jq -r .id)
-# With one worker, an exec must not wait for the clone: the worker would wait for a clone
-# that needs a worker to fetch from. A GET asks the sandbox without waiting.
-for i in $(seq 600); do
-	[ "$(curl -sf -H "$AUTH" "$SB/$SID" | jq -r .clone.state)" = "done" ] && break
-	[ "$i" = 600 ] && { echo "rss: the sandbox's clone did not finish in 60 s" >&2; exit 1; }
-	sleep 0.1
-done
+sandbox_with_clone rss
 curl -sf -o /dev/null -H "$AUTH" -H "$JSON" -d '{"cmd":"true"}' "$SB/$SID/exec"
 
-MASTER=$(cat "$SANDBOXD_PID_FILE")
+the_worker rss
 worker() { ps -o pid=,comm= --ppid "$MASTER" | awk '$2 == "sandboxd" {print $1}'; }
-W=$(worker)
-[ "$(wc -w <<<"$W")" = 1 ] || { echo "rss: expected one worker, found: $W" >&2; exit 1; }
 
 # ---- the mix, as curl config blocks -----------------------------------------------------
 mkdir -p "$VAR/req"

@@ -618,6 +618,70 @@ basic() { # the Authorization value for HTTP Basic with the token as password
 	printf 'raw:Basic %s' "$(printf '%s:%s' "${2:-x}" "$1" | base64 -w0)"
 }
 
+# egress_lab PORT…: what the egress suites reach: a network namespace of the test's own
+# (NS at NS_IP; the host's side HOST_IP on the veth VH) with a web server on each PORT, and
+# one on the host at the default bridge's address (GW:HOST_PORT, pid HOSTSRV), each
+# serving "egress-ok-$SFX" (answers URL checks it). egress_lab_down removes it all: put it
+# in AT_EXIT. run.sh removes namespaces named after its var dir that a killed test left.
+egress_lab() {
+	local vsum x i port
+	vsum=$(printf '%s' "$SANDBOXD_VAR" | cksum | cut -d' ' -f1)
+	NS=sbxit-$vsum-$SFX
+	VH=sbxh$SFX      # host side, 12 characters (interface names hold 15)
+	VN=sbxn$SFX
+	PY=$(command -v /usr/bin/python3 python3 | head -n 1)
+	for ((i = 0; i < 50; i++)); do
+		x=$((SRANDOM % 256)).$((SRANDOM % 64 * 4))
+		ip -4 addr show | grep -q "inet 10\.213\.${x%.*}\." && { x=; continue; }
+		ip -4 route show | grep -q "^10\.213\.${x%.*}\." && { x=; continue; }
+		break
+	done
+	[ -n "$x" ] || { fail 'a free /30 in 10.213.0.0/16'; finish; }
+	HOST_IP=10.213.${x%.*}.$((${x##*.} + 1))
+	NS_IP=10.213.${x%.*}.$((${x##*.} + 2))
+	ip netns add "$NS" &&
+		ip link add "$VH" type veth peer name "$VN" &&
+		ip link set "$VN" netns "$NS" &&
+		ip addr add "$HOST_IP/30" dev "$VH" && ip link set "$VH" up &&
+		ip -n "$NS" addr add "$NS_IP/30" dev "$VN" && ip -n "$NS" link set "$VN" up &&
+		ip -n "$NS" link set lo up
+	check "namespace $NS with $NS_IP, host side $HOST_IP" [ $? -eq 0 ]
+	mkdir -p "$_T/www" && echo "egress-ok-$SFX" >"$_T/www/index.html"
+	chmod 0755 "$_T" "$_T/www"
+	for port in "$@"; do
+		ip netns exec "$NS" "$PY" -m http.server "$port" --bind "$NS_IP" --directory "$_T/www" \
+			>"$_T/srv$port.log" 2>&1 </dev/null &
+		disown   # egress_lab_down kills them; no job notices
+	done
+	for port in "$@"; do
+		check "the listener on port $port answers the host" wait_until 15 answers "http://$NS_IP:$port/"
+	done
+	# The sandboxes' sandboxd.internal (Docker's host-gateway: the default bridge's address),
+	# on a port that is not git's. Read from the bridge interface: a freshly started dockerd's
+	# `network inspect bridge` has only a Subnet in its IPAM config, no Gateway.
+	local brif
+	brif=$(docker network inspect -f '{{index .Options "com.docker.network.bridge.name"}}' bridge 2>/dev/null)
+	GW=$(ip -4 -o addr show dev "${brif:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
+	check "the default bridge ${brif:-docker0} has an address ($GW)" [ -n "$GW" ]
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		HOST_PORT=$((20000 + SRANDOM % 40000))
+		[ -z "$(ss -Hltn "sport = :$HOST_PORT")" ] && break
+	done
+	"$PY" -m http.server "$HOST_PORT" --bind "$GW" --directory "$_T/www" >"$_T/hostsrv.log" 2>&1 </dev/null &
+	HOSTSRV=$!
+	disown
+	check "a host listener on $GW:$HOST_PORT" wait_until 15 answers "http://$GW:$HOST_PORT/"
+}
+answers() { [ "$(curl -s -m 2 "$1")" = "egress-ok-$SFX" ]; }
+egress_lab_down() {
+	local p
+	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	[ -n "${HOSTSRV:-}" ] && kill -KILL "$HOSTSRV" 2>/dev/null
+	ip netns del "$NS" 2>/dev/null   # takes the veth pair with it
+	ip link del "$VH" 2>/dev/null
+	true
+}
+
 finish() {
 	local p f
 	p=$(grep -c "^ok	$TEST_NAME	" "$IT_RESULTS" || true)

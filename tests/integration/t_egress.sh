@@ -30,74 +30,15 @@ SUM=$(printf '%s' "$NET" | cksum | cut -d' ' -f1)
 # Every line of the rule set that is ours (both families).
 our_rules() { { iptables -w 10 -S; ip6tables -w 10 -S 2>/dev/null; } | grep -E -- "SBXD-(FWD|IN)-$SUM|sandboxd-egress:$NET( |\"|\$)"; }
 
-# --- the namespace with its servers -----------------------------------------------------------
-# run.sh removes namespaces named after its var dir that a killed test left behind.
-VSUM=$(printf '%s' "$SANDBOXD_VAR" | cksum | cut -d' ' -f1)
-NS=sbxit-$VSUM-$SFX
-VH=sbxh$SFX      # host side, 12 characters (interface names hold 15)
-VN=sbxn$SFX
-PY=$(command -v /usr/bin/python3 python3 | head -n 1)
-pick_subnet() {
-	local i x
-	for ((i = 0; i < 50; i++)); do
-		x=$((SRANDOM % 256)).$((SRANDOM % 64 * 4))
-		ip -4 addr show | grep -q "inet 10\.213\.${x%.*}\." && continue
-		ip -4 route show | grep -q "^10\.213\.${x%.*}\." && continue
-		echo "$x"
-		return 0
-	done
-	return 1
-}
-X=$(pick_subnet) || { fail 'a free /30 in 10.213.0.0/16'; finish; }
-HOST_IP=10.213.${X%.*}.$((${X##*.} + 1))
-NS_IP=10.213.${X%.*}.$((${X##*.} + 2))
-
+# --- the namespace with its servers, a listener on the host ---------------------------------
 # The stack's own rules (local-stack.sh applies them at up), for the tests after this one.
 restore() { MODE=${SANDBOXD_EGRESS:-open} egress apply; }
 teardown() {
 	egress remove || true
-	local p
-	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	[ -n "${HOSTSRV:-}" ] && kill -KILL "$HOSTSRV" 2>/dev/null
-	ip netns del "$NS" 2>/dev/null   # takes the veth pair with it
-	ip link del "$VH" 2>/dev/null
-	true
+	egress_lab_down
 }
 AT_EXIT+=(teardown restore)
-
-ip netns add "$NS" &&
-	ip link add "$VH" type veth peer name "$VN" &&
-	ip link set "$VN" netns "$NS" &&
-	ip addr add "$HOST_IP/30" dev "$VH" && ip link set "$VH" up &&
-	ip -n "$NS" addr add "$NS_IP/30" dev "$VN" && ip -n "$NS" link set "$VN" up &&
-	ip -n "$NS" link set lo up
-check "namespace $NS with $NS_IP, host side $HOST_IP" [ $? -eq 0 ]
-mkdir -p "$_T/www" && echo "egress-ok-$SFX" >"$_T/www/index.html"
-chmod 0755 "$_T" "$_T/www"
-for port in 80 8081; do
-	ip netns exec "$NS" "$PY" -m http.server "$port" --bind "$NS_IP" --directory "$_T/www" \
-		>"$_T/srv$port.log" 2>&1 </dev/null &
-	disown   # teardown kills them; no job notices
-done
-answers() { [ "$(curl -s -m 2 "$1")" = "egress-ok-$SFX" ]; }
-check 'the listener on port 80 answers the host' wait_until 15 answers "http://$NS_IP:80/"
-check 'the listener on port 8081 answers the host' wait_until 15 answers "http://$NS_IP:8081/"
-
-# A listener on the host itself, on the gateway address the sandboxes know as
-# sandboxd.internal (Docker's host-gateway: the default bridge's address), on a port that is
-# not git's. The address is read from the bridge interface: a freshly started dockerd's
-# `network inspect bridge` has only a Subnet in its IPAM config, no Gateway.
-BRIF=$(docker network inspect -f '{{index .Options "com.docker.network.bridge.name"}}' bridge 2>/dev/null)
-GW=$(ip -4 -o addr show dev "${BRIF:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
-check "the default bridge ${BRIF:-docker0} has an address ($GW)" [ -n "$GW" ]
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-	HOST_PORT=$((20000 + SRANDOM % 40000))
-	[ -z "$(ss -Hltn "sport = :$HOST_PORT")" ] && break
-done
-"$PY" -m http.server "$HOST_PORT" --bind "$GW" --directory "$_T/www" >"$_T/hostsrv.log" 2>&1 </dev/null &
-HOSTSRV=$!
-disown
-check "a host listener on $GW:$HOST_PORT" wait_until 15 answers "http://$GW:$HOST_PORT/"
+egress_lab 80 8081
 
 # --- a sandbox on the stack's network ----------------------------------------------------------
 O="eg$SFX"

@@ -29,69 +29,11 @@ if [ "$DEPLOYED" != open ]; then
 	finish
 fi
 
-# --- the namespace with its servers (as t_egress.sh) -----------------------------------------
-# run.sh removes namespaces named after its var dir that a killed test left behind.
-VSUM=$(printf '%s' "$SANDBOXD_VAR" | cksum | cut -d' ' -f1)
-NS=sbxit-$VSUM-$SFX
-VH=sbxh$SFX
-VN=sbxn$SFX
-PY=$(command -v /usr/bin/python3 python3 | head -n 1)
-pick_subnet() {
-	local i x
-	for ((i = 0; i < 50; i++)); do
-		x=$((SRANDOM % 256)).$((SRANDOM % 64 * 4))
-		ip -4 addr show | grep -q "inet 10\.213\.${x%.*}\." && continue
-		ip -4 route show | grep -q "^10\.213\.${x%.*}\." && continue
-		echo "$x"
-		return 0
-	done
-	return 1
-}
-X=$(pick_subnet) || { fail 'a free /30 in 10.213.0.0/16'; finish; }
-HOST_IP=10.213.${X%.*}.$((${X##*.} + 1))
-NS_IP=10.213.${X%.*}.$((${X##*.} + 2))
-
-teardown() {
-	local p
-	for p in $(ip netns pids "$NS" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	[ -n "${HOSTSRV:-}" ] && kill -KILL "$HOSTSRV" 2>/dev/null
-	ip netns del "$NS" 2>/dev/null   # takes the veth pair with it
-	ip link del "$VH" 2>/dev/null
-	true
-}
+# --- the namespace with its servers, a listener on the host (lib.sh) ----------------------
 # The stack as run.sh made it (open), whatever happened in between.
 restore() { [ "${NARROWED:-0}" = 1 ] && stack_up SANDBOXD_EGRESS="$DEPLOYED"; true; }
-AT_EXIT+=(teardown restore)
-
-ip netns add "$NS" &&
-	ip link add "$VH" type veth peer name "$VN" &&
-	ip link set "$VN" netns "$NS" &&
-	ip addr add "$HOST_IP/30" dev "$VH" && ip link set "$VH" up &&
-	ip -n "$NS" addr add "$NS_IP/30" dev "$VN" && ip -n "$NS" link set "$VN" up &&
-	ip -n "$NS" link set lo up
-check "namespace $NS with $NS_IP, host side $HOST_IP" [ $? -eq 0 ]
-mkdir -p "$_T/www" && echo "egress-ok-$SFX" >"$_T/www/index.html"
-chmod 0755 "$_T" "$_T/www"
-for port in 80 443 8081; do
-	ip netns exec "$NS" "$PY" -m http.server "$port" --bind "$NS_IP" --directory "$_T/www" \
-		>"$_T/srv$port.log" 2>&1 </dev/null &
-	disown   # teardown kills them; no job notices
-done
-answers() { [ "$(curl -s -m 2 "$1")" = "egress-ok-$SFX" ]; }
-for port in 80 443 8081; do
-	check "the listener on port $port answers the host" wait_until 15 answers "http://$NS_IP:$port/"
-done
-BRIF=$(docker network inspect -f '{{index .Options "com.docker.network.bridge.name"}}' bridge 2>/dev/null)
-GW=$(ip -4 -o addr show dev "${BRIF:-docker0}" 2>/dev/null | awk '{ sub(/\/.*/, "", $4); print $4; exit }')
-check "the default bridge ${BRIF:-docker0} has an address ($GW)" [ -n "$GW" ]
-for _ in 1 2 3 4 5 6 7 8 9 10; do
-	HOST_PORT=$((20000 + SRANDOM % 40000))
-	[ -z "$(ss -Hltn "sport = :$HOST_PORT")" ] && break
-done
-"$PY" -m http.server "$HOST_PORT" --bind "$GW" --directory "$_T/www" >"$_T/hostsrv.log" 2>&1 </dev/null &
-HOSTSRV=$!
-disown
-check "a host listener on $GW:$HOST_PORT" wait_until 15 answers "http://$GW:$HOST_PORT/"
+AT_EXIT+=(egress_lab_down restore)
+egress_lab 80 443 8081
 
 # --- helpers ---------------------------------------------------------------------------------
 mk_repo "egs$SFX" site
@@ -252,7 +194,7 @@ expect_status 204 'closed'
 
 stack_restart "SANDBOXD_EGRESS=$DEPLOYED again" SANDBOXD_EGRESS="$DEPLOYED"
 NARROWED=0
-teardown
+egress_lab_down
 check 'the namespace is gone' eval '! ip netns list | grep -qw "$NS"'
 check 'docker0 is still there' ip link show docker0
 finish
