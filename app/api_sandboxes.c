@@ -85,29 +85,30 @@ static int create_limits(struct req *r, struct sandbox_limits *lim, struct err *
 			return err_set(e, ERR_INVALID, "field 'cpus' must be a number");
 		if (!(c >= 0.01))
 			return err_set(e, ERR_INVALID, "field 'cpus' must be at least 0.01");
+		/* What was asked goes in the row, a refused one too (as for each field here). */
+		json_add_int(r->audit_details, "nano_cpus", (int64_t)(c * 1e9 + 0.5));
 		if (c > max_cpus)
 			return err_http(e, 422, "field 'cpus' is over this deployment's maximum (%d)",
 					max_cpus);
 		lim->nano_cpus = (int64_t)(c * 1e9 + 0.5);
-		json_add_int(r->audit_details, "nano_cpus", lim->nano_cpus);
 	}
 	if ((rc = json_field_int(r->json, "memoryMiB", 0, 64, INT32_MAX, &mib, e)) < 0)
 		return rc;
 	if (rc == 0) {
+		json_add_int(r->audit_details, "memory_mib", mib);
 		if (mib > max_mem >> 20)
 			return err_http(e, 422, "field 'memoryMiB' is over this deployment's maximum "
 					"(%lld)", (long long)(max_mem >> 20));
 		lim->memory = mib << 20;
-		json_add_int(r->audit_details, "memory_mib", mib);
 	}
 	if ((rc = json_field_int(r->json, "diskMiB", 0, 64, INT32_MAX, &mib, e)) < 0)
 		return rc;
 	if (rc == 0) {
+		json_add_int(r->audit_details, "disk_mib", mib);
 		if (mib > max_disk >> 20)
 			return err_http(e, 422, "field 'diskMiB' is over this deployment's maximum "
 					"(%lld)", (long long)(max_disk >> 20));
 		lim->disk = mib << 20;
-		json_add_int(r->audit_details, "disk_mib", mib);
 	}
 	return 0;
 }
@@ -137,10 +138,11 @@ static int create_egress(struct req *r, const char **out, struct err *e)
 	*out = NULL;
 	if ((rc = json_field_enum(r->json, "egress", 0, modes, &mode, e)) < 0)
 		return rc;
+	/* What was asked goes in the row, a refused one too. */
+	json_add_str(r->audit_details, "egress", mode ? mode : r->cfg->egress);
 	if (rc == 0 && config_egress_rank(mode) > config_egress_rank(r->cfg->egress))
 		return err_http(e, 422, "field 'egress' is wider than this deployment's (%s)",
 				r->cfg->egress);
-	json_add_str(r->audit_details, "egress", mode ? mode : r->cfg->egress);
 	*out = mode;
 	return 0;
 }

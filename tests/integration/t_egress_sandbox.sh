@@ -177,6 +177,9 @@ NARROWED=1
 stack_restart 'SANDBOXD_EGRESS=web' SANDBOXD_EGRESS=web
 api POST "$SB" '{"egress":"open"}' "$OT"
 expect_error 422 "field 'egress' is wider than this deployment's (web)" 'open in a web deployment: 422 with the text'
+check_eq 'the refusal is audited with what was asked' '422 open' \
+	"$(sql "select status || ' ' || (details->>'egress') from audit_log where action = 'sandbox.create'
+	         and login = 'egs$SFX' order by id desc limit 1")"
 new_box '{}' 'a create without egress in a web deployment'
 expect_json .egress web 'is web (the deployment'"'"'s)'
 check_eq "on the deployment's network $NET" "$NET" "$(net_of "$CID")"

@@ -59,6 +59,9 @@ refused() { # BODY STATUS MESSAGE NAME
 	expect_error "$2" "$3" "$4"
 }
 refused '{"memoryMiB":8193}' 422 "field 'memoryMiB' is over this deployment's maximum (8192)" 'memoryMiB past the maximum: 422'
+check_eq 'the refusal is audited with what was asked' '422 8193' \
+	"$(sql "select status || ' ' || (details->>'memory_mib') from audit_log where action = 'sandbox.create'
+	         and login = 'sbl$SFX' order by id desc limit 1")"
 refused '{"cpus":8.5}' 422 "field 'cpus' is over this deployment's maximum (8)" 'cpus past the maximum: 422'
 refused '{"cpus":"1"}' 400 "field 'cpus' must be a number" 'cpus as a string: 400'
 refused '{"cpus":0}' 400 "field 'cpus' must be at least 0.01" 'no CPU at all: 400'
@@ -70,6 +73,9 @@ if ((NCPU < 8)); then
 	check "with the engine's reason" grep -q "the engine refused the sandbox's limits: .*CPU" <<<"$(_json .message)"
 fi
 refused '{"diskMiB":102401}' 422 "field 'diskMiB' is over this deployment's maximum (102400)" 'diskMiB past the maximum: 422'
+check_eq 'audited with what was asked' '422 102401' \
+	"$(sql "select status || ' ' || (details->>'disk_mib') from audit_log where action = 'sandbox.create'
+	         and login = 'sbl$SFX' order by id desc limit 1")"
 refused '{"diskMiB":32}' 400 "field 'diskMiB' must be an integer between 64 and 2147483647" 'diskMiB under 64: 400'
 refused '{"diskMiB":"1G"}' 400 "field 'diskMiB' must be an integer" 'diskMiB as a string: 400'
 api POST "$SB" '{"diskMiB":512}' "$OT"
