@@ -2,6 +2,7 @@
  * translation into the REST request that runs it, and the REST answer turned into a tool
  * result. The REST handlers do the work, so permissions, limits, masking and error texts
  * are the same on both doors. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 #include "sandboxd/utf8.h"
 #include "sandboxd/banned.h"
 
-enum arg_type { ARG_STRING, ARG_INT, ARG_ENV };
+enum arg_type { ARG_STRING, ARG_INT, ARG_NUMBER, ARG_ENV };
 
 struct mcp_arg {
 	const char *name;
@@ -23,8 +24,12 @@ struct mcp_arg {
 #define OWNER_REPO { "owner", ARG_STRING, 1, 1, 255 }, { "repo", ARG_STRING, 1, 1, 255 }
 #define SANDBOX OWNER_REPO, { "sandbox_id", ARG_STRING, 1, 1, 255 }
 
+/* The create's own limits and egress as REST takes them (SPEC §4 "Limits"); REST checks
+ * their values and names the field. */
 static const struct mcp_arg create_args[] = {
 	OWNER_REPO, { "ref", ARG_STRING, 0, 1, 255 }, { "image", ARG_STRING, 0, 1, 64 },
+	{ "egress", ARG_STRING, 0, 1, 8 }, { "cpus", ARG_NUMBER, 0, 0, 0 },
+	{ "memory_mib", ARG_INT, 0, 64, INT32_MAX }, { "disk_mib", ARG_INT, 0, 64, INT32_MAX },
 	{ NULL, 0, 0, 0, 0 } };
 static const struct mcp_arg exec_args[] = {
 	SANDBOX, { "command", ARG_STRING, 1, 1, 1 << 20 }, { "cwd", ARG_STRING, 0, 0, 4096 },
@@ -66,7 +71,14 @@ static const char create_schema[] = TOOL(
 	"lists them); absent: the repository's choice, else the default.",
 	S_OWNER "," S_REPO ",\"ref\":{\"type\":\"string\",\"maxLength\":255,\"description\":"
 	"\"Branch, tag or commit SHA.\"},\"image\":{\"type\":\"string\",\"maxLength\":64,"
-	"\"description\":\"An image name of this deployment, e.g. standard or minimal.\"}",
+	"\"description\":\"An image name of this deployment, e.g. standard or minimal.\"},"
+	"\"egress\":{\"type\":\"string\",\"enum\":[\"none\",\"web\",\"open\"],\"description\":"
+	"\"What the sandbox may reach: none (only its git endpoint), web (ports 80 and 443) or "
+	"open; never wider than the deployment's.\"},\"cpus\":{\"type\":\"number\",\"minimum\":"
+	"0.01,\"description\":\"CPUs, up to the deployment's maximum.\"},\"memory_mib\":{\"type\":"
+	"\"integer\",\"minimum\":64,\"description\":\"Memory in MiB, up to the deployment's "
+	"maximum.\"},\"disk_mib\":{\"type\":\"integer\",\"minimum\":64,\"description\":\"Disk "
+	"in MiB (what its commands may write), up to the deployment's maximum.\"}",
 	"\"owner\",\"repo\"", "\"id\":" STR ",\"ref\":" STR ",\"image\":" STR
 	"},\"required\":[\"id\",\"ref\"",
 	"\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false");
@@ -233,6 +245,10 @@ static int check_arg(const struct mcp_arg *a, json_object *v, struct err *e)
 		return err_set(e, ERR_INVALID, "argument '%s' must be an integer from %lld to %lld",
 				a->name, a->min, a->max);
 	}
+	case ARG_NUMBER:
+		if (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+			return 0;
+		return err_set(e, ERR_INVALID, "argument '%s' must be a number", a->name);
 	case ARG_ENV:
 		if (json_object_is_type(v, json_type_object)) {
 			json_object_object_foreach(v, k, val) {
@@ -304,6 +320,10 @@ int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_cal
 	case TOOL_CREATE:
 		copy_arg(c->body, "ref", args, "ref");
 		copy_arg(c->body, "image", args, "image");
+		copy_arg(c->body, "egress", args, "egress");
+		copy_arg(c->body, "cpus", args, "cpus");
+		copy_arg(c->body, "memoryMiB", args, "memory_mib");
+		copy_arg(c->body, "diskMiB", args, "disk_mib");
 		break;
 	case TOOL_EXEC:
 		copy_arg(c->body, "cmd", args, "command");

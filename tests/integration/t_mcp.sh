@@ -98,6 +98,18 @@ expect_json .result.isError true 'an unknown argument is the tool'"'"'s error'
 expect_json '.result.content[0].text' "unknown argument 'colour'" 'naming it'
 rpc '{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"sandbox_create","arguments":{"owner":"x","repo":5}}}'
 expect_json '.result.content[0].text' "argument 'repo' must be a string" 'a wrong type, named'
+# A create's own egress and limits, as REST's fields (REST judges and names them).
+rpc "{\"jsonrpc\":\"2.0\",\"id\":141,\"method\":\"tools/call\",\"params\":{\"name\":\"sandbox_create\",\"arguments\":{\"owner\":\"$O\",\"repo\":\"app\",\"egress\":\"none\",\"memory_mib\":256,\"disk_mib\":128,\"cpus\":0.5}}}"
+expect_json .result.isError false 'sandbox_create with egress none, 256 MiB, 128 MiB of disk, 0.5 CPUs'
+LIM=$(_json .result.structuredContent.id)
+api GET "/api/v3/repos/$R/diffinery/sandboxes/$LIM" '' "$OT"
+expect_json '[.egress, .resources.cpus, .resources.memoryMiB, .resources.diskMiB] | map(tostring) | join("|")' \
+	'none|0.5|256|128' 'the sandbox has them (REST GET)'
+api POST "/api/v3/repos/$R/diffinery/sandboxes/$LIM/close" '' "$OT"
+expect_status 204 'closed'
+rpc "{\"jsonrpc\":\"2.0\",\"id\":142,\"method\":\"tools/call\",\"params\":{\"name\":\"sandbox_create\",\"arguments\":{\"owner\":\"$O\",\"repo\":\"app\",\"memory_mib\":999999}}}"
+expect_json '[.result.isError, .result.content[0].text] | map(tostring) | join("|")' \
+	"true|field 'memoryMiB' is over this deployment's maximum (8192)" 'past the maximum: the tool'"'"'s error with REST'"'"'s text'
 rpc '{"jsonrpc":"2.0","id":15,"method":"ping"}' "$OT" 'MCP-Protocol-Version: 2030-01-01'
 expect_status 400 'an unsupported MCP-Protocol-Version header: 400'
 expect_json .error.code -32600 'as -32600'

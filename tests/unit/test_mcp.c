@@ -210,6 +210,18 @@ static void test_tool_request(void **state)
 			    "{\"ref\":\"f\",\"image\":\"minimal\"}");
 	json_object_put(b);
 	assert_null(request("sandbox_create", "{\"owner\":\"o\",\"repo\":\"r\",\"image\":3}", msg, &b));
+	/* Its own limits and egress, as REST's fields (REST judges their values). */
+	assert_string_equal(request("sandbox_create", "{\"owner\":\"o\",\"repo\":\"r\","
+				    "\"egress\":\"none\",\"cpus\":0.5,\"memory_mib\":256,"
+				    "\"disk_mib\":1024}", msg, &b),
+			    "{\"egress\":\"none\",\"cpus\":0.5,\"memoryMiB\":256,\"diskMiB\":1024}");
+	json_object_put(b);
+	assert_null(request("sandbox_create", "{\"owner\":\"o\",\"repo\":\"r\",\"cpus\":\"1\"}",
+			    msg, &b));
+	assert_string_equal(msg, "argument 'cpus' must be a number");
+	assert_null(request("sandbox_create", "{\"owner\":\"o\",\"repo\":\"r\",\"disk_mib\":10}",
+			    msg, &b));
+	assert_string_equal(msg, "argument 'disk_mib' must be an integer from 64 to 2147483647");
 	assert_string_equal(request("sandbox_list_files", "{" BOX "}", msg, &b),
 			    "{\"path\":\".\",\"depth\":1}");
 	json_object_put(b);
