@@ -13,6 +13,7 @@
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
 #include "sandboxd/path.h"
+#include "sandboxd/query.h"
 #include "sandboxd/router.h"
 #include "sandboxd/banned.h"
 
@@ -74,32 +75,12 @@ static int url_path(struct req *r, const char **given, const char **abs, struct 
 	return 0;
 }
 
-/* The value of query parameter name into out (NUL-terminated): 1, 0 when absent, -1 when
- * longer than size - 1. */
-static int query_value(const char *query, const char *name, char *out, size_t size)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
-		if (strncmp(p, name, n) || p[n] != '=')
-			continue;
-		const char *v = p + n + 1;
-		size_t len = strcspn(v, "&");
-		if (len >= size)
-			return -1;
-		memcpy(out, v, len);
-		out[len] = 0;
-		return 1;
-	}
-	return 0;
-}
-
 /* The mode query: octal with a leading 0 (0755), else decimal (493); 0644 without one. */
 static int mode_query(struct req *r, unsigned *mode, struct err *e)
 {
 	char v[16];
 	int64_t m = 0;
-	int found = query_value(r->query, "mode", v, sizeof(v)), bad = found < 0;
+	int found = query_param(r->query, "mode", v, sizeof(v)), bad = found < 0;
 
 	*mode = 0644;
 	if (found == 0)

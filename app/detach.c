@@ -4,6 +4,7 @@
 #include <string.h>
 #include "sandboxd/detach.h"
 #include "sandboxd/num.h"
+#include "sandboxd/query.h"
 #include "sandboxd/banned.h"
 
 #define CHUNKS_MAX 100000
@@ -11,26 +12,17 @@
 
 int detach_query_offset(const char *query, const char *name, uint64_t *out)
 {
-	size_t n = strlen(name);
+	char buf[20];   /* 18 digits: past 10^18 no stream ever reaches, refused, not wrapped */
+	int found = query_param(query, name, buf, sizeof(buf));
+	int64_t x;
 
 	*out = 0;
-	for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
-		if (strncmp(p, name, n) || p[n] != '=')
-			continue;
-		const char *v = p + n + 1, *end = strchr(v, '&');
-		size_t len = end ? (size_t)(end - v) : strlen(v);
-		char buf[24];
-		int64_t x;
-		/* Past 10^18 no stream ever reaches: refused rather than wrapped. */
-		if (len == 0 || len > 18 || v[0] == '-')
-			return -1;
-		memcpy(buf, v, len);
-		buf[len] = 0;
-		if (num_parse(buf, 0, INT64_MAX, &x))
-			return -1;
-		*out = (uint64_t)x;
+	if (found == 0)
 		return 0;
-	}
+	if (found < 0 || !buf[0] || strlen(buf) > 18 || buf[0] == '-' ||
+	    num_parse(buf, 0, INT64_MAX, &x))
+		return -1;
+	*out = (uint64_t)x;
 	return 0;
 }
 

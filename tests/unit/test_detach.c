@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "sandboxd/detach.h"
+#include "sandboxd/query.h"
 #include "sandboxd/banned.h"
 
 #define MIB ((uint64_t)1 << 20)
@@ -68,6 +69,18 @@ static void test_query(void **state)
 	assert_true(v == 0);
 	assert_int_equal(detach_query_offset("stdoutOffset=-1", "stdoutOffset", &v), -1);
 	assert_int_equal(detach_query_offset("stdoutOffset=1e3", "stdoutOffset", &v), -1);
+	assert_int_equal(detach_query_offset("stdoutOffset=", "stdoutOffset", &v), -1);
+	assert_int_equal(detach_query_offset("stdoutOffset=1234567890123456789", "stdoutOffset", &v), -1);
+	assert_int_equal(detach_query_offset("stdoutOffset=999999999999999999", "stdoutOffset", &v), 0);
+	assert_true(v == 999999999999999999ull);
+	/* query_param itself: first pair of the name, its value as it stands, a bound. */
+	char out[8];
+	assert_int_equal(query_param("a=1&mode=0755&mode=1", "mode", out, sizeof(out)), 1);
+	assert_string_equal(out, "0755");
+	assert_int_equal(query_param("modes=1", "mode", out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(query_param("mode=12345678", "mode", out, sizeof(out)), -1);
+	assert_int_equal(query_param(NULL, "mode", out, sizeof(out)), 0);
 }
 
 int main(void)
