@@ -6,6 +6,7 @@
  * (check_forgeable in dispatch.c). */
 #include <string.h>
 #include "sandboxd/api.h"
+#include "sandboxd/auth.h"
 #include "sandboxd/boxuser.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/html.h"
@@ -17,13 +18,7 @@ static int allowed(struct req *r, struct err *e)
 	const struct caller *c = &r->caller;
 
 	r->basic_realm = 1;   /* a 401 asks the browser for a user name and password */
-	if (!c->authenticated)
-		return err_set(e, ERR_AUTH, "authentication required");
-	if (c->kind == TOKEN_JOB)
-		return err_set(e, ERR_DENIED, "job tokens can only be used on their repository");
-	if (!c->site_admin)
-		return err_set(e, ERR_DENIED, "this needs a site admin");
-	return 0;
+	return auth_site_admin_read(c, e);
 }
 
 /* One section: a heading, a table of what sql answers (each cell escaped), and where a

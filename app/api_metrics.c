@@ -2,6 +2,7 @@
  * (metrics.h), to a site admin's token or to an address of SANDBOXD_METRICS_ALLOW. */
 #include "sandboxd/addrlist.h"
 #include "sandboxd/api.h"
+#include "sandboxd/auth.h"
 #include "sandboxd/metrics.h"
 #include "sandboxd/banned.h"
 
@@ -17,13 +18,7 @@ static int allowed(const struct req *r, struct err *e)
 
 	if (addrlist_match(r->cfg->metrics_allow, r->remote_addr))
 		return 0;
-	if (!c->authenticated)
-		return err_set(e, ERR_AUTH, "authentication required");
-	if (c->kind == TOKEN_JOB)
-		return err_set(e, ERR_DENIED, "job tokens can only be used on their repository");
-	if (!c->site_admin)
-		return err_set(e, ERR_DENIED, "this needs a site admin");
-	return 0;
+	return auth_site_admin_read(c, e);
 }
 
 int api_metrics(struct req *r, struct err *e)

@@ -377,3 +377,14 @@ int auth_git(struct req *r, const char *owner, const char *name, int push, struc
 	}
 	return auth_repo(r, owner, name, push ? ROLE_WRITE : ROLE_READ, push, out, e);
 }
+
+int auth_site_admin_read(const struct caller *c, struct err *e)
+{
+	if (!c->authenticated)
+		return err_set(e, ERR_AUTH, "authentication required");
+	if (c->kind == TOKEN_JOB)
+		return err_set(e, ERR_DENIED, "job tokens can only be used on their repository");
+	if (!c->site_admin)
+		return err_set(e, ERR_DENIED, "this needs a site admin");
+	return 0;
+}

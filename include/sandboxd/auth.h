@@ -66,4 +66,8 @@ int auth_token_create(struct db *db, enum token_kind kind, const char *account_i
 		      char out[TOKEN_LEN + 1], char id[HTTP_ID_MAX], char expires_at[32],
 		      struct err *e) __attribute__((warn_unused_result));
 
+/* A read about the whole service (/metrics, /admin): a site admin's token of either scope;
+ * 401 without credentials, 403 for job tokens and for others, with SPEC's texts. */
+int auth_site_admin_read(const struct caller *c, struct err *e) __attribute__((warn_unused_result));
+
 #endif
