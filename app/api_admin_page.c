@@ -105,39 +105,59 @@ static int section(struct req *r, const struct section *s, struct err *e)
 	return rc ? err_set(e, rc, "the page does not fit") : 0;
 }
 
-/* The engine: where it is, whether it answers, who root inside is, and its load. One
- * engine today; SPEC §8's docker_engines table makes this a row per engine. */
-static int engine(struct req *r, struct err *e)
+/* A cell's text, escaped. */
+static int cell(struct buf *b, const char *text)
+{
+	int rc = buf_puts(b, "<td>");
+
+	if (!rc)
+		rc = html_text(b, text ? text : "");
+	return rc ? rc : buf_puts(b, "</td>");
+}
+
+/* The engines (docker_engines, engine_room): each one's name and URL, state, whether it
+ * answers (this host's own is asked now; the others as the reaper last found them), who
+ * root inside is on the own one, and its load against its maximum. */
+static int engines(struct req *r, struct err *e)
 {
 	struct err dk = { .msg = "" }, bu_err = { .msg = "" };
 	struct buf *b = &r->out;
 	struct boxuser bu;
-	int code = 0, up = docker_ping(r->cfg->docker_host, &dk) == 0, rc;
-	const char *mode = up && !boxuser_get(r->cfg, &bu, &bu_err) ? bu.mode : "unknown";
+	int code = 0, own_up = docker_ping(r->cfg->docker_host, &dk) == 0, rc;
+	const char *mode = own_up && !boxuser_get(r->cfg, &bu, &bu_err) ? bu.mode : "unknown";
 	PGresult *res = db_exec(r->db, e, &code,
-				"SELECT (SELECT count(*) FROM sandboxes"
-				"         WHERE state IN ('starting', 'ready')),"
-				"       (SELECT count(*) FROM warm_containers"
-				"         WHERE state IN ('starting', 'ready'))", 0);
+				"SELECT name, url, state, healthy, coalesce(last_error, ''),"
+				"       coalesce(rfc3339(down_since), ''), sandboxes, pooled,"
+				"       max_sandboxes"
+				"  FROM engine_room ORDER BY name <> $1, name LIMIT 100", 1,
+				r->cfg->engine_name);
 
 	if (!res)
 		return code;
 	rc = buf_puts(b, "<h2 id=\"engines\">Engines</h2>\n<table id=\"engines-table\"><tr>"
-		      "<th>engine</th><th>state</th><th>sandbox user</th><th>sandboxes</th>"
-		      "<th>warm</th></tr>\n<tr><td>");
+		      "<th>engine</th><th>URL</th><th>state</th><th>health</th><th>sandbox user</th>"
+		      "<th>sandboxes</th><th>warm</th><th>max</th></tr>\n");
+	for (int i = 0; !rc && i < PQntuples(res); i++) {
+		int own = strcmp(db_val(res, i, 0), r->cfg->engine_name) == 0;
+		const char *health = own ? (own_up ? "answering" : dk.msg)
+				     : db_bool(res, i, 3) ? "answering"
+				     : pool_printf(r->pool, "down since %s: %s", db_val(res, i, 5),
+						   db_val(res, i, 4));
+		rc = buf_puts(b, "<tr>");
+		for (int col = 0; !rc && col < 3; col++)
+			rc = cell(b, db_val(res, i, col));
+		if (!rc)
+			rc = cell(b, health);
+		if (!rc)
+			rc = cell(b, own ? mode : "");
+		for (int col = 6; !rc && col < 9; col++)
+			rc = cell(b, db_val(res, i, col));
+		if (!rc)
+			rc = buf_puts(b, "</tr>\n");
+	}
 	if (!rc)
-		rc = html_text(b, r->cfg->docker_host);
-	if (!rc)
-		rc = buf_puts(b, "</td><td>");
-	if (!rc)
-		rc = html_text(b, up ? "answering" : dk.msg);
-	if (!rc)
-		rc = buf_puts(b, "</td><td>");
-	if (!rc)
-		rc = html_text(b, mode);
-	if (!rc)
-		rc = buf_printf(b, "</td><td>%s</td><td>%s</td></tr>\n</table>\n", db_val(res, 0, 0),
-				db_val(res, 0, 1));
+		rc = buf_puts(b, "</table>\n<p class=\"more\">More, in psql: <code>SELECT * FROM "
+			      "engine_room;</code></p>\n");
 	PQclear(res);
 	return rc ? err_set(e, rc, "the page does not fit") : 0;
 }
@@ -163,7 +183,7 @@ int api_admin_page(struct req *r, struct err *e)
 		rc = buf_puts(&r->out, ".</p>\n");
 	if (rc)
 		return err_set(e, rc, "the page does not fit");
-	if ((rc = engine(r, e)))
+	if ((rc = engines(r, e)))
 		return rc;
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
 		if ((rc = section(r, &sections[i], e)))

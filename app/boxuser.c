@@ -11,10 +11,15 @@
  * and MKNOD (device nodes), SPEC.md §4. */
 static const char *const root_drop[] = { "NET_RAW", "MKNOD", NULL };
 
-/* The engine's answer, per process: it changes only when the engine restarts. */
-static char kept[8];
-static time_t kept_at;
-static int have_kept;
+/* Each engine's answer (engine.h: calls go to one at a time), per process: it changes
+ * only when the engine restarts. */
+#define KEPT_MAX 16
+static struct {
+	char host[520];
+	char iso[8];
+	time_t at;
+} kept[KEPT_MAX];
+static int nkept;
 
 void boxuser_for(const struct config *cfg, const char *isolation, struct boxuser *out)
 {
@@ -30,18 +35,28 @@ void boxuser_for(const struct config *cfg, const char *isolation, struct boxuser
 /* The engine's isolation ("userns", "runsc", ""), asked at most every BOXUSER_TTL_S. */
 static int isolation_get(char out[8], struct err *e)
 {
+	const char *host = docker_current_host();
 	time_t now = time(NULL);
-	int rc;
+	int i, rc;
 
-	if (!have_kept || now - kept_at >= BOXUSER_TTL_S || now < kept_at) {
-		if ((rc = docker_info_isolation(kept, sizeof(kept), DOCKER_CALL_MS, e))) {
-			have_kept = 0;
+	for (i = 0; i < nkept && strcmp(kept[i].host, host); i++)
+		;
+	if (i == KEPT_MAX)
+		i = (int)(now % KEPT_MAX);    /* more engines than slots: one is asked again */
+	if (i == nkept || strcmp(kept[i].host, host) || now - kept[i].at >= BOXUSER_TTL_S ||
+	    now < kept[i].at) {
+		if ((rc = docker_info_isolation(out, 8, DOCKER_CALL_MS, e))) {
+			if (i < nkept)
+				kept[i].at = 0;
 			return rc;
 		}
-		kept_at = now;
-		have_kept = 1;
+		snprintf(kept[i].host, sizeof(kept[i].host), "%s", host);
+		memcpy(kept[i].iso, out, 8);
+		kept[i].at = now;
+		if (i == nkept)
+			nkept++;
 	}
-	memcpy(out, kept, sizeof(kept));
+	memcpy(out, kept[i].iso, 8);
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "sandboxd/addrlist.h"
 #include "sandboxd/config.h"
+#include "sandboxd/engine_list.h"
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
 #include "sandboxd/banned.h"
@@ -125,6 +126,21 @@ static int check_holder(struct config *c, struct err *e)
 		return err_set(e, ERR_INVALID, "SANDBOXD_FAULT_HANDOVER must be before, after or "
 			       "empty");
 	return 0;
+}
+
+static void engine_name_default(const struct config *c, char *out, size_t n)
+{
+	snprintf(out, n, "%s", c->instance);
+}
+
+/* The own engine's name and SANDBOXD_DOCKER_HOSTS (engine.h parses the list the same way
+ * at registration; here a bad one stops the start with its reason). */
+static int check_engines(struct config *c, struct err *e)
+{
+	if (!engine_name_valid(c->engine_name))
+		return err_set(e, ERR_INVALID, "SANDBOXD_ENGINE_NAME must be 1 to 63 of [a-z0-9._-], "
+			       "starting with a letter or digit (by default SANDBOXD_INSTANCE)");
+	return engine_list_check(c->docker_hosts, c->engine_name, e);
 }
 
 static int check_git_socket(struct config *c, struct err *e)
@@ -359,6 +375,11 @@ static const struct setting settings[] = {
 	S("SANDBOXD_DOCKER_CERT", docker_cert, ""),
 	S("SANDBOXD_DOCKER_KEY", docker_key, ""),
 	S("SANDBOXD_INSTANCE", instance, "sandboxd"),
+	S("SANDBOXD_ENGINE_NAME", engine_name, NULL, .def_from = engine_name_default,
+	  .check = check_engines),
+	N("SANDBOXD_ENGINE_MAX_SANDBOXES", INT, engine_max, 100, 0, 100000),
+	S("SANDBOXD_DOCKER_HOSTS", docker_hosts, "", .check = check_engines),
+	N("SANDBOXD_ENGINE_GRACE", INT, engine_grace, 300, 5, 86400),
 	S("SANDBOXD_IMAGES", images_setting,
 	  "standard=sandboxd-runner:standard,minimal=sandboxd-runner:minimal",
 	  .check = check_images),

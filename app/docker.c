@@ -31,6 +31,13 @@ struct target {
 static struct {
 	char *host, *ca, *cert, *key;
 } conf;
+/* The engine of the sandbox at hand (docker_use), when it is not the configured one; or
+ * (docker_refuse) none: every call fails with why. */
+static struct {
+	int set, refused;
+	char host[520], ca[256], cert[256], key[256];
+	char why[200];
+} cur;
 
 /* One request and what came back. */
 struct call {
@@ -82,9 +89,9 @@ static int host_valid(const char *host)
 	       (strncmp(host, "https://", 8) == 0 && host[8]);
 }
 
-int docker_init(const struct docker_conf *c, struct err *e)
+/* The settings' own checks, for docker_init and docker_use. */
+static int conf_check(const struct docker_conf *c, const char *host, struct err *e)
 {
-	const char *host = c->host && *c->host ? c->host : DOCKER_DEFAULT_HOST;
 	int ntls = !!(c->ca_file && *c->ca_file) + !!(c->cert_file && *c->cert_file) +
 		   !!(c->key_file && *c->key_file);
 
@@ -98,7 +105,18 @@ int docker_init(const struct docker_conf *c, struct err *e)
 			       "docker TLS needs all of a CA file, a client certificate and its key");
 	if (ntls == 0 && strncmp(host, "https://", 8) == 0)
 		return err_set(e, ERR_INVALID, "docker host '%s' needs TLS client certificates", host);
+	return 0;
+}
+
+int docker_init(const struct docker_conf *c, struct err *e)
+{
+	const char *host = c->host && *c->host ? c->host : DOCKER_DEFAULT_HOST;
+	int rc = conf_check(c, host, e), ntls = c->ca_file && *c->ca_file;
+
+	if (rc)
+		return rc;
 	conf_release();
+	cur.set = cur.refused = 0;
 	conf.host = strdup(host);
 	conf.ca = dup_or_null(c->ca_file);
 	conf.cert = dup_or_null(c->cert_file);
@@ -110,17 +128,54 @@ int docker_init(const struct docker_conf *c, struct err *e)
 	return 0;
 }
 
+int docker_use(const struct docker_conf *c, struct err *e)
+{
+	int rc;
+
+	cur.set = cur.refused = 0;
+	if (!c)
+		return 0;
+	if ((rc = conf_check(c, c->host ? c->host : "", e)))
+		return rc;
+	if (str_copy(cur.host, sizeof(cur.host), c->host) ||
+	    str_copy(cur.ca, sizeof(cur.ca), c->ca_file ? c->ca_file : "") ||
+	    str_copy(cur.cert, sizeof(cur.cert), c->cert_file ? c->cert_file : "") ||
+	    str_copy(cur.key, sizeof(cur.key), c->key_file ? c->key_file : ""))
+		return err_set(e, ERR_INVALID, "docker host %.64s: a setting is too long", c->host);
+	cur.set = 1;
+	return 0;
+}
+
+void docker_refuse(const char *why)
+{
+	cur.set = 0;
+	cur.refused = 1;
+	snprintf(cur.why, sizeof(cur.why), "%s", why);
+}
+
+const char *docker_current_host(void)
+{
+	return cur.set ? cur.host : conf.host ? conf.host : DOCKER_DEFAULT_HOST;
+}
+
 void docker_cleanup(void)
 {
 	if (handle)
 		curl_easy_cleanup(handle);
 	handle = NULL;
 	conf_release();
+	cur.set = cur.refused = 0;
 }
 
 static struct target configured(void)
 {
 	struct target t = {conf.host ? conf.host : DOCKER_DEFAULT_HOST, conf.ca, conf.cert, conf.key};
+
+	if (cur.set) {
+		struct target u = { cur.host, cur.ca[0] ? cur.ca : NULL, cur.cert[0] ? cur.cert : NULL,
+				    cur.key[0] ? cur.key : NULL };
+		return u;
+	}
 	return t;
 }
 
@@ -436,6 +491,8 @@ static int perform(struct call *c)
 {
 	struct target t = configured();
 
+	if (cur.refused)
+		return err_set(c->e, ERR_DOCKER, "%s", cur.why);
 	if (c->timeout_ms <= 0)
 		c->timeout_ms = DOCKER_TIMEOUT_MS;
 	return perform_at(c, &t);
@@ -506,6 +563,8 @@ int docker_ping(const char *host, struct err *e)
 	if (host && strcmp(host, t.host) != 0) {
 		t.host = host;
 		t.ca = t.cert = t.key = NULL;
+	} else if (!host && cur.refused) {
+		return err_set(e, ERR_DOCKER, "%s", cur.why);
 	}
 	if (!host_valid(t.host))
 		return err_set(e, ERR_FAIL, "docker unavailable: unsupported host %s", t.host);

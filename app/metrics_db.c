@@ -9,7 +9,7 @@
 
 /* One gauge: its series name and help, its labels (comma-separated), and the query that
  * gives one row per label set: the labels' values in that order, then the value. Adding a
- * gauge from a table is one line here (sandboxd_docker_engines waits for its table). Each query must stay cheap and bounded: it runs every few seconds
+ * gauge from a table is one line here. Each query must stay cheap and bounded: it runs every few seconds
  * on each host, and past METRICS_GAUGE_ROWS rows the rest is dropped. */
 struct db_gauge {
 	const char *name, *help, *labels, *sql;
@@ -30,6 +30,13 @@ static const struct db_gauge db_gauges[] = {
 	  "  FROM (SELECT DISTINCT image FROM warm_containers"
 	  "         WHERE state IN ('starting', 'ready') OR claimed_at > now() - interval '1 hour') i"
 	  " CROSS JOIN unnest(ARRAY['starting', 'ready']) s" },
+	/* 1 for each engine's state now (down: it did not answer the reaper's last ping),
+	 * 0 for the others, so that a change reads as two moves. */
+	{ "sandboxd_docker_engines", "Docker engines by state (docker_engines: active, draining, "
+	  "down).", "engine,state",
+	  "SELECT e.name, s, ((CASE WHEN e.down_since IS NOT NULL THEN 'down' ELSE e.state END) = s)::int"
+	  "  FROM docker_engines e CROSS JOIN unnest(ARRAY['active', 'draining', 'down']) s"
+	  " ORDER BY e.name, s LIMIT 96" },
 };
 #define NGAUGES (sizeof(db_gauges) / sizeof(db_gauges[0]))
 _Static_assert(NGAUGES <= METRICS_GAUGES_MAX, "room in the region for every gauge");

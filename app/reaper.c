@@ -12,6 +12,7 @@
 #include "sandboxd/db.h"
 #include "sandboxd/holder.h"
 #include "sandboxd/docker.h"
+#include "sandboxd/engine.h"
 #include "sandboxd/forge_sweep.h"
 #include "sandboxd/json.h"
 #include "sandboxd/sandbox_save.h"
@@ -26,6 +27,7 @@
 #include "sandboxd/banned.h"
 
 #define LEASE_SECONDS "30"   /* a dead reaper's lease lapses after this */
+#define ENGINES_MAX 64       /* engines one pass looks at */
 
 static volatile sig_atomic_t stopping;
 
@@ -106,14 +108,36 @@ static void save_first(struct db *db, const struct sandbox *s, json_object *d)
 		log_warn("reaper: %s: saved_ref: %s", s->id, e.msg);
 }
 
-/* Ends every sandbox the query selects (id, container_id) with state and reason; with
- * save, its work is saved first. */
-static void end_all(struct db *db, const char *sql, const char *state, const char *reason,
-		    const char *action, int save)
+/* Docker calls go to the engine of the sandbox at hand (engine.h); 0 when it can be
+ * reached as registered. */
+static int use(struct db *db, const struct sandbox *s)
+{
+	struct err e;
+
+	if (engine_use(db, s->engine, &e) == 0)
+		return 0;
+	log_warn("reaper: %s: %s", s->id, e.msg);
+	return -1;
+}
+
+/* A row's id, container_id and engine (columns 0 to 2) into s. */
+static void row_of(const PGresult *res, int i, struct sandbox *s)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->id, sizeof(s->id), "%s", db_val(res, i, 0));
+	snprintf(s->container_id, sizeof(s->container_id), "%s",
+		 db_val(res, i, 1) ? db_val(res, i, 1) : "");
+	snprintf(s->engine, sizeof(s->engine), "%s", db_val(res, i, 2) ? db_val(res, i, 2) : "");
+}
+
+/* Ends every sandbox the query selects (id, container_id, engine; arg is $1 when not NULL)
+ * with state and reason; with save, its work is saved first. */
+static void end_all(struct db *db, const char *sql, const char *arg, const char *state,
+		    const char *reason, const char *action, int save)
 {
 	struct err e;
 	int code = 0;
-	PGresult *res = db_exec(db, &e, &code, sql, 0);
+	PGresult *res = arg ? db_exec(db, &e, &code, sql, 1, arg) : db_exec(db, &e, &code, sql, 0);
 
 	if (!res) {
 		log_warn("reaper: %s", e.msg);
@@ -121,12 +145,11 @@ static void end_all(struct db *db, const char *sql, const char *state, const cha
 	}
 	for (int i = 0; i < PQntuples(res) && !stopping; i++) {
 		struct sandbox s;
-		memset(&s, 0, sizeof(s));
-		snprintf(s.id, sizeof(s.id), "%s", db_val(res, i, 0));
-		snprintf(s.container_id, sizeof(s.container_id), "%s",
-			 db_val(res, i, 1) ? db_val(res, i, 1) : "");
+		row_of(res, i, &s);
 		json_object *d = json_object_new_object();
-		if (save)
+		/* An engine that cannot be reached: the row ends all the same (its container,
+		 * if any, is an orphan once the engine is back). */
+		if (use(db, &s) == 0 && save)
 			save_first(db, &s, d);
 		if (sandbox_end(db, &s, state, reason, &e)) {
 			log_warn("reaper: ending %s: %s", s.id, e.msg);
@@ -186,7 +209,7 @@ static void gone(struct db *db)
 	struct err e;
 	int code = 0;
 	PGresult *res = db_exec(db, &e, &code,
-				"SELECT id, container_id FROM sandboxes WHERE state = 'ready'"
+				"SELECT id, container_id, engine FROM sandboxes WHERE state = 'ready'"
 				"   AND container_id IS NOT NULL", 0);
 
 	if (!res)
@@ -194,9 +217,9 @@ static void gone(struct db *db)
 	for (int i = 0; i < PQntuples(res) && !stopping; i++) {
 		struct docker_container_state st;
 		struct sandbox s;
-		memset(&s, 0, sizeof(s));
-		snprintf(s.id, sizeof(s.id), "%s", db_val(res, i, 0));
-		snprintf(s.container_id, sizeof(s.container_id), "%s", db_val(res, i, 1));
+		row_of(res, i, &s);
+		if (use(db, &s))
+			continue;
 		int rc = docker_container_inspect(s.container_id, &st, DOCKER_CALL_MS, &e);
 		if (rc == ERR_NOTFOUND || (rc == 0 && !st.running)) {
 			if (sandbox_end(db, &s, "failed", "container gone", &e) == 0) {
@@ -233,12 +256,15 @@ static void abandoned(struct db *db)
 				       "SELECT pg_try_advisory_xact_lock(" SANDBOX_LOCK_KEY ")", 1, s.id);
 		PGresult *row = lk && db_bool(lk, 0, 0)
 			? db_exec(db, &e, &code,
-				  "SELECT coalesce(container_id, '') FROM sandboxes"
+				  "SELECT coalesce(container_id, ''), coalesce(engine, '') FROM sandboxes"
 				  " WHERE id = $1 AND state = 'starting' FOR UPDATE SKIP LOCKED", 1, s.id)
 			: NULL;
 		int gone = row && PQntuples(row) == 1;
-		if (gone)
+		if (gone) {
 			snprintf(s.container_id, sizeof(s.container_id), "%s", db_val(row, 0, 0));
+			snprintf(s.engine, sizeof(s.engine), "%s", db_val(row, 0, 1));
+			(void)use(db, &s);
+		}
 		PQclear(lk);
 		PQclear(row);
 		if (gone && sandbox_end(db, &s, "failed", "start interrupted", &e) == 0 &&
@@ -315,7 +341,7 @@ static void disk_over(const struct config *cfg, struct db *db)
 	int code = 0;
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT id, container_id, disk_bytes FROM sandboxes"
+		 "SELECT id, container_id, disk_bytes, engine FROM sandboxes"
 		 " WHERE state = 'ready' AND disk_enforced = false AND container_id IS NOT NULL"
 		 "   AND disk_bytes IS NOT NULL AND (disk_checked_at IS NULL"
 		 "        OR disk_checked_at < now() - interval '%d seconds')"
@@ -329,6 +355,12 @@ static void disk_over(const struct config *cfg, struct db *db)
 		const char *id = db_val(res, i, 0), *cid = db_val(res, i, 1);
 		int64_t used = 0, limit = 0;
 		char txt[24];
+		struct sandbox s;
+		memset(&s, 0, sizeof(s));
+		snprintf(s.id, sizeof(s.id), "%s", id);
+		snprintf(s.engine, sizeof(s.engine), "%s", db_val(res, i, 3) ? db_val(res, i, 3) : "");
+		if (use(db, &s))
+			continue;
 		if (num_parse(db_val(res, i, 2), 1, INT64_MAX, &limit) ||
 		    docker_container_size(cid, &used, DOCKER_CALL_MS, &e)) {
 			log_warn("reaper: %s: measuring its disk: %s", id, e.msg);
@@ -344,53 +376,76 @@ static void disk_over(const struct config *cfg, struct db *db)
 			 (long long)limit);
 		/* Still ready (not closed meanwhile); the id is sb_ and hex (the table's CHECK). */
 		char one[160];
-		snprintf(one, sizeof(one), "SELECT id, container_id FROM sandboxes"
+		snprintf(one, sizeof(one), "SELECT id, container_id, engine FROM sandboxes"
 			 " WHERE id = '%.40s' AND state = 'ready'", id);
-		end_all(db, one, "stopped", "disk limit exceeded", "sandbox.stop", 1);
+		end_all(db, one, NULL, "stopped", "disk limit exceeded", "sandbox.stop", 1);
 	}
 	PQclear(res);
 }
 
-static void pass(const struct config *cfg, struct db *db)
+/* Each engine that answers: its warm pool refilled, then its orphans removed. */
+static void per_engine(const struct config *cfg, struct db *db, const char *engine)
 {
-	char sql[512];
 	struct orphans o = { db, "container", docker_container_remove, 0 };
 	struct orphans v = { db, "volume", docker_volume_remove, 0 };
 	struct err e;
+	char label[96];
 
+	if (engine_use(db, engine, &e)) {
+		log_warn("reaper: engine %s: %s", engine, e.msg);
+		return;
+	}
+	/* The pool is refilled before the orphans are looked for: a container started here is
+	 * wanted by its row from before it exists. */
+	int started = warm_refill(cfg, db, engine, &e);
+	if (started < 0)
+		log_warn("reaper: the warm pool of %s: %s", engine, e.msg);
+	else if (started)
+		log_info("reaper: %d warm containers started on %s", started, engine);
+	snprintf(label, sizeof(label), "sandboxd.instance=%s", cfg->instance);
+	if (docker_container_list(label, SANDBOX_LABEL, orphan_check, &o, DOCKER_CALL_MS, &e))
+		log_warn("reaper: listing containers of %s: %s", engine, e.msg);
+	if (docker_volume_list(label, SANDBOX_LABEL, orphan_check, &v, DOCKER_CALL_MS, &e))
+		log_warn("reaper: listing volumes of %s: %s", engine, e.msg);
+}
+
+static void pass(const struct config *cfg, struct db *db)
+{
+	char sql[512], up[ENGINES_MAX][ENGINE_NAME_MAX + 1], lost[ENGINES_MAX][ENGINE_NAME_MAX + 1];
+	int nup = 0, nlost = 0;
+	struct err e;
+
+	/* The engines first: which answer, and which have been gone past the grace. */
+	if (engine_check(db, up, ENGINES_MAX, &nup, lost, &nlost, &e))
+		log_warn("reaper: engines: %s", e.msg);
+	for (int i = 0; i < nlost; i++)
+		end_all(db, "SELECT id, container_id, engine FROM sandboxes"
+			    " WHERE engine = $1 AND state IN ('ready', 'starting') LIMIT 100",
+			lost[i], "failed", "docker engine unavailable", "sandbox.reconcile", 0);
 	end_all(db,
-		"SELECT id, container_id FROM sandboxes"
+		"SELECT id, container_id, engine FROM sandboxes"
 		" WHERE state = 'ready' AND idle_stop_at < now() ORDER BY idle_stop_at LIMIT 100",
-		"stopped", "idle", "sandbox.stop", 1);
+		NULL, "stopped", "idle", "sandbox.stop", 1);
 	/* The lifetime holds whatever the activity (SPEC §4 "Keep-alive and lifetime"). */
 	snprintf(sql, sizeof(sql),
-		 "SELECT id, container_id FROM sandboxes WHERE state IN ('ready', 'starting')"
+		 "SELECT id, container_id, engine FROM sandboxes WHERE state IN ('ready', 'starting')"
 		 "   AND created_at < now() - interval '%d seconds' ORDER BY created_at LIMIT 100",
 		 cfg->max_lifetime);
-	end_all(db, sql, "stopped", "lifetime reached", "sandbox.stop", 1);
+	end_all(db, sql, NULL, "stopped", "lifetime reached", "sandbox.stop", 1);
 	disk_over(cfg, db);
 	snprintf(sql, sizeof(sql),
-		 "SELECT id, container_id FROM sandboxes WHERE state = 'starting'"
+		 "SELECT id, container_id, engine FROM sandboxes WHERE state = 'starting'"
 		 "   AND created_at < now() - interval '%d seconds' LIMIT 100",
 		 cfg->start_timeout + 30);
-	end_all(db, sql, "failed", "start timed out", "sandbox.reconcile", 0);
+	end_all(db, sql, NULL, "failed", "start timed out", "sandbox.reconcile", 0);
 	abandoned(db);
 	gone(db);
 	held_lost(cfg, db);
 	forge(cfg, db);
-	/* The pool is refilled before the orphans are looked for: a container started here is
-	 * wanted by its row from before it exists. */
-	int started = warm_refill(cfg, db, &e);
-	if (started < 0)
-		log_warn("reaper: the warm pool: %s", e.msg);
-	else if (started)
-		log_info("reaper: %d warm containers started", started);
-	char label[96];
-	snprintf(label, sizeof(label), "sandboxd.instance=%s", cfg->instance);
-	if (docker_container_list(label, SANDBOX_LABEL, orphan_check, &o, DOCKER_CALL_MS, &e))
-		log_warn("reaper: listing containers: %s", e.msg);
-	if (docker_volume_list(label, SANDBOX_LABEL, orphan_check, &v, DOCKER_CALL_MS, &e))
-		log_warn("reaper: listing volumes: %s", e.msg);
+	for (int i = 0; i < nup && !stopping; i++)
+		per_engine(cfg, db, up[i]);
+	if (docker_use(NULL, &e))
+		log_warn("reaper: docker: %s", e.msg);
 	/* Audit partitions ahead of time, when the schema has the function. */
 	PQclear(PQexec(db->conn, "SELECT audit_ensure_partitions(2)"));
 }
@@ -402,6 +457,7 @@ int reaper_run(const struct config *cfg)
 	struct err e;
 	char me[128], host[64] = "";
 	int interval = cfg->reaper_interval;
+	int64_t next_register = 0;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
@@ -421,6 +477,7 @@ int reaper_run(const struct config *cfg)
 	 * needs the engine says so in the log. */
 	if (docker_init(&dc, &e))
 		log_error("reaper: docker: %s", e.msg);
+	engine_init(cfg);
 	db_init(&db, cfg->database_url);
 	log_info("reaper ready (%s)", me);
 	while (!stopping) {
@@ -428,6 +485,14 @@ int reaper_run(const struct config *cfg)
 		 * reaper is not the one passing still answers its scrapes. */
 		if (db_ensure(&db, &e) == 0)
 			metrics_db_refresh(&db, clock_ms());
+		/* This host's engines in the table, at start and every minute, lease or not:
+		 * each host registers its own (engine.h). */
+		if (clock_ms() >= next_register && db_ensure(&db, &e) == 0) {
+			if (engine_register(&db, &e))
+				log_warn("reaper: registering the engines: %s", e.msg);
+			else
+				next_register = clock_ms() + 60000;
+		}
 		if (db_ensure(&db, &e) == 0 && lease(&db, me)) {
 			metrics_set_state(METRICS_BUSY);
 			pass(cfg, &db);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "sandboxd/boxuser.h"
 #include "sandboxd/docker.h"
+#include "sandboxd/engine.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
@@ -128,7 +129,7 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		      "       coalesce(s.image, ''), coalesce(s.egress, ''),"
 		      "       coalesce(s.network, ''), coalesce(s.end_reason, ''),"
 		      "       coalesce(s.nano_cpus, 0), coalesce(s.memory_bytes, 0),"
-		      "       coalesce(s.disk_bytes, 0)"
+		      "       coalesce(s.disk_bytes, 0), coalesce(s.engine, '')"
 		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
 		      " WHERE s.id = $1 AND s.repository_id = $2",
 		      2, id, repo_id);
@@ -160,9 +161,15 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 	cut |= num_parse(db_val(res, 0, nf + 1), 0, INT64_MAX, &out->nano_cpus) != 0;
 	cut |= num_parse(db_val(res, 0, nf + 2), 0, INT64_MAX, &out->memory) != 0;
 	cut |= num_parse(db_val(res, 0, nf + 3), 0, INT64_MAX, &out->disk) != 0;
+	cut |= str_copy(out->engine, sizeof(out->engine), db_val(res, 0, nf + 4)) != 0;
 	PQclear(res);
 	if (cut)
 		return err_set(e, ERR_FAIL, "sandbox %s: a value is longer than its field", id);
+	/* Its Docker calls go to its engine from here; one that cannot be reached makes them
+	 * fail with why (engine.h), not the load: its row is readable whatever its engine. */
+	struct err ee;
+	if (engine_use(db, out->engine, &ee))
+		log_warn("sandbox %s: %s", id, ee.msg);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "sandboxd/clock.h"
 #include "sandboxd/container.h"
 #include "sandboxd/docker.h"
+#include "sandboxd/engine.h"
 #include "sandboxd/hostaddr.h"
 #include "sandboxd/log.h"
 #include "sandboxd/metrics.h"
@@ -35,6 +36,8 @@ struct make {
 	char agent_key[SANDBOX_AGENT_KEY_HEX + 1]; /* its agent's key; cleansed with the token */
 	int is_branch;
 	int warm;                  /* the container came from the warm pool */
+	int try_warm;              /* a warm container may serve it */
+	int warm_only;             /* its engine has room for it only in a warm container */
 	long started;              /* time(NULL) at the start: the start limit counts from it */
 	const char *why;           /* what the client reads when the container did not start */
 };
@@ -149,15 +152,20 @@ static int insert_rows(struct make *m, struct err *e)
 									  : n->cfg->sandbox_memory));
 	snprintf(disk, sizeof(disk), "%lld", (long long)(n->limits.disk ? n->limits.disk
 									 : n->cfg->sandbox_disk));
+	/* Its engine, under the placement lock that this commit ends (engine.h). */
+	rc = engine_place(n->db, image_of(n)->ref, m->try_warm, m->s->engine, e);
+	if (rc < 0)
+		return rc;
+	m->warm_only = rc == 1;
 	rc = db_run(n->db, e,
 		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at,"
 		    "                       agent_key, secrets, image, egress, network, nano_cpus,"
-		    "                       memory_bytes, disk_bytes)"
+		    "                       memory_bytes, disk_bytes, engine)"
 		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int), $7,"
-		    "         coalesce($8::text[], '{}'), $9, $10, $11, $12, $13, $14)",
-		    14, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
+		    "         coalesce($8::text[], '{}'), $9, $10, $11, $12, $13, $14, $15)",
+		    15, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
 		    m->agent_key, n->secrets, image_of(n)->name, m->s->egress, m->s->network, cpus,
-		    mem, disk);
+		    mem, disk, m->s->engine);
 	if (!rc)
 		rc = db_run(n->db, e,
 			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"
@@ -331,15 +339,18 @@ static int claim_warm(struct make *m, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
 	char cid[DOCKER_ID_MAX];
-	int rc = warm_claim(n->db, n->cfg->instance, image_of(n)->ref, m->s->id, cid, e);
+	int rc = warm_claim(n->db, image_of(n)->ref, m->s->id, m->s->engine, cid, e);
 
 	if (rc == ERR_NOTFOUND)
 		return 1;
+	/* The claim may have found one on another engine than the placement (a race): the
+	 * sandbox is where its container is. */
 	if (rc || (rc = str_copy(m->s->container_id, sizeof(m->s->container_id), cid)) ||
-	    (rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, disk_enforced ="
-				   " (SELECT w.disk_enforced FROM warm_containers w"
-				   "   WHERE w.container_id = $2 LIMIT 1) IS TRUE WHERE id = $1", 2,
-			 m->s->id, cid)) || (rc = commit_now(n->db, e)))
+	    (rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, engine = $3,"
+				   " disk_enforced = (SELECT w.disk_enforced FROM warm_containers w"
+				   "   WHERE w.container_id = $2 LIMIT 1) IS TRUE WHERE id = $1", 3,
+			 m->s->id, cid, m->s->engine)) || (rc = commit_now(n->db, e)) ||
+	    (rc = engine_use(n->db, m->s->engine, e)))
 		return rc == ERR_TOOBIG ? err_set(e, ERR_FAIL, "container id too long") : rc;
 	m->warm = 1;
 	/* Limits of its own: the warm container, made with the defaults, is changed live
@@ -359,6 +370,27 @@ static int claim_warm(struct make *m, struct err *e)
 	m->warm = 0;
 	m->s->container_id[0] = 0;
 	return 1;
+}
+
+/* A cold start's engine: the placement's, unless that one had room only for the warm
+ * container that was not there after all; then placed again (the row follows). Its
+ * Docker calls go there from now. */
+static int cold_engine(struct make *m, struct err *e)
+{
+	const struct sandbox_new *n = m->n;
+	int rc;
+
+	if (m->warm_only) {
+		rc = engine_place(n->db, image_of(n)->ref, 0, m->s->engine, e);
+		if (rc == 1 || rc == ERR_NOSTART) {
+			m->why = "no Docker engine has room for another sandbox";
+			rc = err_set(e, ERR_NOSTART, "%s", m->why);
+		}
+		if (rc || (rc = db_run(n->db, e, "UPDATE sandboxes SET engine = $2 WHERE id = $1", 2,
+				       m->s->id, m->s->engine)) || (rc = commit_now(n->db, e)))
+			return rc;
+	}
+	return engine_use(n->db, m->s->engine, e);
 }
 
 /* A sandbox that did not start: failed (its token revoked, its container removed), and the
@@ -392,13 +424,14 @@ static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], st
 	if ((rc = db_run(n->db, e, "SELECT pg_advisory_lock(" SANDBOX_LOCK_KEY ")", 1, m->s->id)))
 		return rc;
 	*locked = 1;
-	if ((rc = insert_rows(m, e)))
-		return rc;
 	/* Warm containers are on the deployment's network: a narrower egress starts cold; so
 	 * does a disk limit of its own (the engine cannot change one after the create). */
-	rc = n->cfg->pool_size > 0 && !strcmp(m->s->egress, n->cfg->egress) &&
-	     (!n->limits.disk || n->limits.disk == n->cfg->sandbox_disk) ? claim_warm(m, e) : 1;
-	if (rc == 1 && !(rc = make_container(m, e)))
+	m->try_warm = n->cfg->pool_size > 0 && !strcmp(m->s->egress, n->cfg->egress) &&
+		      (!n->limits.disk || n->limits.disk == n->cfg->sandbox_disk);
+	if ((rc = insert_rows(m, e)))
+		return rc;
+	rc = m->try_warm ? claim_warm(m, e) : 1;
+	if (rc == 1 && !(rc = cold_engine(m, e)) && !(rc = make_container(m, e)))
 		rc = start(m, e);
 	if (rc)
 		return failed(m, rc, detail, e);

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sandboxd/container.h"
+#include "sandboxd/engine.h"
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
 #include "sandboxd/randid.h"
@@ -15,22 +16,25 @@
 #define WARM_ID_LEN 27                 /* "wc_" + 24 hex */
 #define WARM_START_STALE "30 seconds"
 
-int warm_claim(struct db *db, const char *instance, const char *image, const char *sandbox_id,
-	       char cid[DOCKER_ID_MAX], struct err *e)
+int warm_claim(struct db *db, const char *image, const char *sandbox_id,
+	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct err *e)
 {
 	int rc, code = 0;
 	PGresult *res = db_exec(db, e, &code,
 		"UPDATE warm_containers SET state = 'claimed', claimed_by = $2, claimed_at = now()"
-		" WHERE id = (SELECT id FROM warm_containers"
-		"              WHERE state = 'ready' AND instance = $3 AND image = $1"
-		"                AND container_id IS NOT NULL"
-		"              ORDER BY created_at LIMIT 1 FOR UPDATE SKIP LOCKED)"
-		" RETURNING container_id", 3, image, sandbox_id, instance);
+		" WHERE id = (SELECT w.id FROM warm_containers w"
+		"              JOIN docker_engines d ON d.name = w.instance"
+		"             WHERE w.state = 'ready' AND w.image = $1 AND w.container_id IS NOT NULL"
+		"               AND d.state = 'active' AND d.down_since IS NULL"
+		"             ORDER BY w.instance = $3 DESC, w.created_at"
+		"             LIMIT 1 FOR UPDATE OF w SKIP LOCKED)"
+		" RETURNING container_id, instance", 3, image, sandbox_id, engine);
 
 	if (!res)
 		return code;
 	rc = PQntuples(res) == 1 ? 0 : ERR_NOTFOUND;
-	if (!rc && str_copy(cid, DOCKER_ID_MAX, db_val(res, 0, 0)))
+	if (!rc && (str_copy(cid, DOCKER_ID_MAX, db_val(res, 0, 0)) ||
+		    str_copy(engine, ENGINE_NAME_MAX + 1, db_val(res, 0, 1))))
 		rc = err_set(e, ERR_FAIL, "a warm container's id does not fit");
 	PQclear(res);
 	return rc == ERR_NOTFOUND ? err_set(e, rc, "the warm pool is empty") : rc;
@@ -74,7 +78,7 @@ void warm_discard(struct db *db, const char *cid, const char *why)
 
 /* Fails the live rows that cannot serve: a start that timed out (its worker died between
  * the steps), a ready one whose container stopped or went. */
-static int repair(const struct config *cfg, struct db *db, struct err *e)
+static int repair(const struct config *cfg, struct db *db, const char *engine, struct err *e)
 {
 	char secs[24];
 	int code = 0;
@@ -85,7 +89,7 @@ static int repair(const struct config *cfg, struct db *db, struct err *e)
 		      "SELECT id, coalesce(container_id, ''), state,"
 		      "       created_at < now() - make_interval(secs => $1::int)"
 		      "  FROM warm_containers WHERE state IN ('starting', 'ready') AND instance = $2",
-		      2, secs, cfg->instance);
+		      2, secs, engine);
 	if (!res)
 		return code;
 	for (int i = 0; i < PQntuples(res); i++) {
@@ -107,7 +111,7 @@ static int repair(const struct config *cfg, struct db *db, struct err *e)
 }
 
 /* One new warm container, its row first: 0, or the step's error (the row then failed). */
-static int start_one(const struct config *cfg, struct db *db, struct err *e)
+static int start_one(const struct config *cfg, struct db *db, const char *engine, struct err *e)
 {
 	static const char *const env[] = {
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
@@ -118,10 +122,19 @@ static int start_one(const struct config *cfg, struct db *db, struct err *e)
 	if (randid(id, sizeof(id), "wc_", 12))
 		return err_set(e, ERR_FAIL, "RNG failed");
 	snprintf(owner, sizeof(owner), WARM_OWNER_PREFIX "%s", id);
-	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, instance, image)"
-				" VALUES ($1, $2, $3)", 3, id, cfg->instance,
-			 config_default_image(cfg))))
+	/* Its row under the placement lock: a warm container takes room on its engine. */
+	if ((rc = db_begin(db, e)))
 		return rc;
+	if ((rc = engine_has_room(db, engine, e)) != 1) {
+		db_rollback(db);
+		return rc ? rc : 1;
+	}
+	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, instance, image)"
+				" VALUES ($1, $2, $3)", 3, id, engine, config_default_image(cfg))) ||
+	    (rc = db_commit(db, e))) {
+		db_rollback(db);
+		return rc;
+	}
 	if (!(rc = sandbox_container_new(cfg, owner, (const char **)env, NULL, DOCKER_CALL_MS, cid,
 					 &enforced, e)) &&
 	    !(rc = db_run(db, e, "UPDATE warm_containers SET container_id = $2, disk_enforced = $3"
@@ -137,13 +150,13 @@ static int start_one(const struct config *cfg, struct db *db, struct err *e)
 	return rc;
 }
 
-int warm_refill(const struct config *cfg, struct db *db, struct err *e)
+int warm_refill(const struct config *cfg, struct db *db, const char *engine, struct err *e)
 {
 	int64_t live = 0;
 	int rc, code = 0, started = 0;
 	PGresult *res;
 
-	if ((rc = repair(cfg, db, e)))
+	if ((rc = repair(cfg, db, engine, e)))
 		return rc;
 	/* A start takes a second or two; one still starting after WARM_START_STALE was cut
 	 * off (its pass lost the database mid-way, and could not fail the row) and is not
@@ -152,7 +165,7 @@ int warm_refill(const struct config *cfg, struct db *db, struct err *e)
 				    " WHERE instance = $2 AND image = $1 AND (state = 'ready' OR"
 				    "       (state = 'starting' AND created_at > now() - interval '"
 				    WARM_START_STALE "'))",
-		      2, config_default_image(cfg), cfg->instance);
+		      2, config_default_image(cfg), engine);
 	if (!res)
 		return code;
 	rc = num_parse(db_val(res, 0, 0), 0, INT64_MAX, &live);
@@ -160,7 +173,7 @@ int warm_refill(const struct config *cfg, struct db *db, struct err *e)
 	if (rc)
 		return err_set(e, ERR_FAIL, "cannot count the warm containers");
 	for (; live < cfg->pool_size; live++, started++)
-		if ((rc = start_one(cfg, db, e)))
-			return rc == ERR_DB ? rc : started;
+		if ((rc = start_one(cfg, db, engine, e)))
+			return rc == ERR_DB ? rc : started;   /* 1: the engine is full */
 	return started;
 }

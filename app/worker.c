@@ -9,6 +9,7 @@
 #include "sandboxd/api.h"
 #include "sandboxd/dispatch.h"
 #include "sandboxd/docker.h"
+#include "sandboxd/engine.h"
 #include "sandboxd/log.h"
 #include "sandboxd/metrics.h"
 #include "sandboxd/worker.h"
@@ -50,6 +51,9 @@ static void request_end(struct req *r, struct worker *w)
 
 	json_object_put(r->json);
 	json_object_put(r->audit_details);
+	/* The next request's calls go to the own engine until it loads a sandbox (engine.h). */
+	if (docker_use(NULL, &(struct err){ .msg = "" }))
+		log_warn("docker: back to the own engine failed");
 	w->headers = r->headers;
 	w->out = r->out;
 	if (w->out.cap > (1u << 20))
@@ -81,6 +85,7 @@ static void worker_init(struct worker *w, const struct config *cfg, int listen_f
 	buf_init(&w->out, HTTP_OUT_MAX);
 	if (docker_init(&dc, &e))
 		log_error("docker settings: %s", e.msg);
+	engine_init(cfg);
 	FCGX_InitRequest(&w->fcgx, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR);
 }
 

@@ -17,6 +17,7 @@
 #include "sandboxd/jwt.h"
 #include "sandboxd/auth.h"
 #include "sandboxd/migrations.h"
+#include "sandboxd/engine_admin.h"
 #include "sandboxd/num.h"
 #include "sandboxd/repo.h"
 #include "sandboxd/banned.h"
@@ -37,6 +38,10 @@ static const char usage_text[] =
 	"  git-url --key PRIVATE.pem --repo OWNER/NAME [--scope git:read|git:write]...\n"
 	"          [--ttl SECONDS] [--kind normal|ephemeral] [--policy PATTERN=OP[,OP]]...\n"
 	"          [--url BASE] [--issued-at UNIX]  sign a git URL locally (no server)\n"
+	"  engine add NAME URL [--max N] [--ca F --cert F --key F]  register a Docker engine\n"
+	"  engine drain NAME | engine activate NAME  stop or resume new sandboxes on it\n"
+	"  engine remove NAME                        forget it (once nothing runs there)\n"
+	"  engine list                               each engine's state, health and load\n"
 	"  audit partitions [--months-ahead N]      create audit_log's monthly partitions ahead\n"
 	"  audit prune [--older-than N{d|h}] [--dry-run]  drop audit months wholly older than that\n"
 	"Settings: SANDBOXD_DATABASE_URL (required but for key and git-url),\n"
@@ -817,6 +822,60 @@ failed:
 
 /* The commands, as cgit's cmd.c has them: a name and its function, which gets argv from
  * the command's name on. */
+static int cmd_engine(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "max", required_argument, NULL, 'm' },
+		{ "ca", required_argument, NULL, 'a' },
+		{ "cert", required_argument, NULL, 'c' },
+		{ "key", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *ca = NULL, *cert = NULL, *key = NULL, *op = argc > 1 ? argv[1] : "";
+	int add = !strcmp(op, "add"), list = !strcmp(op, "list");
+	int64_t max = 100;
+	struct err e;
+	int c, rc, want = add ? 4 : list ? 2 : 3;
+
+	if (wants_help(argc, argv))
+		return help("engine");
+	if (!add && !list && strcmp(op, "drain") && strcmp(op, "activate") && strcmp(op, "remove"))
+		return usage("engine add|drain|activate|remove|list");
+	optind = want;
+	while (add && argc >= want && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (num_parse(optarg, 0, 100000, &max))
+				return usage("--max must be a number from 0 to 100000");
+			break;
+		case 'a': ca = optarg; break;
+		case 'c': cert = optarg; break;
+		case 'k': key = optarg; break;
+		default: return usage(NULL);
+		}
+	}
+	if (argc < want || (add ? optind != argc : argc != want))
+		return usage(add ? "engine add NAME URL [--max N] [--ca F --cert F --key F]"
+			     : list ? "engine list takes no arguments"
+				    : "engine drain|activate|remove NAME");
+	if ((rc = connect_db(&e)))
+		return fail(rc, &e);
+	if (add)
+		rc = engine_add(&db, argv[2], argv[3], ca, cert, key, (int)max, &e);
+	else if (!strcmp(op, "drain") || !strcmp(op, "activate"))
+		rc = engine_set_state(&db, argv[2], op[0] == 'd' ? "draining" : "active", &e);
+	else if (!list)
+		rc = engine_remove(&db, argv[2], &e);
+	else
+		rc = engine_print(&db, stdout, &e);
+	if (rc)
+		return fail(rc, &e);
+	if (!list)
+		printf("engine %s: %s\n", argv[2], add ? "added" : op[0] == 'r' ? "removed"
+		       : op[0] == 'd' ? "draining" : "active");
+	return EXIT_OK;
+}
+
 static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
@@ -829,6 +888,7 @@ static const struct command {
 	{ "key", cmd_key },
 	{ "git-url", cmd_git_url },
 	{ "audit", cmd_audit },
+	{ "engine", cmd_engine },
 };
 
 int main(int argc, char **argv)

@@ -44,6 +44,14 @@ struct config {
 	int nimages;
 	int image_pull;             /* pull a sandbox's image when the Docker host lacks it */
 	char instance[64];          /* label sandboxd.instance on every container: whose it is */
+	/* The Docker engines (engine.h): this host's own (docker_host, its TLS files) under
+	 * engine_name with room for engine_max sandboxes; more from docker_hosts
+	 * ("name=url,…", the same TLS files), registered at start; an engine that does not
+	 * answer for engine_grace seconds has its sandboxes failed. */
+	char engine_name[64];
+	int engine_max;
+	char docker_hosts[1024];
+	int engine_grace;
 	char sandbox_git_url[256];  /* how containers reach our git endpoint, no trailing / */
 	/* The Docker network of the sandboxes of the deployment's egress (NetworkMode); a
 	 * narrower egress's sandboxes join <network>-<mode> (config_egress_network), so the

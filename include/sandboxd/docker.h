@@ -46,6 +46,15 @@ struct docker_conf {
  * ERR_INVALID for an unsupported host or an incomplete TLS triple. Calling it again
  * replaces them. Without it, calls go to DOCKER_DEFAULT_HOST. */
 int docker_init(const struct docker_conf *conf, struct err *e) __attribute__((warn_unused_result));
+/* Every later call goes to the engine c (copied), until the next docker_use; NULL: back
+ * to docker_init's. For a process that serves sandboxes of several engines (engine.h
+ * chooses; a worker serves one request at a time). ERR_INVALID as docker_init. */
+int docker_use(const struct docker_conf *c, struct err *e) __attribute__((warn_unused_result));
+/* Every later call fails with ERR_DOCKER and why (an engine that cannot be reached as
+ * asked: no call goes to another), until the next docker_use. */
+void docker_refuse(const char *why);
+/* The host calls go to now. */
+const char *docker_current_host(void);
 /* Frees the handle and the settings (at exit; safe to call twice). */
 void docker_cleanup(void);
 

@@ -38,7 +38,7 @@
 #define METRICS_STATUSES 36    /* the codes of metrics_status_index, classes, and "other" */
 #define METRICS_BUCKETS 16     /* 15 bounds and +Inf */
 #define METRICS_GAUGES_MAX 4   /* gauges from tables (metrics_db.c) */
-#define METRICS_GAUGE_ROWS 32  /* label sets per gauge; more rows are dropped (logged) */
+#define METRICS_GAUGE_ROWS 96  /* label sets per gauge; more rows are dropped (logged) */
 #define METRICS_LABELS_MAX 160 /* one row's rendered labels: a="x",b="y" */
 
 enum metrics_docker_op {

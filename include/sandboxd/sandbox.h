@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include "sandboxd/auth.h"
 #include "sandboxd/config.h"
+#include "sandboxd/engine_list.h"
 #include "sandboxd/http.h"
 
 #define SANDBOX_ID_LEN 27              /* "sb_" + 24 hex */
@@ -43,6 +44,7 @@ struct sandbox {
 	char end_reason[512];      /* why it ended (cut to fit); "" while it lives */
 	int64_t nano_cpus, memory; /* as created (019); 0 for a sandbox made before */
 	int64_t disk;              /* its disk limit, bytes, as created (020); 0 before */
+	char engine[ENGINE_NAME_MAX + 1]; /* the engine it runs on (021); "": the own */
 };
 /* The Docker network the sandbox's container is on: the one to ask its address of. */
 const char *sandbox_network(const struct config *cfg, const struct sandbox *s);

@@ -10,19 +10,23 @@
 #include "sandboxd/container.h"
 #include "sandboxd/db.h"
 #include "sandboxd/docker.h"
+#include "sandboxd/engine_list.h"
 #include "sandboxd/err.h"
 
 
-/* Claims a ready warm container of image on this engine (instance) for sandbox_id
- * (skipping rows another claim holds), in the caller's transaction: its container id into
- * cid. ERR_NOTFOUND when the pool has none, or ERR_DB. */
-int warm_claim(struct db *db, const char *instance, const char *image, const char *sandbox_id,
-	       char cid[DOCKER_ID_MAX], struct err *e) __attribute__((warn_unused_result));
-/* The reaper's pass (outside any transaction): fails warm rows whose start timed out or
- * whose container is no longer running (removing it: such a one is never handed out),
- * then starts new ones until the pool has cfg->pool_size live. Returns how many were
- * started, or an error code (ERR_DB; an engine that fails is logged and the pass ends). */
-int warm_refill(const struct config *cfg, struct db *db, struct err *e)
+/* Claims a ready warm container of image on an active, healthy engine for sandbox_id
+ * (engine's first; skipping rows another claim holds), in the caller's transaction: its
+ * container id into cid, its engine into engine. ERR_NOTFOUND when the pool has none, or
+ * ERR_DB. */
+int warm_claim(struct db *db, const char *image, const char *sandbox_id,
+	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct err *e)
+	__attribute__((warn_unused_result));
+/* The reaper's pass over engine (outside any transaction; Docker calls already go to it):
+ * fails warm rows whose start timed out or whose container is no longer running (removing
+ * it: such a one is never handed out), then starts new ones until the engine has
+ * cfg->pool_size live, or no room (engine.h). Returns how many were started, or an error
+ * code (ERR_DB; an engine that fails is logged and the pass ends). */
+int warm_refill(const struct config *cfg, struct db *db, const char *engine, struct err *e)
 	__attribute__((warn_unused_result));
 /* A claimed container that could not serve (why): its row failed, the container removed.
  * In the caller's transaction, if any; failures are logged (the reaper removes what is

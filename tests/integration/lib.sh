@@ -264,6 +264,83 @@ private_engine_down() {
 	return 0
 }
 
+# ---- a second engine beside it, on the same bridge (t_engines) ------------------------------------
+#   second_engine_up [DOCKERD_ARG…]  after private_engine_up: another dockerd in $D/b (own roots,
+#                                 socket SOCK2, containerd namespace and cgroup parent NS2), on
+#                                 the same bridge BR so that its sandboxes reach the stack's git
+#                                 and agents alike; it gives out the upper half of the bridge's
+#                                 addresses (--fixed-cidr), which the first engine, counting up
+#                                 from .2, never reaches in a test. The runner image is loaded.
+#   second_engine_start           it again with the same arguments (after second_engine_kill)
+#   second_engine_kill            SIGKILL to its dockerd (its containers live on, as in a crash)
+#   dk2 ARG…, ping2_ok            docker against it; it answers
+D2='' SOCK2='' NS2='' SE_ARGS=()
+dk2() { docker -H "unix://$SOCK2" "$@"; }
+ping2_ok() { [[ $(curl -s -m 3 --unix-socket "$SOCK2" http://d/_ping 2>/dev/null) == OK ]]; }
+second_engine_start() {
+	(setsid "$DOCKERD" --config-file "$D/daemon.json" --data-root "$D2/data" --exec-root "$D2/exec" \
+		--pidfile "$D2/docker.pid" -H "unix://$SOCK2" "${SE_ARGS[@]+"${SE_ARGS[@]}"}" \
+		--bridge "$BR" --fixed-cidr "${GW%.1}.128/25" --iptables=false \
+		--ip-masq=false --ip-forward=false --containerd-namespace "$NS2" \
+		--containerd-plugins-namespace "${NS2}p" --cgroup-parent "$NS2" --shutdown-timeout 3 \
+		--log-level warn </dev/null >>"$D2/dockerd.log" 2>&1 &)
+}
+second_engine_kill() { local p; p=$(pid_in "$D2/docker.pid") && kill -KILL "$p" 2>/dev/null; }
+second_engine_up() {
+	SE_ARGS=("$@")
+	D2=$D/b SOCK2=$D/b/docker.sock NS2=${NS}b
+	mkdir -p "$D2/data"
+	AT_EXIT=(second_engine_down "${AT_EXIT[@]}")
+	mount -t tmpfs -o size=2g,mode=0710 sandboxd-it-engine "$D2/data" 2>/dev/null || true
+	second_engine_start
+	if ! wait_until 60 ping2_ok; then
+		fail 'a second dockerd answers within 60 s' "$(tail -n 5 "$D2/dockerd.log")"
+		finish
+	fi
+	ok "a second dockerd answers (pid $(pid_in "$D2/docker.pid"), $SOCK2, bridge $BR, ${GW%.1}.128/25)"
+	if docker save sandboxd-runner:minimal | dk2 load -q >/dev/null; then
+		ok 'the runner image is loaded into it'
+	else
+		fail 'the runner image is loaded into it' 'docker save | docker load failed'
+		finish
+	fi
+}
+second_engine_down() { # its containers' processes (its cgroup parent), then the engine itself
+	set +e
+	local f
+	[[ -n $D2 && -d $D2 ]] || return 0
+	for f in /sys/fs/cgroup/*/"$NS2" /sys/fs/cgroup/"$NS2"; do
+		# shellcheck disable=SC2038 # xargs gets the pids the cgroup.procs files hold
+		[[ -d $f ]] && find "$f" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+	done
+	second_engine_kill
+	pgrep -f -- "$D2/" | grep -vx "$$" | xargs -r kill -KILL 2>/dev/null
+	for f in /sys/fs/cgroup/*/"$NS2" /sys/fs/cgroup/"$NS2"; do
+		[[ -d $f ]] && find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	return 0
+}
+
+# tls_certs DIR: a CA of its own (ca.pem), an engine's certificate for 127.0.0.1 (server.pem,
+# server-key.pem) and the service's (client.pem, client-key.pem: readable by the service's
+# group only, as a deployment keeps it). Fails when openssl does.
+tls_certs() {
+	local t=$1 grp
+	mkdir -p "$t"
+	_mkcert() { # NAME SUBJECT EXTENSIONS: NAME.pem and NAME-key.pem, signed by ca.pem
+		openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$t/$1-key.pem" \
+			-out "$t/$1.csr" -subj "$2" 2>/dev/null &&
+			openssl x509 -req -in "$t/$1.csr" -CA "$t/ca.pem" -CAkey "$t/ca-key.pem" -CAcreateserial \
+				-days 1 -out "$t/$1.pem" -extfile <(printf '%s\n' "$3") 2>/dev/null
+	}
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+		-keyout "$t/ca-key.pem" -out "$t/ca.pem" -subj "/CN=sandboxd test CA $SFX" 2>/dev/null &&
+		_mkcert server /CN=127.0.0.1 $'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth' &&
+		_mkcert client /CN=sandboxd 'extendedKeyUsage=clientAuth' || return 1
+	grp=$(id -gn sandboxd 2>/dev/null || echo root)
+	chgrp "$grp" "$t/client-key.pem" && chmod 0640 "$t/client-key.pem" && chmod 0755 "$t"
+}
+
 # scratch space; run.sh points IT_TMP into its var dir, so nothing outlives a run
 _T=$(mktemp -d "${IT_TMP:-${TMPDIR:-/tmp}}/sandboxd-it-$TEST_NAME.XXXXXX")
 : "${IT_RESULTS:=$_T/results}"
