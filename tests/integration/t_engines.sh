@@ -173,7 +173,7 @@ check 'and says why' eval '[[ -n $(sql "select last_error from docker_engines wh
 # A call that must ask b fails; one that a worker can serve from what it knows (the
 # agent's address, cached) may still be served by the container, which lives on.
 api POST "$SB/$BB/close" '{"save":true}' "$OT"
-expect_json_match .message '^its work could not be saved: docker exec create: ' "b's sandbox: a close that saves its work needs b: refused, naming docker"
+expect_json_match .error '^its work could not be saved: docker create exec: ' "b's sandbox: a close that saves its work needs b: refused, naming docker"
 check_eq 'with 409, and the sandbox is not closed' '409 ready' "$STATUS $(sql "select state from sandboxes where id = '$BB'")"
 api POST "$SB/$BB/read" '{"path":"w"}' "$OT"
 if [[ $STATUS == 200 ]]; then

@@ -288,6 +288,36 @@ static void test_docker_host(void **state)
 	refused("SANDBOXD_DOCKER_HOST", "npipe:////./pipe/docker_engine", msg);
 }
 
+/* The engines (engine.h): the own one's name (SANDBOXD_INSTANCE by default) and
+ * SANDBOXD_DOCKER_HOSTS, checked entry by entry. */
+static void test_engines(void **state)
+{
+	struct config c;
+
+	accepted("SANDBOXD_INSTANCE", "prod-1", &c);
+	assert_string_equal(c.engine_name, "prod-1");
+	assert_int_equal(c.engine_max, 100);
+	assert_int_equal(c.engine_grace, 300);
+	accepted("SANDBOXD_ENGINE_NAME", "host-a", &c);
+	assert_string_equal(c.engine_name, "host-a");
+	refused("SANDBOXD_ENGINE_NAME", "Host A", "SANDBOXD_ENGINE_NAME must be 1 to 63 of "
+		"[a-z0-9._-], starting with a letter or digit (by default SANDBOXD_INSTANCE)");
+	env_set("SANDBOXD_ENGINE_NAME", "");
+	accepted("SANDBOXD_DOCKER_HOSTS", "b=tcp://10.0.0.2:2376, c=https://c.example:2376", &c);
+	refused("SANDBOXD_DOCKER_HOSTS", "b=tcp://10.0.0.2", "SANDBOXD_DOCKER_HOSTS: engine b: "
+		"'tcp://10.0.0.2' must be unix:///path, tcp://host:port or https://host:port");
+	refused("SANDBOXD_DOCKER_HOSTS", "tcp://10.0.0.2:2376",
+		"SANDBOXD_DOCKER_HOSTS: 'tcp://10.0.0.2:2376' is not name=url");
+	refused("SANDBOXD_DOCKER_HOSTS", "b=unix:///a.sock,b=unix:///b.sock",
+		"SANDBOXD_DOCKER_HOSTS: the engine name b is used twice");
+	refused("SANDBOXD_DOCKER_HOSTS", "prod-1=unix:///a.sock",
+		"SANDBOXD_DOCKER_HOSTS: prod-1 is the host's own engine's name (SANDBOXD_ENGINE_NAME)");
+	refused("SANDBOXD_DOCKER_HOSTS", "B=unix:///a.sock", "SANDBOXD_DOCKER_HOSTS: the engine "
+		"name 'B' must be 1 to 63 of [a-z0-9._-], starting with a letter or digit");
+	env_set("SANDBOXD_DOCKER_HOSTS", "");
+	refused("SANDBOXD_ENGINE_GRACE", "1", "SANDBOXD_ENGINE_GRACE must be an integer between 5 and 86400");
+}
+
 static void test_log_level(void **state)
 {
 	struct config c;
@@ -602,6 +632,7 @@ int main(void)
 		cmocka_unit_test_setup(test_holder, setup),
 		cmocka_unit_test_setup(test_repos_dir, setup),
 		cmocka_unit_test_setup(test_docker_host, setup),
+		cmocka_unit_test_setup(test_engines, setup),
 		cmocka_unit_test_setup(test_log_level, setup),
 		cmocka_unit_test_setup(test_numeric, setup),
 		cmocka_unit_test_setup(test_git, setup),
