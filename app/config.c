@@ -128,9 +128,25 @@ static int check_holder(struct config *c, struct err *e)
 	return 0;
 }
 
+/* SANDBOXD_INSTANCE in an engine name's alphabet (it never had a rule of its own): lower
+ * case, anything else '-', a first character that is not a letter or digit kept after an
+ * 'e', at most 63. */
 static void engine_name_default(const struct config *c, char *out, size_t n)
 {
-	snprintf(out, n, "%s", c->instance);
+	size_t o = 0;
+
+	if (n < 2)
+		return;
+	if (!((c->instance[0] >= 'a' && c->instance[0] <= 'z') ||
+	      (c->instance[0] >= 'A' && c->instance[0] <= 'Z') ||
+	      (c->instance[0] >= '0' && c->instance[0] <= '9')))
+		out[o++] = 'e';
+	for (const char *p = c->instance; *p && o + 1 < n && o < 63; p++) {
+		char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+		out[o++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+				   ch == '_' || ch == '-' ? ch : '-';
+	}
+	out[o] = 0;
 }
 
 /* The own engine's name and SANDBOXD_DOCKER_HOSTS (engine.h parses the list the same way
@@ -140,7 +156,16 @@ static int check_engines(struct config *c, struct err *e)
 	if (!engine_name_valid(c->engine_name))
 		return err_set(e, ERR_INVALID, "SANDBOXD_ENGINE_NAME must be 1 to 63 of [a-z0-9._-], "
 			       "starting with a letter or digit (by default SANDBOXD_INSTANCE)");
-	return engine_list_check(c->docker_hosts, c->engine_name, e);
+	char name[ENGINE_NAME_MAX + 1], url[ENGINE_URL_MAX + 1];
+	size_t pos = 0;
+	int rc = engine_list_check(c->docker_hosts, c->engine_name, e);
+
+	while (!rc && engine_list_next(c->docker_hosts, &pos, name, url, e) == 1)
+		if (strncmp(url, "https://", 8) == 0 && !c->docker_ca[0])
+			return err_set(e, ERR_INVALID, "SANDBOXD_DOCKER_HOSTS: engine %s is https:// and "
+				       "needs SANDBOXD_DOCKER_CA, SANDBOXD_DOCKER_CERT and SANDBOXD_DOCKER_KEY",
+				       name);
+	return rc;
 }
 
 static int check_git_socket(struct config *c, struct err *e)
@@ -377,7 +402,7 @@ static const struct setting settings[] = {
 	S("SANDBOXD_INSTANCE", instance, "sandboxd"),
 	S("SANDBOXD_ENGINE_NAME", engine_name, NULL, .def_from = engine_name_default,
 	  .check = check_engines),
-	N("SANDBOXD_ENGINE_MAX_SANDBOXES", INT, engine_max, 100, 0, 100000),
+	N("SANDBOXD_ENGINE_MAX_SANDBOXES", INT, engine_max, 1000, 0, 100000),
 	S("SANDBOXD_DOCKER_HOSTS", docker_hosts, "", .check = check_engines),
 	N("SANDBOXD_ENGINE_GRACE", INT, engine_grace, 300, 5, 86400),
 	S("SANDBOXD_IMAGES", images_setting,

@@ -8,7 +8,6 @@
 #include "sandboxd/banned.h"
 
 #define CACHE_MAX 64
-#define CACHE_RELOAD_MS 2000     /* an unknown name reads the table at most this often */
 #define CACHE_STALE_MS 60000     /* a known one is read again after this (a changed URL) */
 
 /* The engines this process has read, to route calls without a query each. */
@@ -19,7 +18,7 @@ struct entry {
 };
 static struct entry cache[CACHE_MAX];
 static int ncache;
-static int64_t loaded_ms = -CACHE_RELOAD_MS;
+static int64_t loaded_ms = -CACHE_STALE_MS;
 static int registered;   /* this process wrote its engines once (engine_place) */
 static const struct config *cfg;   /* engine_init's */
 
@@ -56,7 +55,9 @@ static int upsert(struct db *db, const char *name, const char *url, int max, str
 		      tls ? or_null(cfg->docker_key) : NULL, room);
 }
 
-int engine_register(struct db *db, struct err *e)
+/* The rows; with backfill, the live sandboxes made before 021 get the own engine (the
+ * reaper's, outside any transaction: it locks those rows). */
+static int write_rows(struct db *db, int backfill, struct err *e)
 {
 	if (!cfg)
 		return err_set(e, ERR_FAIL, "engine_init was not called");
@@ -71,12 +72,18 @@ int engine_register(struct db *db, struct err *e)
 			return rc;
 	if (rc < 0)
 		return ERR_FAIL;   /* config.c checked the list: not reached */
-	rc = db_run(db, e, "UPDATE sandboxes SET engine = $1"
-			   " WHERE engine IS NULL AND state IN ('starting', 'ready')", 1,
-		    cfg->engine_name);
+	if (backfill)
+		rc = db_run(db, e, "UPDATE sandboxes SET engine = $1"
+				   " WHERE engine IS NULL AND state IN ('starting', 'ready')", 1,
+			    cfg->engine_name);
 	if (!rc)
-		loaded_ms = -CACHE_RELOAD_MS;   /* read what was written at the next use */
+		loaded_ms = -CACHE_STALE_MS;   /* read what was written at the next use */
 	return rc;
+}
+
+int engine_register(struct db *db, struct err *e)
+{
+	return write_rows(db, 1, e);
 }
 
 static int reload(struct db *db, struct err *e)
@@ -130,10 +137,14 @@ int engine_use(struct db *db, const char *name, struct err *e)
 
 	if (is_own(name))
 		return docker_use(NULL, e);
+	/* A name this process has not seen is read at once: sandboxes.engine references the
+	 * table, so it names an engine added since the last read (a placement just chose it). */
 	x = find(name);
-	if ((!x && now - loaded_ms >= CACHE_RELOAD_MS) || (x && now - loaded_ms >= CACHE_STALE_MS)) {
-		if ((rc = reload(db, e)))
+	if (!x || now - loaded_ms >= CACHE_STALE_MS) {
+		if ((rc = reload(db, e))) {
+			docker_refuse(e->msg);
 			return rc;
+		}
 		x = find(name);
 	}
 	if (!x)
@@ -155,13 +166,16 @@ int engine_place(struct db *db, const char *image, int warm,
 	int rc, code = 0;
 	PGresult *res;
 
+	/* The lock before anything else (engine_remove takes it before its delete). */
+	if ((rc = db_run(db, e, "SELECT pg_advisory_xact_lock(" ENGINE_PLACE_LOCK ")", 0)))
+		return rc;
+	/* The reaper writes this host's engines at its start; a create that comes first writes
+	 * them too (in its transaction: gone with it if it fails, and the reaper's follows). */
 	if (!registered) {
-		if ((rc = engine_register(db, e)))
+		if ((rc = write_rows(db, 0, e)))
 			return rc;
 		registered = 1;
 	}
-	if ((rc = db_run(db, e, "SELECT pg_advisory_xact_lock(" ENGINE_PLACE_LOCK ")", 0)))
-		return rc;
 	res = db_exec(db, e, &code,
 		      "SELECT r.name, r.max_sandboxes - r.sandboxes - r.pooled > 0 FROM engine_room r"
 		      " WHERE r.state = 'active'"

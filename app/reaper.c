@@ -108,12 +108,37 @@ static void save_first(struct db *db, const struct sandbox *s, json_object *d)
 		log_warn("reaper: %s: saved_ref: %s", s->id, e.msg);
 }
 
+/* The engines that answered this pass's ping (engine_check); checked 0 when the check
+ * itself failed (then every engine is tried). */
+static struct {
+	const struct config *cfg;
+	char up[ENGINES_MAX][ENGINE_NAME_MAX + 1];
+	int nup, checked;
+} pass_engines;
+
+static int answered(const char *engine)
+{
+	if (!pass_engines.checked)
+		return 1;
+	if (!*engine)
+		engine = pass_engines.cfg->engine_name;
+	for (int i = 0; i < pass_engines.nup; i++)
+		if (strcmp(pass_engines.up[i], engine) == 0)
+			return 1;
+	return 0;
+}
+
 /* Docker calls go to the engine of the sandbox at hand (engine.h); 0 when it can be
- * reached as registered. */
+ * reached as registered and answered this pass. An engine that did not is not called
+ * again in the pass (each call would wait for its timeout): its calls fail at once. */
 static int use(struct db *db, const struct sandbox *s)
 {
 	struct err e;
 
+	if (!answered(s->engine)) {
+		docker_refuse("docker unavailable: the engine did not answer the reaper's ping");
+		return -1;
+	}
 	if (engine_use(db, s->engine, &e) == 0)
 		return 0;
 	log_warn("reaper: %s: %s", s->id, e.msg);
@@ -411,13 +436,18 @@ static void per_engine(const struct config *cfg, struct db *db, const char *engi
 
 static void pass(const struct config *cfg, struct db *db)
 {
-	char sql[512], up[ENGINES_MAX][ENGINE_NAME_MAX + 1], lost[ENGINES_MAX][ENGINE_NAME_MAX + 1];
-	int nup = 0, nlost = 0;
+	char sql[512], lost[ENGINES_MAX][ENGINE_NAME_MAX + 1];
+	char (*up)[ENGINE_NAME_MAX + 1] = pass_engines.up;
+	int nlost = 0;
 	struct err e;
 
 	/* The engines first: which answer, and which have been gone past the grace. */
-	if (engine_check(db, up, ENGINES_MAX, &nup, lost, &nlost, &e))
+	pass_engines.cfg = cfg;
+	pass_engines.checked = engine_check(db, up, ENGINES_MAX, &pass_engines.nup, lost, &nlost,
+					    &e) == 0;
+	if (!pass_engines.checked)
 		log_warn("reaper: engines: %s", e.msg);
+	int nup = pass_engines.nup;
 	for (int i = 0; i < nlost; i++)
 		end_all(db, "SELECT id, container_id, engine FROM sandboxes"
 			    " WHERE engine = $1 AND state IN ('ready', 'starting') LIMIT 100",

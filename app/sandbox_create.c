@@ -344,13 +344,13 @@ static int claim_warm(struct make *m, struct err *e)
 	if (rc == ERR_NOTFOUND)
 		return 1;
 	/* The claim may have found one on another engine than the placement (a race): the
-	 * sandbox is where its container is. */
-	if (rc || (rc = str_copy(m->s->container_id, sizeof(m->s->container_id), cid)) ||
+	 * sandbox is where its container is, and its calls go there before any is made. */
+	if (rc || (rc = engine_use(n->db, m->s->engine, e)) ||
+	    (rc = str_copy(m->s->container_id, sizeof(m->s->container_id), cid)) ||
 	    (rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, engine = $3,"
 				   " disk_enforced = (SELECT w.disk_enforced FROM warm_containers w"
 				   "   WHERE w.container_id = $2 LIMIT 1) IS TRUE WHERE id = $1", 3,
-			 m->s->id, cid, m->s->engine)) || (rc = commit_now(n->db, e)) ||
-	    (rc = engine_use(n->db, m->s->engine, e)))
+			 m->s->id, cid, m->s->engine)) || (rc = commit_now(n->db, e)))
 		return rc == ERR_TOOBIG ? err_set(e, ERR_FAIL, "container id too long") : rc;
 	m->warm = 1;
 	/* Limits of its own: the warm container, made with the defaults, is changed live
@@ -381,7 +381,10 @@ static int cold_engine(struct make *m, struct err *e)
 	int rc;
 
 	if (m->warm_only) {
-		rc = engine_place(n->db, image_of(n)->ref, 0, m->s->engine, e);
+		/* Its own row leaves the count: the room it needs is the one it takes. */
+		rc = db_run(n->db, e, "UPDATE sandboxes SET engine = NULL WHERE id = $1", 1, m->s->id);
+		if (!rc)
+			rc = engine_place(n->db, image_of(n)->ref, 0, m->s->engine, e);
 		if (rc == 1 || rc == ERR_NOSTART) {
 			m->why = "no Docker engine has room for another sandbox";
 			rc = err_set(e, ERR_NOSTART, "%s", m->why);

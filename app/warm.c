@@ -25,8 +25,8 @@ int warm_claim(struct db *db, const char *image, const char *sandbox_id,
 		" WHERE id = (SELECT w.id FROM warm_containers w"
 		"              JOIN docker_engines d ON d.name = w.instance"
 		"             WHERE w.state = 'ready' AND w.image = $1 AND w.container_id IS NOT NULL"
-		"               AND d.state = 'active' AND d.down_since IS NULL"
-		"             ORDER BY w.instance = $3 DESC, w.created_at"
+		"               AND d.state = 'active'"
+		"             ORDER BY d.down_since IS NULL DESC, w.instance = $3 DESC, w.created_at"
 		"             LIMIT 1 FOR UPDATE OF w SKIP LOCKED)"
 		" RETURNING container_id, instance", 3, image, sandbox_id, engine);
 
@@ -150,12 +150,35 @@ static int start_one(const struct config *cfg, struct db *db, const char *engine
 	return rc;
 }
 
+/* A draining engine keeps no warm containers: none would be claimed there, and its
+ * removal waits for nothing live. 1 when the engine is not active. */
+static int retire(struct db *db, const char *engine, struct err *e)
+{
+	int code = 0, draining;
+	PGresult *res = db_exec(db, e, &code,
+				"SELECT w.id, coalesce(w.container_id, ''), d.state <> 'active'"
+				"  FROM docker_engines d LEFT JOIN warm_containers w ON w.instance = d.name"
+				"   AND w.state IN ('starting', 'ready')"
+				" WHERE d.name = $1", 1, engine);
+
+	if (!res)
+		return code;
+	draining = PQntuples(res) > 0 && db_bool(res, 0, 2);
+	for (int i = 0; draining && i < PQntuples(res); i++)
+		if (db_val(res, i, 0))
+			fail(db, db_val(res, i, 0), db_val(res, i, 1), "its engine is draining");
+	PQclear(res);
+	return draining;
+}
+
 int warm_refill(const struct config *cfg, struct db *db, const char *engine, struct err *e)
 {
 	int64_t live = 0;
 	int rc, code = 0, started = 0;
 	PGresult *res;
 
+	if ((rc = retire(db, engine, e)))
+		return rc < 0 ? rc : 0;
 	if ((rc = repair(cfg, db, engine, e)))
 		return rc;
 	/* A start takes a second or two; one still starting after WARM_START_STALE was cut

@@ -25,14 +25,15 @@
 void engine_init(const struct config *cfg);
 
 /* Writes the host's own engine and those of SANDBOXD_DOCKER_HOSTS (URL, TLS files, room;
- * a draining state stays), and gives the own engine the live sandboxes made before 021.
- * Outside a transaction. 0, ERR_DB, or ERR_FAIL. */
+ * a draining state stays), and gives the own engine the live sandboxes made before 021
+ * (on an upgrade of several hosts, the first to start takes them all). The reaper's, at
+ * its start and every minute, outside a transaction. 0, ERR_DB, or ERR_FAIL. */
 int engine_register(struct db *db, struct err *e)
 	__attribute__((warn_unused_result));
 
 /* Sends every later Docker call of this process to engine name ("", NULL or the own: the
  * settings' engine). An engine this process has not seen is read from docker_engines
- * (at most every few seconds, once it has been looked for); an unknown one is ERR_DOCKER
+ * at once (and every engine again after a minute); an unknown one is ERR_DOCKER
  * "docker unavailable: the engine NAME is not registered"; after any failure every Docker
  * call fails with its reason (docker_refuse) until the next engine_use. */
 int engine_use(struct db *db, const char *name, struct err *e)

@@ -116,7 +116,7 @@ sum_of() { printf '%s' "$1" | cksum | cut -d' ' -f1; }
 check 'open: DNS to the host is let through (its INPUT chain)' \
 	iptables -w 10 -C "SBXD-IN-$(sum_of "$NET")" -p udp --dport 53 -j RETURN
 check 'none: no DNS to the host (the rule is not in its chain)' \
-	eval '! iptables -w 10 -S "SBXD-IN-$(sum_of "$NET-none")" | grep -q -- "--dport 53"'
+	eval '! iptables -w 10 -S "SBXD-IN-$(sum_of "$NET-none")" | grep -qE -- "--dport 53( |\$)"'
 check 'none: nothing forwarded, DNS included: the chain ends in refusals' \
 	eval '[ "$(iptables -w 10 -S "SBXD-FWD-$(sum_of "$NET-none")" | tail -n 2 | grep -c REJECT)" = 2 ] &&
 		! iptables -w 10 -S "SBXD-FWD-$(sum_of "$NET-none")" | grep -q -- "-j RETURN.*--dport\|--dport.*-j RETURN"'

@@ -133,4 +133,25 @@ sql "update warm_containers set state = 'failed', end_reason = 't_pool' where id
 check 'a warm container whose row failed is removed by the reaper' wait_until 30 gone "$XCID"
 check 'and the pool is refilled without it' wait_until 60 pool_full
 
+# ---- a draining engine keeps no warm containers (README "Several Docker engines") ---------------
+ENG=$INST   # the stack's own engine, named after its instance
+AT_EXIT+=("ctl engine activate '$ENG'")
+read -r _ DCID <<<"$(rows ready | head -n 1)"
+ctl engine drain "$ENG"
+check_eq "the stack's engine drains" "engine $ENG: draining" "$CTL_OUT"
+retired() { [[ $(sql "select count(*) from warm_containers where instance = '$ENG' and state in ('starting', 'ready')") == 0 ]] && gone "$DCID"; }
+check 'its warm containers are retired and removed' wait_until 30 retired
+check_eq 'each saying why' 'its engine is draining' "$(sql "select end_reason from warm_containers where container_id = '$DCID'")"
+api POST "$SB" '{}' "$OT"
+expect_error 503 'no Docker engine has room for another sandbox' 'a create with the only engine draining: 503'
+ctl engine activate "$ENG"
+check_eq 'activated again' "engine $ENG: active" "$CTL_OUT"
+check 'the pool refills' wait_until 60 pool_full
+api POST "$SB" '{}' "$OT"
+expect_status 201 'and creates are made again'
+C=$(_json .id)
+check_eq 'from the pool' true "$(pooled_of "$C")"
+api POST "$SB/$C/close" "" "$OT"
+expect_status 204 'and it closes'
+
 finish

@@ -296,14 +296,14 @@ static void test_engines(void **state)
 
 	accepted("SANDBOXD_INSTANCE", "prod-1", &c);
 	assert_string_equal(c.engine_name, "prod-1");
-	assert_int_equal(c.engine_max, 100);
+	assert_int_equal(c.engine_max, 1000);
 	assert_int_equal(c.engine_grace, 300);
 	accepted("SANDBOXD_ENGINE_NAME", "host-a", &c);
 	assert_string_equal(c.engine_name, "host-a");
 	refused("SANDBOXD_ENGINE_NAME", "Host A", "SANDBOXD_ENGINE_NAME must be 1 to 63 of "
 		"[a-z0-9._-], starting with a letter or digit (by default SANDBOXD_INSTANCE)");
 	env_set("SANDBOXD_ENGINE_NAME", "");
-	accepted("SANDBOXD_DOCKER_HOSTS", "b=tcp://10.0.0.2:2376, c=https://c.example:2376", &c);
+	accepted("SANDBOXD_DOCKER_HOSTS", "b=tcp://10.0.0.2:2376, c=unix:///run/c.sock", &c);
 	refused("SANDBOXD_DOCKER_HOSTS", "b=tcp://10.0.0.2", "SANDBOXD_DOCKER_HOSTS: engine b: "
 		"'tcp://10.0.0.2' must be unix:///path, tcp://host:port or https://host:port");
 	refused("SANDBOXD_DOCKER_HOSTS", "tcp://10.0.0.2:2376",
@@ -314,7 +314,12 @@ static void test_engines(void **state)
 		"SANDBOXD_DOCKER_HOSTS: prod-1 is the host's own engine's name (SANDBOXD_ENGINE_NAME)");
 	refused("SANDBOXD_DOCKER_HOSTS", "B=unix:///a.sock", "SANDBOXD_DOCKER_HOSTS: the engine "
 		"name 'B' must be 1 to 63 of [a-z0-9._-], starting with a letter or digit");
+	refused("SANDBOXD_DOCKER_HOSTS", "c=https://c.example:2376", "SANDBOXD_DOCKER_HOSTS: engine c "
+		"is https:// and needs SANDBOXD_DOCKER_CA, SANDBOXD_DOCKER_CERT and SANDBOXD_DOCKER_KEY");
 	env_set("SANDBOXD_DOCKER_HOSTS", "");
+	/* An instance that is no engine name gives one (it never had a rule of its own). */
+	accepted("SANDBOXD_INSTANCE", "_Prod Stack", &c);
+	assert_string_equal(c.engine_name, "e_prod-stack");
 	refused("SANDBOXD_ENGINE_GRACE", "1", "SANDBOXD_ENGINE_GRACE must be an integer between 5 and 86400");
 }
 
