@@ -72,39 +72,6 @@ static int head_cells(struct buf *b, const char *columns)
 	return rc;
 }
 
-static int section(struct req *r, const struct section *s, struct err *e)
-{
-	struct buf *b = &r->out;
-	int code = 0, rc;
-	PGresult *res = db_exec(r->db, e, &code, s->sql, 0);
-
-	if (!res)
-		return code;
-	rc = buf_printf(b, "<h2 id=\"%s\">%s</h2>\n<table id=\"%s-table\"><tr>", s->id, s->title,
-			s->id);
-	if (!rc)
-		rc = head_cells(b, s->columns);
-	if (!rc)
-		rc = buf_puts(b, "</tr>\n");
-	for (int i = 0; !rc && i < PQntuples(res); i++) {
-		rc = buf_puts(b, "<tr>");
-		for (int j = 0; !rc && j < PQnfields(res); j++) {
-			if (!(rc = buf_puts(b, "<td>")) && !(rc = html_text(b, db_val(res, i, j))))
-				rc = buf_puts(b, "</td>");
-		}
-		if (!rc)
-			rc = buf_puts(b, "</tr>\n");
-	}
-	if (!rc && PQntuples(res) == 0)
-		rc = buf_printf(b, "<tr><td colspan=\"%d\">none</td></tr>\n", PQnfields(res));
-	PQclear(res);
-	if (!rc)
-		rc = buf_puts(b, "</table>\n<p class=\"more\">More, in psql: <code>");
-	if (!rc && !(rc = html_text(b, s->more)))
-		rc = buf_puts(b, "</code></p>\n");
-	return rc ? err_set(e, rc, "the page does not fit") : 0;
-}
-
 /* A cell's text, escaped. */
 static int cell(struct buf *b, const char *text)
 {
@@ -113,6 +80,51 @@ static int cell(struct buf *b, const char *text)
 	if (!rc)
 		rc = html_text(b, text ? text : "");
 	return rc ? rc : buf_puts(b, "</td>");
+}
+
+/* A table's heading and opening row: "a|b|c" as <th> cells. */
+static int table_open(struct buf *b, const char *id, const char *title, const char *columns)
+{
+	int rc = buf_printf(b, "<h2 id=\"%s\">%s</h2>\n<table id=\"%s-table\"><tr>", id, title,
+			    id);
+
+	if (!rc)
+		rc = head_cells(b, columns);
+	return rc ? rc : buf_puts(b, "</tr>\n");
+}
+
+/* The table's end, and the query a DBA runs for more. */
+static int table_close(struct buf *b, const char *more)
+{
+	int rc = buf_puts(b, "</table>\n<p class=\"more\">More, in psql: <code>");
+
+	if (!rc)
+		rc = html_text(b, more);
+	return rc ? rc : buf_puts(b, "</code></p>\n");
+}
+
+static int section(struct req *r, const struct section *s, struct err *e)
+{
+	struct buf *b = &r->out;
+	int code = 0, rc;
+	PGresult *res = db_exec(r->db, e, &code, s->sql, 0);
+
+	if (!res)
+		return code;
+	rc = table_open(b, s->id, s->title, s->columns);
+	for (int i = 0; !rc && i < PQntuples(res); i++) {
+		rc = buf_puts(b, "<tr>");
+		for (int j = 0; !rc && j < PQnfields(res); j++)
+			rc = cell(b, db_val(res, i, j));
+		if (!rc)
+			rc = buf_puts(b, "</tr>\n");
+	}
+	if (!rc && PQntuples(res) == 0)
+		rc = buf_printf(b, "<tr><td colspan=\"%d\">none</td></tr>\n", PQnfields(res));
+	PQclear(res);
+	if (!rc)
+		rc = table_close(b, s->more);
+	return rc ? err_set(e, rc, "the page does not fit") : 0;
 }
 
 /* The engines (docker_engines, engine_room): each one's name and URL, state, whether it
@@ -134,9 +146,8 @@ static int engines(struct req *r, struct err *e)
 
 	if (!res)
 		return code;
-	rc = buf_puts(b, "<h2 id=\"engines\">Engines</h2>\n<table id=\"engines-table\"><tr>"
-		      "<th>engine</th><th>URL</th><th>state</th><th>health</th><th>sandbox user</th>"
-		      "<th>sandboxes</th><th>warm</th><th>max</th></tr>\n");
+	rc = table_open(b, "engines", "Engines",
+			"engine|URL|state|health|sandbox user|sandboxes|warm|max");
 	for (int i = 0; !rc && i < PQntuples(res); i++) {
 		int own = strcmp(db_val(res, i, 0), r->cfg->engine_name) == 0;
 		const char *health = own ? (own_up ? "answering" : dk.msg)
@@ -156,8 +167,7 @@ static int engines(struct req *r, struct err *e)
 			rc = buf_puts(b, "</tr>\n");
 	}
 	if (!rc)
-		rc = buf_puts(b, "</table>\n<p class=\"more\">More, in psql: <code>SELECT * FROM "
-			      "engine_room;</code></p>\n");
+		rc = table_close(b, "SELECT * FROM engine_room;");
 	PQclear(res);
 	return rc ? err_set(e, rc, "the page does not fit") : 0;
 }

@@ -127,6 +127,11 @@ char *buf_detach(struct buf *b, size_t *len)
 	return p;
 }
 
+const char *str_or_null(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
 int str_copy(char *dst, size_t n, const char *src)
 {
 	size_t l = src ? strlen(src) : 0;

@@ -156,16 +156,7 @@ static int check_engines(struct config *c, struct err *e)
 	if (!engine_name_valid(c->engine_name))
 		return err_set(e, ERR_INVALID, "SANDBOXD_ENGINE_NAME must be 1 to 63 of [a-z0-9._-], "
 			       "starting with a letter or digit (by default SANDBOXD_INSTANCE)");
-	char name[ENGINE_NAME_MAX + 1], url[ENGINE_URL_MAX + 1];
-	size_t pos = 0;
-	int rc = engine_list_check(c->docker_hosts, c->engine_name, e);
-
-	while (!rc && engine_list_next(c->docker_hosts, &pos, name, url, e) == 1)
-		if (strncmp(url, "https://", 8) == 0 && !c->docker_ca[0])
-			return err_set(e, ERR_INVALID, "SANDBOXD_DOCKER_HOSTS: engine %s is https:// and "
-				       "needs SANDBOXD_DOCKER_CA, SANDBOXD_DOCKER_CERT and SANDBOXD_DOCKER_KEY",
-				       name);
-	return rc;
+	return engine_list_check(c->docker_hosts, c->engine_name, c->docker_ca[0] != 0, e);
 }
 
 static int check_git_socket(struct config *c, struct err *e)

@@ -22,14 +22,13 @@ static int64_t loaded_ms = -CACHE_STALE_MS;
 static int registered;   /* this process wrote its engines once (engine_place) */
 static const struct config *cfg;   /* engine_init's */
 
-void engine_init(const struct config *c)
+int engine_init(const struct config *c, struct err *e)
 {
-	cfg = c;
-}
+	struct docker_conf own = { c->docker_host, str_or_null(c->docker_ca),
+				   str_or_null(c->docker_cert), str_or_null(c->docker_key) };
 
-static const char *or_null(const char *s)
-{
-	return s && *s ? s : NULL;
+	cfg = c;
+	return docker_init(&own, e);
 }
 
 static int is_own(const char *name)
@@ -51,8 +50,9 @@ static int upsert(struct db *db, const char *name, const char *url, int max, str
 		      " ON CONFLICT (name) DO UPDATE SET url = excluded.url,"
 		      "   ca_file = excluded.ca_file, cert_file = excluded.cert_file,"
 		      "   key_file = excluded.key_file, max_sandboxes = excluded.max_sandboxes",
-		      6, name, url, tls ? cfg->docker_ca : NULL, tls ? or_null(cfg->docker_cert) : NULL,
-		      tls ? or_null(cfg->docker_key) : NULL, room);
+		      6, name, url, tls ? cfg->docker_ca : NULL,
+		      tls ? str_or_null(cfg->docker_cert) : NULL,
+		      tls ? str_or_null(cfg->docker_key) : NULL, room);
 }
 
 /* The rows; with backfill, the live sandboxes made before 021 get the own engine (the
@@ -125,7 +125,8 @@ static const struct entry *find(const char *name)
 
 static int use_entry(const struct entry *x, struct err *e)
 {
-	struct docker_conf c = { x->url, or_null(x->ca), or_null(x->cert), or_null(x->key) };
+	struct docker_conf c = { x->url, str_or_null(x->ca), str_or_null(x->cert),
+				 str_or_null(x->key) };
 	return docker_use(&c, e);
 }
 

@@ -1,20 +1,16 @@
 /* engine_admin.c: sandboxctl engine's changes to docker_engines (engine_admin.h). */
 #include <stdio.h>
 #include <string.h>
+#include "sandboxd/buf.h"
 #include "sandboxd/engine.h"
 #include "sandboxd/engine_admin.h"
 #include "sandboxd/engine_list.h"
 #include "sandboxd/banned.h"
 
-static const char *or_null(const char *s)
-{
-	return s && *s ? s : NULL;
-}
-
 int engine_add(struct db *db, const char *name, const char *url, const char *ca,
 	       const char *cert, const char *key, int max, struct err *e)
 {
-	int ntls = !!or_null(ca) + !!or_null(cert) + !!or_null(key);
+	int ntls = !!str_or_null(ca) + !!str_or_null(cert) + !!str_or_null(key);
 	char room[16];
 	int rc;
 
@@ -36,7 +32,7 @@ int engine_add(struct db *db, const char *name, const char *url, const char *ca,
 	rc = db_run(db, e, "INSERT INTO docker_engines (name, url, ca_file, cert_file, key_file,"
 			   "                            max_sandboxes)"
 			   " VALUES ($1, $2, $3, $4, $5, $6::int)",
-		    6, name, url, or_null(ca), or_null(cert), or_null(key), room);
+		    6, name, url, str_or_null(ca), str_or_null(cert), str_or_null(key), room);
 	if (rc == ERR_EXISTS)
 		return err_set(e, ERR_EXISTS, "the engine %s is already registered", name);
 	return rc;

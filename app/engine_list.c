@@ -76,7 +76,7 @@ int engine_list_next(const char *list, size_t *pos, char name[ENGINE_NAME_MAX + 
 	return 1;
 }
 
-int engine_list_check(const char *list, const char *own, struct err *e)
+int engine_list_check(const char *list, const char *own, int tls, struct err *e)
 {
 	char seen[ENGINE_LIST_MAX][ENGINE_NAME_MAX + 1], url[ENGINE_URL_MAX + 1];
 	size_t pos = 0;
@@ -90,6 +90,10 @@ int engine_list_check(const char *list, const char *own, struct err *e)
 			if (strcmp(seen[i], seen[n]) == 0)
 				return err_set(e, ERR_INVALID, "SANDBOXD_DOCKER_HOSTS: the engine "
 					       "name %s is used twice", seen[n]);
+		if (!tls && strncmp(url, "https://", 8) == 0)
+			return err_set(e, ERR_INVALID, "SANDBOXD_DOCKER_HOSTS: engine %s is https:// "
+				       "and needs SANDBOXD_DOCKER_CA, SANDBOXD_DOCKER_CERT and "
+				       "SANDBOXD_DOCKER_KEY", seen[n]);
 		n++;
 	}
 	if (n == ENGINE_LIST_MAX && engine_list_next(list, &pos, seen[0], url, e) != 0)

@@ -500,14 +500,10 @@ int reaper_run(const struct config *cfg)
 	git_libgit2_init();   /* ephemeral refs (forge_sweep) */
 	gethostname(host, sizeof(host) - 1);
 	snprintf(me, sizeof(me), "%s:%d", host, (int)getpid());
-	struct docker_conf dc = { cfg->docker_host, cfg->docker_ca[0] ? cfg->docker_ca : NULL,
-				  cfg->docker_cert[0] ? cfg->docker_cert : NULL,
-				  cfg->docker_key[0] ? cfg->docker_key : NULL };
 	/* Without the engine the reaper still ends rows (idle, lost access); each pass that
 	 * needs the engine says so in the log. */
-	if (docker_init(&dc, &e))
+	if (engine_init(cfg, &e))
 		log_error("reaper: docker: %s", e.msg);
-	engine_init(cfg);
 	db_init(&db, cfg->database_url);
 	log_info("reaper ready (%s)", me);
 	while (!stopping) {

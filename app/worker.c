@@ -69,9 +69,6 @@ static void request_end(struct req *r, struct worker *w)
 
 static void worker_init(struct worker *w, const struct config *cfg, int listen_fd)
 {
-	struct docker_conf dc = { cfg->docker_host, cfg->docker_ca[0] ? cfg->docker_ca : NULL,
-				  cfg->docker_cert[0] ? cfg->docker_cert : NULL,
-				  cfg->docker_key[0] ? cfg->docker_key : NULL };
 	struct err e;
 
 	git_libgit2_init();
@@ -83,9 +80,8 @@ static void worker_init(struct worker *w, const struct config *cfg, int listen_f
 	pool_init(&w->pool, POOL_MAX);
 	buf_init(&w->headers, 16384);
 	buf_init(&w->out, HTTP_OUT_MAX);
-	if (docker_init(&dc, &e))
+	if (engine_init(cfg, &e))
 		log_error("docker settings: %s", e.msg);
-	engine_init(cfg);
 	FCGX_InitRequest(&w->fcgx, listen_fd, FCGI_FAIL_ACCEPT_ON_INTR);
 }
 

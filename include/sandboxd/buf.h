@@ -22,6 +22,9 @@ int buf_puts(struct buf *b, const char *s) __attribute__((warn_unused_result));
 /* Copies the string src (NULL: "") into dst[n], NUL-terminated. ERR_TOOBIG when it had to
  * be cut (dst then holds its first n - 1 bytes): a caller that trusts a bound says so. */
 int str_copy(char *dst, size_t n, const char *src) __attribute__((warn_unused_result));
+/* s, or NULL when s is NULL or "" (settings kept as "" for none, passed on as SQL NULL or
+ * an absent option). */
+const char *str_or_null(const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 	__attribute__((warn_unused_result));
 /* Makes room for n more bytes (and the NUL) in one allocation of exactly that size, so

@@ -21,8 +21,10 @@
 #define ENGINE_PLACE_LOCK "7402021"
 
 /* The settings every call below reads (the own engine's name, SANDBOXD_DOCKER_HOSTS,
- * the grace); before any of them, in each process. */
-void engine_init(const struct config *cfg);
+ * the grace), and Docker calls to the own engine (docker_init with SANDBOXD_DOCKER_HOST
+ * and its TLS files); before any of them, in each process. The settings are kept even
+ * when docker_init refuses them (its error): calls then fail, the process goes on. */
+int engine_init(const struct config *cfg, struct err *e) __attribute__((warn_unused_result));
 
 /* Writes the host's own engine and those of SANDBOXD_DOCKER_HOSTS (URL, TLS files, room;
  * a draining state stays), and gives the own engine the live sandboxes made before 021

@@ -22,6 +22,8 @@ if ! docker image inspect sandboxd-runner:minimal >/dev/null 2>&1; then
 	finish
 fi
 
+# The host's docker0 as it is before any engine of this test starts (checked after b's restart).
+DOCKER0=$(ip -4 -o addr show docker0 2>/dev/null | awk '{print $4}')
 private_engine_dir eng
 T=$D/tls
 if ! tls_certs "$T"; then
@@ -201,6 +203,7 @@ expect_error 410 'sandbox is failed' "b's sandbox answers 410 sandbox is failed"
 # ---- b comes back: what it runs that no live sandbox owns is removed ------------------------------
 second_engine_start
 check 'b answers again' wait_until 60 ping2_ok
+check_eq "the host's docker0 is untouched by b's start on its old store (its own bridge)" "$DOCKER0" "$(ip -4 -o addr show docker0 2>/dev/null | awk '{print $4}')"
 b_clean() { [[ -z $(dk2 ps -aq --filter "label=sandboxd.instance=$SANDBOXD_INSTANCE") ]]; }
 check "the reaper removes b's leftovers (the failed sandbox's container)" wait_until 30 b_clean
 check 'b is up again in the table' wait_until 20 b_seen

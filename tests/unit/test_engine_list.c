@@ -77,11 +77,13 @@ static void test_list(void **state)
 	pos = 0;
 	assert_int_equal(engine_list_next("=tcp://h:1", &pos, name, url, &e), -1);
 	assert_string_equal(e.msg, "SANDBOXD_DOCKER_HOSTS: '=tcp://h:1' is not name=url");
-	assert_int_equal(engine_list_check("b=tcp://h:1,c=tcp://h:2", "a", &e), 0);
-	assert_int_equal(engine_list_check("", "a", &e), 0);
-	assert_int_equal(engine_list_check("b=tcp://h:1,b=tcp://h:2", "a", &e), ERR_INVALID);
+	assert_int_equal(engine_list_check("b=tcp://h:1,c=tcp://h:2", "a", 1, &e), 0);
+	assert_int_equal(engine_list_check("", "a", 1, &e), 0);
+	assert_int_equal(engine_list_check("b=tcp://h:1,b=tcp://h:2", "a", 1, &e), ERR_INVALID);
 	assert_string_equal(e.msg, "SANDBOXD_DOCKER_HOSTS: the engine name b is used twice");
-	assert_int_equal(engine_list_check("a=tcp://h:1", "a", &e), ERR_INVALID);
+	assert_int_equal(engine_list_check("a=tcp://h:1", "a", 1, &e), ERR_INVALID);
+	assert_int_equal(engine_list_check("b=https://h:1", "a", 1, &e), 0);
+	assert_int_equal(engine_list_check("b=https://h:1", "a", 0, &e), ERR_INVALID);
 }
 
 /* More entries than a host registers is refused, not cut. */
@@ -93,9 +95,9 @@ static void test_too_many(void **state)
 
 	for (int i = 0; i < ENGINE_LIST_MAX; i++)
 		o += (size_t)snprintf(list + o, sizeof(list) - o, "e%d=tcp://h:%d,", i, 1000 + i);
-	assert_int_equal(engine_list_check(list, "own", &e), 0);
+	assert_int_equal(engine_list_check(list, "own", 1, &e), 0);
 	snprintf(list + o, sizeof(list) - o, "x=tcp://h:1");
-	assert_int_equal(engine_list_check(list, "own", &e), ERR_INVALID);
+	assert_int_equal(engine_list_check(list, "own", 1, &e), ERR_INVALID);
 	assert_string_equal(e.msg, "SANDBOXD_DOCKER_HOSTS: at most 32 engines");
 }
 
