@@ -348,6 +348,12 @@ static int send_file_req(struct agent_conn *c, int type, const char *path, int t
 	return send_msg(c, &w, e);
 }
 
+int agent_clone_wait_send(struct agent_conn *c, const char *state, int64_t wait_ms,
+			  struct err *e)
+{
+	return send_file_req(c, AP_T_CWAIT, state, AP_F_CLONE_WAIT, (uint64_t)wait_ms, e);
+}
+
 /* The frames after DSTATUS: stdout's, then stderr's, each at most max bytes, then END. */
 static int dread_frames(struct agent_conn *c, uint64_t max, dstream_fn sink, void *arg,
 			struct agent_dstatus *out, struct err *e)

@@ -71,6 +71,8 @@ static const struct rule rules[AP_T_COUNT] = {
 			  B(AP_F_NAME) | B(AP_F_FTYPE) | B(AP_F_SIZE) | B(AP_F_MODE) | B(AP_F_MTIME) },
 	[AP_T_FREMOVE] = { "fremove", AP_MSG_MAX, 1, B(AP_F_PATH) | B(AP_F_RECURSIVE),
 			   B(AP_F_PATH) },
+	[AP_T_CWAIT] = { "cwait", AP_MSG_MAX, 1, B(AP_F_CLONE_WAIT) | B(AP_F_PATH),
+			 B(AP_F_CLONE_WAIT) | B(AP_F_PATH) },
 };
 
 static uint32_t get32(const unsigned char *p)

@@ -13,16 +13,27 @@
 #include "sandboxd/handover.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/park.h"
 #include "sandboxd/banned.h"
 
 /* How long an exec waits for a clone still running. */
 #define CLONE_WAIT_MS 180000L
 
-int api_sandbox_ready(struct req *r, struct sandbox *s, struct err *e)
+int api_sandbox_ready_body(struct req *r, struct sandbox *s, size_t unread, struct err *e)
 {
-	int rc = sandbox_clone_wait(r, s, CLONE_WAIT_MS, e);
+	int rc;
 
-	if (rc)
+	/* A replay (park.h) looks once: its wait was the holder's. */
+	if (r->replay_gone)
+		return err_set(e, ERR_CANCELLED, "the client closed the connection");
+	if (strcmp(s->clone_state, "pending") == 0 && holder_may(r) && !r->replay) {
+		if ((rc = sandbox_clone_wait(r, s, 0, e)))
+			return rc;
+		if (strcmp(s->clone_state, "pending") == 0 &&
+		    (rc = park_call(r, s, unread, CLONE_WAIT_MS, e)) <= 0)
+			return rc ? rc : ERR_HANDED;
+	}
+	if ((rc = sandbox_clone_wait(r, s, r->replay ? 0 : CLONE_WAIT_MS, e)))
 		return rc;
 	if (strcmp(s->clone_state, "failed") == 0)
 		return err_box(e, 409, "clone failed: %s",
@@ -104,13 +115,6 @@ static void fault(struct req *r, const char *where)
 		log_warn("SANDBOXD_FAULT_HANDOVER=%s: the worker dies here", where);
 		raise(SIGKILL);
 	}
-}
-
-/* Whether the holder may answer this request: REST, or a lone MCP call (its answer the
- * tool's JSON-RPC result); a batch's messages are answered together, by this worker. */
-static int holder_may(struct req *r)
-{
-	return r->cfg->holder && (!r->via || r->rpc_id) && http_fcgi_fd(r) >= 0;
 }
 
 static int hand_fill(struct hand *h, long long id, struct handover_wire *w)
@@ -291,6 +295,11 @@ static int exec_ready(struct req *r, struct sandbox *s, struct exec_spec *x, str
 		}
 	}
 	return api_sandbox_ready(r, s, e);
+}
+
+int api_sandbox_ready(struct req *r, struct sandbox *s, struct err *e)
+{
+	return api_sandbox_ready_body(r, s, 0, e);
 }
 
 int api_sandbox_exec(struct req *r, struct err *e)

@@ -135,7 +135,8 @@ int api_sandbox_file_put(struct req *r, struct err *e)
 
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) || (rc = auth_need_user_write(r, e)) ||
 	    (rc = url_path(r, &given, &abs, e)) || (rc = mode_query(r, &mode, e)) ||
-	    (rc = body_length(r, &src.size, e)) || (rc = api_sandbox_ready(r, &s, e)))
+	    (rc = body_length(r, &src.size, e)) ||
+	    (rc = api_sandbox_ready_body(r, &s, (size_t)src.size, e)))
 		return rc;
 	json_add_int(r->audit_details, "size", (int64_t)src.size);
 	/* The staging owner (boxuser.h); only the agent can serve while the engine is away. */

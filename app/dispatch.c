@@ -11,6 +11,7 @@
 #include "sandboxd/dispatch.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
+#include "sandboxd/park.h"
 #include "sandboxd/metrics.h"
 #include "sandboxd/randid.h"
 #include "sandboxd/banned.h"
@@ -87,7 +88,7 @@ static int check_caller(const struct req *r, const struct route *route, struct e
  * dispatcher writes what the code and its err say. */
 static void answer(struct req *r, int rc, const struct err *e)
 {
-	if (!rc)
+	if (!rc || (rc == ERR_HANDED && r->handed))
 		return;
 	if (!r->responded) {
 		http_fail(r, rc, e);
@@ -217,6 +218,7 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 	r->routes = routes;
 	r->nroutes = nroutes;
 	clock_gettime(CLOCK_MONOTONIC, &r->started);
+	park_replay_params(r);
 	db_request_start(r->db);
 	request_id(r);
 	log_set_request(r->request_id);
@@ -269,8 +271,10 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 	request_finish(r, action);
 send:
 	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);
-	/* Before the answer goes: a client that has its answer finds it counted. */
-	count(r, route);
+	/* Before the answer goes: a client that has its answer finds it counted. A parked
+	 * call is counted by its replay. */
+	if (!r->parked)
+		count(r, route);
 	/* A client gone before its answer: nothing more to do for it. */
 	if (!r->streamed && http_send(r))
 		log_info("the answer to %s %s did not reach nginx", r->method ? r->method : "-",

@@ -28,14 +28,15 @@ static int connect_holder(const char *path, struct err *e)
 	return fd;
 }
 
-int handover_send(const char *path, int fcgi_fd, int agent_fd, const struct handover_wire *h,
-		  const struct secrets_set *sec, struct err *e)
+/* The message w (its secrets from sec) with nfds descriptors, in one record. */
+static int send_with(const char *path, const int *fds, int nfds, struct handover_wire w,
+		     const struct secrets_set *sec, struct err *e)
 {
-	struct handover_wire w = *h;
 	struct iovec iov[1 + SECRETS_PER_SANDBOX];
-	union { char b[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
-	struct msghdr m = { .msg_iov = iov, .msg_control = u.b, .msg_controllen = sizeof(u.b) };
-	int fd, fds[2] = { fcgi_fd, agent_fd };
+	union { char b[CMSG_SPACE(3 * sizeof(int))]; struct cmsghdr align; } u;
+	struct msghdr m = { .msg_iov = iov, .msg_control = u.b,
+			    .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int)) };
+	int fd;
 	ssize_t sent;
 
 	w.magic = MAGIC;
@@ -50,8 +51,8 @@ int handover_send(const char *path, int fcgi_fd, int agent_fd, const struct hand
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
 	if ((fd = connect_holder(path, e)) < 0)
 		return fd;
 	/* One record: the holder gets all of it, with the descriptors, or nothing. */
@@ -63,6 +64,25 @@ int handover_send(const char *path, int fcgi_fd, int agent_fd, const struct hand
 	}
 	close(fd);
 	return 0;
+}
+
+int handover_send(const char *path, int fcgi_fd, int agent_fd, const struct handover_wire *h,
+		  const struct secrets_set *sec, struct err *e)
+{
+	const int fds[2] = { fcgi_fd, agent_fd };
+	struct handover_wire w = *h;
+
+	w.park = 0;
+	return send_with(path, fds, 2, w, sec, e);
+}
+
+int handover_park_send(const char *path, const int fds[3], const struct handover_wire *h,
+		       struct err *e)
+{
+	struct handover_wire w = *h;
+
+	w.park = 1;
+	return send_with(path, fds, 3, w, NULL, e);
 }
 
 static int terminated(const char *s, size_t n)
@@ -84,7 +104,9 @@ int handover_decode(const void *p, size_t n, struct handover *h, struct err *e)
 	    !terminated(h->w.token, sizeof(h->w.token)) || h->w.timeout_ms < 0 ||
 	    !terminated(h->w.rpc_id, sizeof(h->w.rpc_id)) || h->w.mcp > 1 ||
 	    (h->w.mcp && (h->w.streamed || !h->w.rpc_id[0])) ||
-	    h->w.fcgi_id > 0xffff || h->w.streamed > 1)
+	    h->w.fcgi_id > 0xffff || h->w.streamed > 1 || h->w.park > 1 ||
+	    (h->w.park && (h->w.nsecrets || h->w.streamed || h->w.park_params < 16 ||
+			   h->w.park_len < h->w.park_params + 8 || h->w.clone_wait_ms < 0)))
 		return err_set(e, ERR_INVALID, "a hand-over that is not one");
 	for (uint32_t i = 0; i < h->w.nsecrets; i++) {
 		if (h->w.secret_len[i] > SECRETS_VALUE_MAX)
@@ -114,38 +136,42 @@ void handover_release(struct handover *h)
 	h->buf = NULL;
 }
 
-int handover_recv(int conn, struct handover *h, int fds[2], struct err *e)
+int handover_recv(int conn, struct handover *h, int fds[3], struct err *e)
 {
 	char *b = malloc(HANDOVER_MSG_MAX + 1);
-	union { char b[CMSG_SPACE(2 * sizeof(int))]; struct cmsghdr align; } u;
+	union { char b[CMSG_SPACE(3 * sizeof(int))]; struct cmsghdr align; } u;
 	struct iovec iov = { b, HANDOVER_MSG_MAX + 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
 			    .msg_controllen = sizeof(u.b) };
 	ssize_t n;
 	int rc, got = 0;
 
-	fds[0] = fds[1] = -1;
+	fds[0] = fds[1] = fds[2] = -1;
 	if (!b)
 		return err_set(e, ERR_NOMEM, "out of memory");
 	n = recvmsg(conn, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); n >= 0 && c; c = CMSG_NXTHDR(&m, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int) * 2)) {
-			memcpy(fds, CMSG_DATA(c), sizeof(int) * 2);
-			got = 1;
+		    (c->cmsg_len == CMSG_LEN(sizeof(int) * 2) ||
+		     c->cmsg_len == CMSG_LEN(sizeof(int) * 3)) && !got) {
+			got = c->cmsg_len == CMSG_LEN(sizeof(int) * 2) ? 2 : 3;
+			memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)got);
 		}
 	if (n <= 0)
 		rc = err_set(e, ERR_FAIL, "the worker sent no hand-over");
 	else if (!got || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
-		rc = err_set(e, ERR_INVALID, "a hand-over without its two connections");
-	else
-		rc = handover_decode(b, (size_t)n, h, e);
+		rc = err_set(e, ERR_INVALID, "a hand-over without its connections");
+	else if ((rc = handover_decode(b, (size_t)n, h, e)) == 0 && got != (h->w.park ? 3 : 2)) {
+		handover_release(h);
+		rc = err_set(e, ERR_INVALID, "a hand-over with %d descriptors where %d were due",
+			     got, h->w.park ? 3 : 2);
+	}
 	free(b);
 	if (rc) {
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 3; i++)
 			if (fds[i] >= 0)
 				close(fds[i]);
-		fds[0] = fds[1] = -1;
+		fds[0] = fds[1] = fds[2] = -1;
 	}
 	return rc;
 }

@@ -50,8 +50,8 @@ int held_open(struct held *x, struct handover *ho, const int fds[2], struct db *
 	x->db = db;
 	x->fcgi = fds[0];
 	x->agent = fds[1];
-	x->tag[0] = (struct held_tag){ HELD_NGINX, -1, x };
-	x->tag[1] = (struct held_tag){ HELD_AGENT, -1, x };
+	x->tag[0] = (struct held_tag){ HELD_NGINX, -1, x, NULL };
+	x->tag[1] = (struct held_tag){ HELD_AGENT, -1, x, NULL };
 	set_nonblocking(x->fcgi);
 	set_nonblocking(x->agent);
 	buf_init(&x->out, OUT_MAX);

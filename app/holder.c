@@ -16,6 +16,7 @@
 #include "sandboxd/holder.h"
 #include "sandboxd/log.h"
 #include "sandboxd/metrics.h"
+#include "sandboxd/parked.h"
 #include "sandboxd/banned.h"
 
 #define EVENTS 256
@@ -35,12 +36,14 @@ struct holder {
 	int ep;
 	struct held *list;
 	struct held *dead;         /* dropped in this turn: freed after its events */
-	int count;
+	struct parked *parked;     /* calls waiting for their clone (parked.h) */
+	struct parked *dead_parked;
+	int count;                 /* execs and parked calls */
 	char me[128];              /* held_execs.holder: host:pid */
 	long long next_beat, next_tick;
 };
 
-static struct held_tag listen_tag = { HELD_LISTEN, -1, NULL };
+static struct held_tag listen_tag = { HELD_LISTEN, -1, NULL, NULL };
 
 static void watch(struct holder *h, int op, int fd, uint32_t ev, void *tag)
 {
@@ -59,6 +62,13 @@ static void interest(struct holder *h, struct held *x, int op)
 		watch(h, op, x->fcgi, EPOLLRDHUP | out, &x->tag[0]);
 	if (x->agent >= 0)
 		watch(h, op, x->agent, held_wants_agent(x) ? EPOLLIN | EPOLLRDHUP : 0, &x->tag[1]);
+}
+
+static void interest_parked(struct holder *h, struct parked *p, int op)
+{
+	for (int i = 0; i < 3; i++)
+		if (p->fd[i] >= 0)
+			watch(h, op, p->fd[i], parked_wants(p, i), &p->tag[i]);
 }
 
 /* A held exec's descriptor about to close: out of epoll first (held.h, forget). */
@@ -82,6 +92,66 @@ static void drop(struct holder *h, struct held *x)
 	h->dead = x;
 	h->count--;
 	metrics_set_state(h->count ? METRICS_BUSY : METRICS_IDLE);
+}
+
+static void drop_parked(struct holder *h, struct parked *p)
+{
+	parked_close(p);
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		h->parked = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	p->dropped = 1;
+	p->next = h->dead_parked;
+	h->dead_parked = p;
+	h->count--;
+	metrics_set_state(h->count ? METRICS_BUSY : METRICS_IDLE);
+}
+
+/* As settle, for a parked call. A connection opened meanwhile (the replay's) is added. */
+static void settle_parked(struct holder *h, struct parked *p)
+{
+	if (parked_write(p)) {
+		drop_parked(h, p);
+		return;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (p->fd[i] < 0)
+			continue;
+		struct epoll_event e = { .events = parked_wants(p, i), .data.ptr = &p->tag[i] };
+		if (epoll_ctl(h->ep, EPOLL_CTL_MOD, p->fd[i], &e) && errno == ENOENT)
+			watch(h, EPOLL_CTL_ADD, p->fd[i], e.events, &p->tag[i]);
+	}
+}
+
+static void take_parked(struct holder *h, struct handover *ho, const int fds[3])
+{
+	struct parked *p = calloc(1, sizeof(*p));
+	struct err e;
+
+	if (!p || parked_open(p, ho, fds, h->cfg->socket_path, &e)) {
+		log_error("holder: a parked call: %s", p ? e.msg : "no memory");
+		if (p) {
+			parked_close(p);
+			free(p);
+		} else {
+			for (int i = 0; i < 3; i++)
+				close(fds[i]);
+			handover_release(ho);
+		}
+		return;
+	}
+	p->forget = forget;
+	p->forget_arg = h;
+	p->next = h->parked;
+	if (h->parked)
+		h->parked->prev = p;
+	h->parked = p;
+	h->count++;
+	metrics_set_state(METRICS_BUSY);
+	interest_parked(h, p, EPOLL_CTL_ADD);
 }
 
 /* After anything happened to x: its answer out, its end, or what it waits for next. A
@@ -129,12 +199,14 @@ static void take(struct holder *h, int conn)
 	struct handover ho;
 	struct held *x;
 	struct err e;
-	int fds[2];
+	int fds[3];
 
 	if (handover_recv(conn, &ho, fds, &e)) {
 		log_warn("holder: %s", e.msg);
 		return;
 	}
+	if (ho.w.park)
+		return take_parked(h, &ho, fds);
 	if (!claim(h, ho.w.held_id)) {
 		log_warn("holder: exec %lld was ended before it came", (long long)ho.w.held_id);
 		close(fds[0]);
@@ -183,7 +255,7 @@ static void accept_all(struct holder *h)
 			close(c);
 			continue;
 		}
-		*t = (struct held_tag){ HELD_CONN, c, NULL };
+		*t = (struct held_tag){ HELD_CONN, c, NULL, NULL };
 		watch(h, EPOLL_CTL_ADD, c, EPOLLIN | EPOLLRDHUP, t);
 	}
 }
@@ -211,6 +283,11 @@ static void timers(struct holder *h, long long now)
 		held_tick(x, now);
 		settle(h, x);
 	}
+	for (struct parked *p = h->parked, *next; p; p = next) {
+		next = p->next;
+		parked_tick(p, now);
+		settle_parked(h, p);
+	}
 }
 
 static void event(struct holder *h, struct epoll_event *ev)
@@ -227,6 +304,12 @@ static void event(struct holder *h, struct epoll_event *ev)
 		watch(h, EPOLL_CTL_DEL, t->fd, 0, NULL);
 		close(t->fd);
 		free(t);
+		return;
+	case HELD_PARKED:
+		if (t->p->dropped)
+			return;
+		parked_event(t->p, t->fd, ev->events);
+		settle_parked(h, t->p);
 		return;
 	case HELD_AGENT:
 		if (t->x->dropped)
@@ -279,7 +362,7 @@ int holder_run(const struct config *cfg, int listen_fd)
 	log_info("holder ready as %s", h.me);
 	/* The master stops the holder after the workers (master.c): nothing more can come
 	 * once it is asked to stop; what it holds runs out first. */
-	while (!stopping || h.list) {
+	while (!stopping || h.list || h.parked) {
 		int n = epoll_wait(h.ep, ev, EVENTS, TICK_MS);
 
 		for (int i = 0; i < n; i++)
@@ -289,6 +372,11 @@ int holder_run(const struct config *cfg, int listen_fd)
 			struct held *x = h.dead;
 			h.dead = x->next;
 			free(x);
+		}
+		while (h.dead_parked) {
+			struct parked *p = h.dead_parked;
+			h.dead_parked = p->next;
+			free(p);
 		}
 		if (stopping)
 			metrics_set_state(METRICS_DRAINING);

@@ -17,6 +17,11 @@ const char *http_param(struct req *r, const char *name)
 	return r->fcgx ? FCGX_GetParam(name, r->fcgx->envp) : NULL;
 }
 
+const char *const *http_params(struct req *r)
+{
+	return r->fcgx ? (const char *const *)r->fcgx->envp : NULL;
+}
+
 const char *http_path_param(struct req *r, int i)
 {
 	return i < r->match.nparams ? r->match.params[i] : "";

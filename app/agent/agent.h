@@ -74,6 +74,8 @@ int tree_signal(int sig);
 /* exec.c: an attached exec: STARTED, output frames, EXIT; the connection's end is a
  * cancel. */
 void exec_attached(struct conn *c, const struct ap_msg *m);
+/* CWAIT: the clone's wait alone, END once it is done (agentproto.h). */
+void exec_clone_wait(struct conn *c, const struct ap_msg *m);
 /* The result's fields (EXIT's, DSTATUS's) into w. */
 void agent_put_result(struct ap_enc *w, const struct run_result *r);
 

@@ -127,6 +127,8 @@ static void serve_request(struct conn *c, struct ap_msg *m)
 		return fileops_list(c, m);
 	case AP_T_FREMOVE:
 		return fileops_remove(c, m);
+	case AP_T_CWAIT:
+		return exec_clone_wait(c, m);
 	default:
 		return conn_error(c, ERR_INVALID, "not a request frame");
 	}

@@ -101,6 +101,18 @@ static int wait_clone(struct conn *c, const struct ap_msg *m)
 	}
 }
 
+void exec_clone_wait(struct conn *c, const struct ap_msg *m)
+{
+	unsigned char b[AP_HDR + 16];
+	struct ap_enc w;
+
+	if (wait_clone(c, m))
+		return;
+	agentproto_enc_init(&w, b, sizeof(b), AP_T_END, c->stream);
+	if (agentwire_send(c->fd, &w, AGENT_IO_MS, NULL))
+		return;                    /* the holder is gone: nothing waits for the answer */
+}
+
 void exec_attached(struct conn *c, const struct ap_msg *m)
 {
 	unsigned char b[AP_HDR + 256];

@@ -108,6 +108,12 @@ int agent_detach_read(struct agent_conn *c, const char *id, const uint64_t want[
 int agent_detach_kill(struct agent_conn *c, const char *id, int sig, struct err *e)
 	__attribute__((warn_unused_result));
 
+/* Sends CWAIT: the agent waits up to wait_ms for the clone's state file (state) to say
+ * how the clone ended, and answers then (agentproto.h). Only the sending: the reader of
+ * the answer is the holder, which parks a call on it. */
+int agent_clone_wait_send(struct agent_conn *c, const char *state, int64_t wait_ms,
+			  struct err *e) __attribute__((warn_unused_result));
+
 /* Reads the file at path (absolute; a final symbolic link is refused) of at most limit
  * bytes into sink. */
 int agent_file_read(struct agent_conn *c, const char *path, uint64_t limit,

@@ -46,6 +46,10 @@
  *         agent answers END once the file is in place.
  *     FLIST {PATH, DEPTH}: FENTRY frames, END {TRUNC}.
  *     FREMOVE {PATH, RECURSIVE?}: END (ERROR ERR_EXISTS: a directory not empty).
+ *     CWAIT {CLONE_WAIT, PATH}: the wait of an EXEC with CLONE_WAIT alone: END once the
+ *         state file says "done", else the same ERRORs. The holder parks a file call on it
+ *         (README "The holder") and takes any answer, or the connection's end, as the
+ *         moment to look at the clone again; it believes none of it.
  * Any request may be answered by ERROR {CODE: an ERR_* code, MSG} instead, after which the
  * agent closes. */
 #ifndef SANDBOXD_AGENTPROTO_H
@@ -74,6 +78,7 @@ enum ap_type {
 	AP_T_STARTED = 6, AP_T_STDOUT = 7, AP_T_STDERR = 8, AP_T_EXIT = 9, AP_T_DREAD = 10,
 	AP_T_DSTATUS = 11, AP_T_DKILL = 12, AP_T_FREAD = 13, AP_T_FINFO = 14, AP_T_DATA = 15,
 	AP_T_END = 16, AP_T_FWRITE = 17, AP_T_FLIST = 18, AP_T_FENTRY = 19, AP_T_FREMOVE = 20,
+	AP_T_CWAIT = 21,
 	AP_T_COUNT
 };
 

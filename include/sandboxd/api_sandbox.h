@@ -13,8 +13,12 @@ struct exec_spec;
 int api_exec_detach(struct req *r, const struct sandbox *s, const struct exec_spec *x,
 		    struct err *e) __attribute__((warn_unused_result));
 /* Waits for the sandbox's clone: 0 when it is done, else the answer's code (409 when it
- * failed or is still running, 499 when the client left). */
+ * failed or is still running, 499 when the client left), or ERR_HANDED when the call was
+ * parked with the holder to wait there (park.h: the handler returns it as it is). */
 int api_sandbox_ready(struct req *r, struct sandbox *s, struct err *e)
+	__attribute__((warn_unused_result));
+/* The same for a call with unread bytes of body still in the connection (a raw PUT). */
+int api_sandbox_ready_body(struct req *r, struct sandbox *s, size_t unread, struct err *e)
 	__attribute__((warn_unused_result));
 /* The sandbox named by the path, if the caller may use it (creator or repository admin,
  * repository not archived; live: still running, else 410). 0 to go on, else the answer's

@@ -23,6 +23,7 @@ enum {
 	ERR_AUTH = -15,     /* no credential, or a refused one (401 with the challenge) */
 	ERR_ANSWER = -16,   /* an answer no code names by itself (410, 422, ...): e->status */
 	ERR_METHOD = -17,   /* the path is known, not with this method (405) */
+	ERR_HANDED = -18,   /* no error: the holder answers the call now (park.h) */
 };
 
 /* What went wrong, and what the client is told: the dispatcher turns a code and its err

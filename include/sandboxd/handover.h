@@ -39,6 +39,13 @@ struct handover_wire {
 	 * rpc_id the request's id as JSON text (a string or a number). */
 	uint32_t mcp;
 	char rpc_id[HANDOVER_RPC_ID_MAX];
+	/* A parked call (park.h) instead of an exec: the request's FastCGI records are in a
+	 * third descriptor (a memfd), park_params bytes of FCGI_BEGIN_REQUEST and FCGI_PARAMS
+	 * (their end not yet written), then FCGI_STDIN to its end, park_len bytes in all; the
+	 * agent's connection carries a CWAIT. No row, no secrets: the replay has them. */
+	uint32_t park;
+	int64_t park_params;
+	int64_t park_len;
 	uint32_t secret_len[SECRETS_PER_SANDBOX];
 };
 
@@ -55,10 +62,16 @@ struct handover {
 int handover_send(const char *path, int fcgi_fd, int agent_fd, const struct handover_wire *h,
 		  const struct secrets_set *sec, struct err *e) __attribute__((warn_unused_result));
 
-/* One message from conn into h, its two descriptors into fds (closed on failure). ERR_FAIL
- * when conn closed without one (the sender died before sending); ERR_INVALID for a message
- * that is not a whole hand-over. */
-int handover_recv(int conn, struct handover *h, int fds[2], struct err *e)
+/* A parked call: h->park set, its three descriptors (nginx's connection, the agent's with
+ * the CWAIT sent, the memfd of the request's records); as handover_send otherwise. */
+int handover_park_send(const char *path, const int fds[3], const struct handover_wire *h,
+		       struct err *e) __attribute__((warn_unused_result));
+
+/* One message from conn into h, its descriptors into fds (two, fds[2] -1, for an exec;
+ * three for a parked call; all closed on failure). ERR_FAIL when conn closed without one
+ * (the sender died before sending); ERR_INVALID for a message that is not a whole
+ * hand-over. */
+int handover_recv(int conn, struct handover *h, int fds[3], struct err *e)
 	__attribute__((warn_unused_result));
 
 /* Checks p[0..n) and decodes it into h (h->buf a copy of the secrets: handover_release). */

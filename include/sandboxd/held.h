@@ -13,12 +13,15 @@
 /* Output queued past this stops the reading of the agent until nginx took it. */
 #define HELD_OUT_HIGH ((size_t)1 << 20)
 
-/* What an epoll event is about: one of an exec's two connections, or the holder's own. */
-enum { HELD_NGINX, HELD_AGENT, HELD_CONN, HELD_LISTEN };
+/* What an epoll event is about: one of an exec's two connections, one of a parked call's
+ * three (parked.h), or the holder's own. */
+enum { HELD_NGINX, HELD_AGENT, HELD_CONN, HELD_LISTEN, HELD_PARKED };
+struct parked;
 struct held_tag {
 	int kind;
-	int fd;                       /* HELD_CONN: the hand-over connection */
+	int fd;                       /* HELD_CONN: the hand-over connection; HELD_PARKED: which */
 	struct held *x;               /* HELD_NGINX, HELD_AGENT */
+	struct parked *p;             /* HELD_PARKED */
 };
 
 struct held {

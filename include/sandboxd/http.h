@@ -91,6 +91,8 @@ struct req {
 	const char *via;             /* the door the request came by: NULL for "rest", "mcp" */
 	int audited;                 /* the handler wrote its own audit rows (MCP: one per message) */
 	int handed;                  /* the holder answers and audits it (holder.h) */
+	int parked;                  /* handed to wait for a clone: its replay is the call (park.h) */
+	int replay, replay_gone;     /* this is such a replay; its client left meanwhile */
 	/* Undo steps for side effects outside the database, run when the request fails or its
 	 * transaction does not commit (e.g. a bare repository created on disk). */
 	struct req_cleanup *on_abort;
@@ -100,6 +102,8 @@ struct req {
 const char *http_param(struct req *r, const char *name);
 /* The percent-decoded path parameter i of the matched route. */
 const char *http_path_param(struct req *r, int i);
+/* Every FastCGI parameter of the request as NAME=value, NULL-terminated (NULL: none). */
+const char *const *http_params(struct req *r);
 /* Reads the body up to limit bytes. ERR_TOOBIG past it, ERR_FAIL on a read error. */
 int http_read_body(struct req *r, size_t limit, struct err *e) __attribute__((warn_unused_result));
 

@@ -128,7 +128,7 @@ static void test_header(void **state)
 	assert_string_equal(e.msg, "frame 'exec' has stream id 0");
 	agentproto_hdr_put(p, AP_T_COUNT, 1, 0);
 	assert_int_equal(agentproto_hdr_parse(p, 0, &h, &e), ERR_INVALID);
-	assert_string_equal(e.msg, "unknown frame type 21");
+	assert_string_equal(e.msg, "unknown frame type 22");
 	p[0] = 0;
 	assert_int_equal(agentproto_hdr_parse(p, 0, &h, &e), ERR_INVALID);
 }

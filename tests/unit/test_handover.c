@@ -44,7 +44,7 @@ static struct handover_wire wire(void)
 static void test_send_recv(void **state)
 {
 	char path[64];
-	int pa[2], pb[2], fds[2], l, c;
+	int pa[2], pb[2], fds[3], l, c;
 	struct handover_wire w = wire();
 	struct secrets_set sec = { .n = 2, .values = { "first-secret", "second secret!" } };
 	struct handover h;
@@ -104,7 +104,7 @@ static void test_no_holder(void **state)
 static void test_sender_died(void **state)
 {
 	char path[64];
-	int l, s, c, fds[2];
+	int l, s, c, fds[3];
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct handover h;
 	struct err e;
@@ -224,6 +224,64 @@ static void test_records(void **state)
 	free(data);
 }
 
+/* A replay's request records (pairs with both length forms) and the relay of an answer
+ * cut at every byte, its ids rewritten. */
+static void test_replay_records(void **state)
+{
+	struct buf b, pairs, out;
+	struct fcgirec_relay st;
+	char name[200];
+	const unsigned char *p;
+
+	(void)state;
+	buf_init(&b, 1 << 20);
+	buf_init(&pairs, 1 << 20);
+	buf_init(&out, 1 << 20);
+	memset(name, 'N', sizeof(name));
+	assert_int_equal(fcgirec_begin(&b, 1), 0);
+	p = (const unsigned char *)b.data;
+	assert_int_equal(p[1], 1);
+	assert_int_equal(p[5], 8);
+	assert_int_equal(p[9], 1);   /* the responder role */
+	assert_int_equal(p[10], 0);  /* no keep-conn */
+	assert_int_equal(fcgirec_pair(&pairs, "A", 1, "bc", 2), 0);
+	assert_int_equal(pairs.len, 5);
+	assert_memory_equal(pairs.data, "\1\2Abc", 5);
+	assert_int_equal(fcgirec_pair(&pairs, name, sizeof(name), "", 0), 0);
+	p = (const unsigned char *)pairs.data + 5;
+	assert_int_equal(pairs.len, 5 + 4 + 1 + sizeof(name));
+	assert_int_equal(p[0], 0x80);
+	assert_int_equal(p[3], sizeof(name));
+	assert_int_equal(p[4], 0);
+	assert_int_equal(fcgirec_stream(&b, FCGIREC_PARAMS, 1, NULL, 0), 0);
+	assert_int_equal(b.len, 24);
+
+	/* An answer on id 1, relayed a byte at a time onto id 0x0203. */
+	buf_clear(&b);
+	assert_int_equal(fcgirec_stdout(&b, 1, "hello", 5), 0);
+	b.data[6] = 3;                /* three bytes of padding */
+	assert_int_equal(buf_append(&b, "pad", 3), 0);
+	assert_int_equal(fcgirec_end(&b, 1), 0);
+	memset(&st, 0, sizeof(st));
+	for (size_t i = 0; i < b.len; i++)
+		assert_int_equal(fcgirec_relay(&st, 0x0203, b.data + i, 1, &out), 0);
+	assert_true(st.ended);
+	assert_int_equal(out.len, b.len);
+	p = (const unsigned char *)out.data;
+	assert_int_equal(p[2] << 8 | p[3], 0x0203);
+	assert_memory_equal(p + 8, "hellopad", 8);
+	assert_int_equal(p[16 + 2] << 8 | p[16 + 3], 0x0203);
+	assert_int_equal(p[24 + 1], 3);
+	assert_int_equal(p[24 + 2] << 8 | p[24 + 3], 0x0203);
+	/* Nothing after the end; no version but 1. */
+	assert_int_equal(fcgirec_relay(&st, 2, "x", 1, &out), ERR_INVALID);
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(fcgirec_relay(&st, 2, "\2\6\0\1\0\0\0\0", 8, &out), ERR_INVALID);
+	buf_release(&b);
+	buf_release(&pairs);
+	buf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_sender_died),
 		cmocka_unit_test(test_decode_refuses),
 		cmocka_unit_test(test_records),
+		cmocka_unit_test(test_replay_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
