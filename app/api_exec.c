@@ -104,11 +104,6 @@ struct hand {
 	long long t0;              /* CLOCK_MONOTONIC ms before the run: its durationMs */
 };
 
-static long long ms_of(const struct timespec *t)
-{
-	return (long long)t->tv_sec * 1000 + t->tv_nsec / 1000000;
-}
-
 static void fault(struct req *r, const char *where)
 {
 	if (strcmp(r->cfg->fault_handover, where) == 0) {
@@ -122,7 +117,7 @@ static int hand_fill(struct hand *h, long long id, struct handover_wire *w)
 	struct req *r = h->r;
 
 	*w = (struct handover_wire){ .fcgi_id = http_fcgi_id(r), .streamed = (uint32_t)h->streamed,
-				     .held_id = id, .request_started_ms = ms_of(&r->started),
+				     .held_id = id, .request_started_ms = clock_ms_of(&r->started),
 				     .exec_started_ms = h->t0, .timeout_ms = h->x->timeout_ms,
 				     .idle_timeout = r->cfg->idle_timeout,
 				     .awaiting_start = h->x->clone_wait_ms > 0,

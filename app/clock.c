@@ -7,7 +7,12 @@ int64_t clock_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return clock_ms_of(&ts);
+}
+
+int64_t clock_ms_of(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000 + t->tv_nsec / 1000000;
 }
 
 int64_t clock_ms_since(const struct timespec *t0)

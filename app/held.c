@@ -22,7 +22,7 @@
 #define DEADLINE_SLACK_MS 20000
 #define OUT_MAX (HTTP_OUT_MAX + ((size_t)4 << 20))
 
-static void set_nonblocking(int fd)
+void held_nonblocking(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
@@ -52,8 +52,8 @@ int held_open(struct held *x, struct handover *ho, const int fds[2], struct db *
 	x->agent = fds[1];
 	x->tag[0] = (struct held_tag){ HELD_NGINX, -1, x, NULL };
 	x->tag[1] = (struct held_tag){ HELD_AGENT, -1, x, NULL };
-	set_nonblocking(x->fcgi);
-	set_nonblocking(x->agent);
+	held_nonblocking(x->fcgi);
+	held_nonblocking(x->agent);
 	buf_init(&x->out, OUT_MAX);
 	x->status = 200;
 	x->starting = x->ho.w.awaiting_start != 0;
@@ -394,26 +394,33 @@ void held_client_gone(struct held *x)
 	x->out_off = 0;
 }
 
-int held_write(struct held *x)
+int held_send_out(int fd, struct buf *out, size_t *off)
 {
-	while (x->fcgi >= 0 && x->out_off < x->out.len) {
-		ssize_t n = send(x->fcgi, x->out.data + x->out_off, x->out.len - x->out_off,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (*off < out->len) {
+		ssize_t n = send(fd, out->data + *off, out->len - *off, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
-		if (n <= 0) {
-			held_client_gone(x);
+		if (n <= 0)
 			return -1;
-		}
-		x->out_off += (size_t)n;
+		*off += (size_t)n;
 	}
-	if (x->fcgi < 0)
+	buf_clear(out);
+	*off = 0;
+	return 1;
+}
+
+int held_write(struct held *x)
+{
+	int w = x->fcgi < 0 ? -1 : held_send_out(x->fcgi, &x->out, &x->out_off);
+
+	if (w < 0) {
+		if (x->fcgi >= 0)
+			held_client_gone(x);
 		return -1;
-	buf_clear(&x->out);
-	x->out_off = 0;
-	return x->answered;
+	}
+	return w ? x->answered : 0;
 }
 
 void held_tick(struct held *x, long long now)

@@ -64,11 +64,16 @@ static void interest(struct holder *h, struct held *x, int op)
 		watch(h, op, x->agent, held_wants_agent(x) ? EPOLLIN | EPOLLRDHUP : 0, &x->tag[1]);
 }
 
-static void interest_parked(struct holder *h, struct parked *p, int op)
+/* What each of p's connections waits for now; one opened since (the replay's) is added. */
+static void interest_parked(struct holder *h, struct parked *p)
 {
-	for (int i = 0; i < 3; i++)
-		if (p->fd[i] >= 0)
-			watch(h, op, p->fd[i], parked_wants(p, i), &p->tag[i]);
+	for (int i = 0; i < 3; i++) {
+		if (p->fd[i] < 0)
+			continue;
+		struct epoll_event e = { .events = parked_wants(p, i), .data.ptr = &p->tag[i] };
+		if (epoll_ctl(h->ep, EPOLL_CTL_MOD, p->fd[i], &e) && errno == ENOENT)
+			watch(h, EPOLL_CTL_ADD, p->fd[i], e.events, &p->tag[i]);
+	}
 }
 
 /* A held exec's descriptor about to close: out of epoll first (held.h, forget). */
@@ -110,20 +115,13 @@ static void drop_parked(struct holder *h, struct parked *p)
 	metrics_set_state(h->count ? METRICS_BUSY : METRICS_IDLE);
 }
 
-/* As settle, for a parked call. A connection opened meanwhile (the replay's) is added. */
+/* As settle, for a parked call. */
 static void settle_parked(struct holder *h, struct parked *p)
 {
-	if (parked_write(p)) {
+	if (parked_write(p))
 		drop_parked(h, p);
-		return;
-	}
-	for (int i = 0; i < 3; i++) {
-		if (p->fd[i] < 0)
-			continue;
-		struct epoll_event e = { .events = parked_wants(p, i), .data.ptr = &p->tag[i] };
-		if (epoll_ctl(h->ep, EPOLL_CTL_MOD, p->fd[i], &e) && errno == ENOENT)
-			watch(h, EPOLL_CTL_ADD, p->fd[i], e.events, &p->tag[i]);
-	}
+	else
+		interest_parked(h, p);
 }
 
 static void take_parked(struct holder *h, struct handover *ho, const int fds[3])
@@ -151,7 +149,7 @@ static void take_parked(struct holder *h, struct handover *ho, const int fds[3])
 	h->parked = p;
 	h->count++;
 	metrics_set_state(METRICS_BUSY);
-	interest_parked(h, p, EPOLL_CTL_ADD);
+	interest_parked(h, p);
 }
 
 /* After anything happened to x: its answer out, its end, or what it waits for next. A

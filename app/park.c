@@ -115,7 +115,7 @@ int park_call(struct req *r, const struct sandbox *s, size_t unread, long wait_m
 
 	if (!holder_may(r) || r->replay || !r->cfg->agent || unread > r->cfg->file_limit)
 		return 1;
-	w.request_started_ms = (int64_t)r->started.tv_sec * 1000 + r->started.tv_nsec / 1000000;
+	w.request_started_ms = clock_ms_of(&r->started);
 	if (str_copy(w.sandbox_id, sizeof(w.sandbox_id), s->id) ||
 	    str_copy(w.request_id, sizeof(w.request_id), r->request_id))
 		return 1;

@@ -1,6 +1,5 @@
 /* parked.c: a call the holder keeps while its sandbox clones (parked.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,7 +50,7 @@ int parked_open(struct parked *p, struct handover *ho, const int fds[3],
 	p->waiting = 1;
 	p->deadline_ms = agentwire_now_ms() + p->ho.w.clone_wait_ms + PARKED_SLACK_MS;
 	for (int i = 0; i < 2; i++)
-		fcntl(p->fd[i], F_SETFL, fcntl(p->fd[i], F_GETFL) | O_NONBLOCK);
+		held_nonblocking(p->fd[i]);
 	/* The worker wrote it whole before it sent it: its size is what the message says. */
 	if (fstat(fds[2], &st) || st.st_size != p->ho.w.park_len ||
 	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fds[2], 0)) ==
@@ -233,25 +232,14 @@ void parked_tick(struct parked *p, long long now)
 
 int parked_write(struct parked *p)
 {
-	int nginx = p->fd[PARKED_NGINX];
+	int w = p->fd[PARKED_NGINX] < 0 ? 1 : held_send_out(p->fd[PARKED_NGINX], &p->out,
+							     &p->out_off);
 
-	while (nginx >= 0 && p->out_off < p->out.len) {
-		ssize_t n = send(nginx, p->out.data + p->out_off, p->out.len - p->out_off,
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n <= 0) {
-			p->gone = 1;
-			close_fd(p, PARKED_NGINX);
-			break;
-		}
-		p->out_off += (size_t)n;
-	}
-	if (p->out_off == p->out.len) {
-		buf_clear(&p->out);
-		p->out_off = 0;
+	if (w == 0)
+		return 0;
+	if (w < 0) {
+		p->gone = 1;
+		close_fd(p, PARKED_NGINX);
 	}
 	/* Over once no more answer comes and what came is out (or no one reads it). */
 	return p->replayed && (p->fd[PARKED_NGINX] < 0 || p->out.len == 0);

@@ -7,6 +7,8 @@
 
 /* Milliseconds of CLOCK_MONOTONIC. */
 int64_t clock_ms(void);
+/* Milliseconds of the CLOCK_MONOTONIC reading t. */
+int64_t clock_ms_of(const struct timespec *t);
 /* Milliseconds since t0 (a CLOCK_MONOTONIC reading). */
 int64_t clock_ms_since(const struct timespec *t0);
 /* Microseconds since t0, for durations that metrics record. */

@@ -72,6 +72,12 @@ void held_tick(struct held *x, long long now);
 void held_audit(struct held *x);
 /* The end: the audit row if not yet written, everything freed (x itself is the caller's). */
 void held_close(struct held *x);
+/* Sends what out holds from *off on fd (nginx's, non-blocking): 1 once all of it is out
+ * (out is then emptied), 0 when fd takes no more now, -1 when the connection failed. The
+ * holder's one way of writing to nginx, for held execs and parked calls alike. */
+int held_send_out(int fd, struct buf *out, size_t *off) __attribute__((warn_unused_result));
+/* O_NONBLOCK on fd, as the holder's loop needs on every connection it is handed. */
+void held_nonblocking(int fd);
 /* Whether the agent's connection should be read now (not while nginx lags behind). */
 int held_wants_agent(const struct held *x) __attribute__((warn_unused_result));
 

@@ -665,6 +665,31 @@ warm_ready_at_least() {
 	(($(sql "select count(*) from warm_containers where state = 'ready' and instance = '$SANDBOXD_INSTANCE'") >= $1))
 }
 
+# ---- the stack's processes, by its master's pid $M (set by the suite, again after a restart) ---
+# The API workers (not the reaper, the holder or git's).
+workers() { pgrep -x -P "$M" sandboxd 2>/dev/null | sort -n; }
+# git's workers, on one line.
+gitworkers() { pgrep -x -P "$M" sandboxd-git 2>/dev/null | tr '\n' ' '; }
+# The API workers that hold one of nginx's FastCGI connections (a request in flight).
+busy_workers() {
+	ss -xpH state established 2>/dev/null | grep -F " $SANDBOXD_VAR/run/sandboxd/fcgi.sock " |
+		grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | grep -xF "$(workers)"
+}
+busy_count() { busy_workers | wc -l; }
+# others_answer TOKEN: 0 when GET /api/v3/user and /healthz each answer 200 within 5 s, 5
+# times: what a long call must not take from the others.
+others_answer() {
+	local slow=0 code hz
+	for _ in 1 2 3 4 5; do
+		code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -H "Authorization: Bearer $1" \
+			"$SANDBOXD_URL/api/v3/user") || slow=1
+		[[ $code == 200 ]] || slow=1
+		hz=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "$SANDBOXD_URL/healthz") || slow=1
+		[[ $hz == 200 ]] || slow=1
+	done
+	return $slow
+}
+
 # mk_repo LOGIN NAME: a user (token in OT), a private repository LOGIN/NAME (R) with one
 # commit on main (a file x holding "x"; the worktree in W), and its sandboxes route (SB).
 mk_repo() {

@@ -10,10 +10,8 @@
 
 : "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
 HOSTPORT=${SANDBOXD_URL#http://}
-FCGI_SOCK=$SANDBOXD_VAR/run/sandboxd/fcgi.sock
 M=$(cat "$SANDBOXD_PID_FILE")
 N=${SANDBOXD_WORKERS:-4}
-workers() { pgrep -x -P "$M" sandboxd 2>/dev/null | sort -n; }  # not sandboxd-reaper
 nworkers() { workers | wc -l; }
 
 O="fx$SFX"
@@ -50,11 +48,6 @@ bg_result() { # NAME: STATUS and BODY of a background exec once its curl has end
 	HEADERS=$(tr -d '\r' <"$_T/$1.headers" 2>/dev/null)
 }
 
-# The worker that holds nginx's FastCGI connection: the only busy one.
-busy_workers() {
-	ss -xpH state established 2>/dev/null | grep -F " $FCGI_SOCK " |
-		grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | grep -xF "$(workers)"
-}
 
 # --- the process that keeps an exec killed with SIGKILL in the middle of it --------------------
 # With the agent and the holder on (the default), the holder keeps a running exec (README
@@ -143,7 +136,6 @@ check 'an abandoned exec with its own limit ends too' wait_until 20 not_running 
 # The git workers are stopped, so a new sandbox's clone hangs; an exec on it waits for the
 # clone (up to 3 minutes). The client leaves after 3 s: the worker notices between its waits
 # (5 s at most), audits 499 and serves again, long before the clone wait's end.
-gitworkers() { pgrep -x -P "$M" sandboxd-git 2>/dev/null | tr '\n' ' '; }
 GW=$(gitworkers)
 check 'the git workers are found' test -n "$GW"
 # shellcheck disable=SC2086

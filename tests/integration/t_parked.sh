@@ -11,13 +11,6 @@
 
 : "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
 M=$(cat "$SANDBOXD_PID_FILE")
-FCGI_SOCK=$SANDBOXD_VAR/run/sandboxd/fcgi.sock
-workers() { pgrep -x -P "$M" sandboxd 2>/dev/null | sort -n; }
-busy_workers() {
-	ss -xpH state established 2>/dev/null | grep -F " $FCGI_SOCK " |
-		grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | grep -xF "$(workers)" | wc -l
-}
-gitworkers() { pgrep -x -P "$M" sandboxd-git 2>/dev/null | tr '\n' ' '; }
 
 O="pk$SFX"
 mk_repo "$O" r
@@ -31,17 +24,6 @@ call_bg() {
 		${4:+--data-binary "$4"} "$SANDBOXD_URL$3" >"$_T/$1.status" 2>"$_T/$1.err" &
 	BG_PID=$!
 	AT_EXIT+=("kill $BG_PID 2>/dev/null")
-}
-others_answer() {
-	local slow=0 code hz
-	for _ in 1 2 3 4 5; do
-		code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -H "Authorization: Bearer $OT" \
-			"$SANDBOXD_URL/api/v3/user") || slow=1
-		[[ $code == 200 ]] || slow=1
-		hz=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 "$SANDBOXD_URL/healthz") || slow=1
-		[[ $hz == 200 ]] || slow=1
-	done
-	return $slow
 }
 
 GW=$(gitworkers)
@@ -83,8 +65,8 @@ pids+=("$BG_PID")
 call_bg gone POST "$SB/${C[0]}/write" "{\"path\":\"gone.txt\",\"content\":\"$(echo never | base64 -w0)\"}" 3
 GONE_PID=$BG_PID
 sleep 4
-check_eq 'no worker is busy with the 19 calls that wait for the clones' 0 "$(busy_workers)"
-check 'GET /api/v3/user and /healthz answer 200 within 5 s each, 5 times, meanwhile' others_answer
+check_eq 'no worker is busy with the 19 calls that wait for the clones' 0 "$(busy_count)"
+check 'GET /api/v3/user and /healthz answer 200 within 5 s each, 5 times, meanwhile' others_answer "$OT"
 api GET "$SB/${C[0]}" '' "$OT"
 expect_json .clone.state pending 'and the clones are still pending then'
 wait "$GONE_PID" 2>/dev/null
