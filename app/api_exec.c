@@ -122,7 +122,8 @@ static int hand_fill(struct hand *h, long long id, struct handover_wire *w)
 				     .idle_timeout = r->cfg->idle_timeout,
 				     .awaiting_start = h->x->clone_wait_ms > 0,
 				     .clone_wait_ms = h->x->clone_wait_ms,
-				     .mcp = r->rpc_id != NULL };
+				     .mcp = r->rpc_id != NULL, .batch = r->batch != NULL,
+				     .batch_len = r->batch ? (uint32_t)strlen(r->batch) : 0 };
 	return str_copy(w->rpc_id, sizeof(w->rpc_id), r->rpc_id ? r->rpc_id : "") ||
 	       str_copy(w->sandbox_id, sizeof(w->sandbox_id), h->s->id) ||
 	       str_copy(w->request_id, sizeof(w->request_id), r->request_id) ||
@@ -151,7 +152,8 @@ static int hand_over(void *arg, int agent_fd)
 	}
 	fault(r, "before");
 	if (hand_fill(h, id, &w) ||
-	    handover_send(r->cfg->holder_socket, http_fcgi_fd(r), agent_fd, &w, h->sec, &e)) {
+	    handover_send(r->cfg->holder_socket, http_fcgi_fd(r), agent_fd, &w, h->sec, r->batch,
+			  &e)) {
 		log_warn("exec in %s: kept by its worker: %s", h->s->id, e.msg);
 		if (db_run(r->db, &e, "DELETE FROM held_execs WHERE id = $1", 1,
 			   pool_printf(r->pool, "%lld", id)))

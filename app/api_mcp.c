@@ -7,6 +7,7 @@
 #include <string.h>
 #include "sandboxd/api.h"
 #include "sandboxd/dispatch.h"
+#include "sandboxd/handover.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/mcp.h"
@@ -93,7 +94,7 @@ static int route_call(struct req *r, const struct mcp_tool *t, const struct mcp_
 }
 
 static json_object *tool_call(struct req *r, const struct mcp_msg *m, int in_batch,
-			      const char **action)
+			      const char *tail, const char **action)
 {
 	json_object *v, *args = NULL;
 	const struct mcp_tool *t;
@@ -127,9 +128,12 @@ static json_object *tool_call(struct req *r, const struct mcp_msg *m, int in_bat
 		return mcp_result(m->id, mcp_tool_error(e.msg));
 	}
 	r->json = c.body;
-	/* A lone call's answer may be the holder's (a running sandbox_exec costs no worker). */
-	if (!in_batch && m->id)
+	/* A lone call's answer, or a batch's last one, may be the holder's (a running
+	 * sandbox_exec costs no worker); the holder writes a batch's others before it. */
+	if ((!in_batch || tail) && m->id) {
 		r->rpc_id = json_object_to_json_string_ext(m->id, JSON_C_TO_STRING_PLAIN);
+		r->batch = tail;
+	}
 	request_call(r, r->match.route);
 	if (r->handed)
 		return NULL;
@@ -138,7 +142,7 @@ static json_object *tool_call(struct req *r, const struct mcp_msg *m, int in_bat
 
 /* Answers one request; *action is its audit verb. */
 static json_object *serve_request(struct req *r, const struct mcp_msg *m, int in_batch,
-				  const char **action)
+				  const char *tail, const char **action)
 {
 	json_object *v;
 	char msg[160];
@@ -146,7 +150,7 @@ static json_object *serve_request(struct req *r, const struct mcp_msg *m, int in
 	json_add_str(r->audit_details, "rpc_method", m->method);
 	if (strcmp(m->method, "tools/call") == 0) {
 		*action = "mcp.tools_call";
-		return tool_call(r, m, in_batch, action);
+		return tool_call(r, m, in_batch, tail, action);
 	}
 	r->status = 200;
 	if (strcmp(m->method, "initialize") == 0) {
@@ -177,8 +181,10 @@ static json_object *serve_request(struct req *r, const struct mcp_msg *m, int in
 
 /* Serves one message in its own transaction (the one open on entry) with its audit row,
  * and opens the next. The answer, or NULL for notifications and responses. *rows counts
- * the audit rows written. */
-static json_object *serve(struct req *r, json_object *m, int in_batch, int *rows)
+ * the audit rows written. tail: the message is the last of a batch with an answer due,
+ * and tail the others' answers so far (JSON values joined by commas); NULL otherwise. */
+static json_object *serve(struct req *r, json_object *m, int in_batch, const char *tail,
+			  int *rows)
 {
 	struct mcp_msg msg;
 	struct err e = { .msg = "" };
@@ -193,7 +199,7 @@ static json_object *serve(struct req *r, json_object *m, int in_batch, int *rows
 	if (msg.kind == MCP_INVALID)
 		answer = fail(r, msg.id, 400, msg.code, msg.error);
 	else
-		answer = serve_request(r, &msg, in_batch, &action);
+		answer = serve_request(r, &msg, in_batch, tail, &action);
 	/* Handed to the holder, which answers and writes the row; the dispatcher commits. */
 	if (r->handed)
 		return NULL;
@@ -256,6 +262,32 @@ static int is_write_call(json_object *m)
 	       strcmp(json_object_get_string(v), "sandbox_write_file") == 0;
 }
 
+/* The index of the batch's last request (a message that is answered), n when none. */
+static size_t last_request(json_object *body, size_t n)
+{
+	struct mcp_msg m;
+
+	for (size_t i = n; i-- > 0;) {
+		mcp_classify(json_object_array_get_idx(body, i), &m);
+		if (m.kind != MCP_NOTIFICATION && m.kind != MCP_RESPONSE)
+			return i;
+	}
+	return n;
+}
+
+/* The answers so far, as JSON values joined by commas (the array without its brackets),
+ * in the request's arena; NULL when they are too long to hand over (the worker then keeps
+ * the last call). */
+static const char *others(struct req *r, json_object *answers)
+{
+	const char *t = json_object_to_json_string_ext(answers, JSON_C_TO_STRING_PLAIN);
+	size_t n = t ? strlen(t) : 0;
+
+	if (n < 2 || n - 2 > HANDOVER_BATCH_MAX)
+		return NULL;
+	return pool_strndup(r->pool, t + 1, n - 2);
+}
+
 /* A batch: each message served in turn; the answers, or NULL when none is due. NULL with
  * the HTTP answer written when the batch as a whole is refused. */
 static json_object *serve_batch(struct req *r, json_object *body, const char *version,
@@ -281,10 +313,18 @@ static json_object *serve_batch(struct req *r, json_object *body, const char *ve
 	}
 	*refused = 0;
 	answers = json_object_new_array();
-	for (size_t i = 0; answers && i < n; i++) {
-		json_object *a = serve(r, json_object_array_get_idx(body, i), 1, rows);
+	size_t last = last_request(body, n);
+	for (size_t i = 0; answers && i < n && !r->handed; i++) {
+		const char *tail = i == last ? others(r, answers) : NULL;
+		json_object *a = serve(r, json_object_array_get_idx(body, i), 1, tail, rows);
 		if (a && json_object_array_add(answers, a))
 			json_object_put(a);
+	}
+	/* Its last call handed to the holder, which answers the whole batch: what came after
+	 * it needs no answer (notifications and responses), and nothing is done for them. */
+	if (r->handed) {
+		json_object_put(answers);
+		return NULL;
 	}
 	if (answers && json_object_array_length(answers) == 0) {
 		json_object_put(answers);
@@ -359,7 +399,8 @@ int api_mcp(struct req *r, struct err *e)
 		return 0;
 	}
 	batch = json_object_is_type(body, json_type_array);
-	answers = batch ? serve_batch(r, body, version, &rows, &refused) : serve(r, body, 0, &rows);
+	answers = batch ? serve_batch(r, body, version, &rows, &refused)
+			: serve(r, body, 0, NULL, &rows);
 	json_object_put(body);
 	if (refused || r->handed)
 		return 0;

@@ -112,6 +112,13 @@ static void holder_socket_default(const struct config *c, char *out, size_t n)
 	socket_beside(c, "-holder", out, n);
 }
 
+static int check_spool(struct config *c, struct err *e)
+{
+	if (c->spool_dir[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_SPOOL_DIR must be an absolute path");
+	return 0;
+}
+
 static int check_holder(struct config *c, struct err *e)
 {
 	if (c->holder_socket[0] != '/' || strlen(c->holder_socket) >= 108)
@@ -387,6 +394,7 @@ static const struct setting settings[] = {
 	S("SANDBOXD_FAULT_HANDOVER", fault_handover, ""),
 	S("SANDBOXD_HOLDER_SOCKET", holder_socket, NULL, .def_from = holder_socket_default,
 	  .check = check_holder),
+	S("SANDBOXD_SPOOL_DIR", spool_dir, "/var/tmp", .check = check_spool),
 	S("SANDBOXD_DOCKER_CA", docker_ca, ""),
 	S("SANDBOXD_DOCKER_CERT", docker_cert, ""),
 	S("SANDBOXD_DOCKER_KEY", docker_key, ""),

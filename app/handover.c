@@ -30,9 +30,9 @@ static int connect_holder(const char *path, struct err *e)
 
 /* The message w (its secrets from sec) with nfds descriptors, in one record. */
 static int send_with(const char *path, const int *fds, int nfds, struct handover_wire w,
-		     const struct secrets_set *sec, struct err *e)
+		     const struct secrets_set *sec, const char *batch, struct err *e)
 {
-	struct iovec iov[1 + SECRETS_PER_SANDBOX];
+	struct iovec iov[2 + SECRETS_PER_SANDBOX];
 	union { char b[CMSG_SPACE(3 * sizeof(int))]; struct cmsghdr align; } u;
 	struct msghdr m = { .msg_iov = iov, .msg_control = u.b,
 			    .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int)) };
@@ -47,6 +47,11 @@ static int send_with(const char *path, const int *fds, int nfds, struct handover
 		iov[1 + i] = (struct iovec){ (void *)sec->values[i], w.secret_len[i] };
 	}
 	m.msg_iovlen = 1 + w.nsecrets;
+	if (w.batch_len > HANDOVER_BATCH_MAX || (w.batch_len && !batch))
+		return err_set(e, ERR_TOOBIG, "a batch's answers of %u bytes do not fit a hand-over",
+			       w.batch_len);
+	if (w.batch_len)
+		iov[m.msg_iovlen++] = (struct iovec){ (void *)batch, w.batch_len };
 	memset(u.b, 0, sizeof(u.b));
 	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
 	c->cmsg_level = SOL_SOCKET;
@@ -67,13 +72,13 @@ static int send_with(const char *path, const int *fds, int nfds, struct handover
 }
 
 int handover_send(const char *path, int fcgi_fd, int agent_fd, const struct handover_wire *h,
-		  const struct secrets_set *sec, struct err *e)
+		  const struct secrets_set *sec, const char *batch, struct err *e)
 {
 	const int fds[2] = { fcgi_fd, agent_fd };
 	struct handover_wire w = *h;
 
 	w.park = 0;
-	return send_with(path, fds, 2, w, sec, e);
+	return send_with(path, fds, 2, w, sec, batch, e);
 }
 
 int handover_park_send(const char *path, const int fds[3], const struct handover_wire *h,
@@ -82,7 +87,8 @@ int handover_park_send(const char *path, const int fds[3], const struct handover
 	struct handover_wire w = *h;
 
 	w.park = 1;
-	return send_with(path, fds, 3, w, NULL, e);
+	w.batch = w.batch_len = 0;
+	return send_with(path, fds, 3, w, NULL, NULL, e);
 }
 
 static int terminated(const char *s, size_t n)
@@ -103,7 +109,9 @@ int handover_decode(const void *p, size_t n, struct handover *h, struct err *e)
 	    !terminated(h->w.request_id, sizeof(h->w.request_id)) ||
 	    !terminated(h->w.token, sizeof(h->w.token)) || h->w.timeout_ms < 0 ||
 	    !terminated(h->w.rpc_id, sizeof(h->w.rpc_id)) || h->w.mcp > 1 ||
-	    (h->w.mcp && (h->w.streamed || !h->w.rpc_id[0])) ||
+	    (h->w.mcp && (h->w.streamed || !h->w.rpc_id[0])) || h->w.batch > 1 ||
+	    (h->w.batch && !h->w.mcp) || (h->w.batch_len && !h->w.batch) ||
+	    h->w.batch_len > HANDOVER_BATCH_MAX ||
 	    h->w.fcgi_id > 0xffff || h->w.streamed > 1 || h->w.park > 1 ||
 	    (h->w.park && (h->w.nsecrets || h->w.streamed || h->w.park_params < 16 ||
 			   h->w.park_len < h->w.park_params + 8 || h->w.clone_wait_ms < 0)))
@@ -113,10 +121,11 @@ int handover_decode(const void *p, size_t n, struct handover *h, struct err *e)
 			return err_set(e, ERR_INVALID, "a hand-over's secret is too long");
 		need += h->w.secret_len[i];
 	}
+	need += h->w.batch_len;
 	if (n != need)
 		return err_set(e, ERR_INVALID, "a hand-over of %zu bytes where %zu were due", n,
 			       need);
-	if (!(h->buf = malloc(need - sizeof(h->w) + h->w.nsecrets + 1)))
+	if (!(h->buf = malloc(need - sizeof(h->w) + h->w.nsecrets + 2)))
 		return err_set(e, ERR_NOMEM, "out of memory");
 	for (uint32_t i = 0; i < h->w.nsecrets; i++) {
 		size_t k = h->w.secret_len[i];
@@ -127,6 +136,10 @@ int handover_decode(const void *p, size_t n, struct handover *h, struct err *e)
 		h->secrets[i] = h->buf + at;
 		at += k + 1;
 	}
+	/* The batch's answers follow the secrets: at - nsecrets bytes in. */
+	memcpy(h->buf + at, (const char *)p + sizeof(h->w) + (at - h->w.nsecrets), h->w.batch_len);
+	h->buf[at + h->w.batch_len] = 0;
+	h->batch = h->buf + at;
 	return 0;
 }
 

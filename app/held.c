@@ -120,6 +120,15 @@ static json_object *mcp_answer(struct held *x, int status, json_object *o)
 	return o;
 }
 
+/* The start of a batch's answer (handover.h: batch): "[" and the others' answers. */
+static int batch_open(struct held *x, struct buf *body)
+{
+	if (!x->ho.w.batch)
+		return 0;
+	return buf_puts(body, "[") || buf_puts(body, x->ho.batch) ||
+	       (x->ho.batch[0] && buf_puts(body, ","));
+}
+
 /* A whole answer of one JSON object (attached). */
 static void queue_json(struct held *x, int status, json_object *o)
 {
@@ -134,7 +143,8 @@ static void queue_json(struct held *x, int status, json_object *o)
 	}
 	http_status = status;
 	buf_init(&body, HTTP_OUT_MAX);
-	if (!o || json_write(&body, o) || buf_puts(&body, "\n")) {
+	if (!o || batch_open(x, &body) || json_write(&body, o) ||
+	    (x->ho.w.batch && buf_puts(&body, "]")) || buf_puts(&body, "\n")) {
 		buf_clear(&body);
 		x->status = http_status = 500;
 		if (buf_puts(&body, "{\"error\":\"internal error\"}\n"))

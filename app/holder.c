@@ -39,6 +39,7 @@ struct holder {
 	struct parked *parked;     /* calls waiting for their clone (parked.h) */
 	struct parked *dead_parked;
 	int count;                 /* execs and parked calls */
+	int held[METRICS_HELD_KINDS];
 	char me[128];              /* held_execs.holder: host:pid */
 	long long next_beat, next_tick;
 };
@@ -76,6 +77,17 @@ static void interest_parked(struct holder *h, struct parked *p)
 	}
 }
 
+/* One call of kind more (d = 1: counted as a hand-over too) or less, in the metrics. */
+static void counted(struct holder *h, int kind, int d)
+{
+	h->held[kind] += d;
+	h->count += d;
+	if (d > 0)
+		metrics_count_handover(kind);
+	metrics_set_holding(kind, h->held[kind]);
+	metrics_set_state(h->count ? METRICS_BUSY : METRICS_IDLE);
+}
+
 /* A held exec's descriptor about to close: out of epoll first (held.h, forget). */
 static void forget(void *arg, int fd)
 {
@@ -95,8 +107,7 @@ static void drop(struct holder *h, struct held *x)
 	x->dropped = 1;
 	x->next = h->dead;
 	h->dead = x;
-	h->count--;
-	metrics_set_state(h->count ? METRICS_BUSY : METRICS_IDLE);
+	counted(h, METRICS_HELD_EXEC, -1);
 }
 
 static void drop_parked(struct holder *h, struct parked *p)
@@ -111,8 +122,7 @@ static void drop_parked(struct holder *h, struct parked *p)
 	p->dropped = 1;
 	p->next = h->dead_parked;
 	h->dead_parked = p;
-	h->count--;
-	metrics_set_state(h->count ? METRICS_BUSY : METRICS_IDLE);
+	counted(h, METRICS_HELD_PARKED, -1);
 }
 
 /* As settle, for a parked call. */
@@ -147,8 +157,7 @@ static void take_parked(struct holder *h, struct handover *ho, const int fds[3])
 	if (h->parked)
 		h->parked->prev = p;
 	h->parked = p;
-	h->count++;
-	metrics_set_state(METRICS_BUSY);
+	counted(h, METRICS_HELD_PARKED, 1);
 	interest_parked(h, p);
 }
 
@@ -230,8 +239,7 @@ static void take(struct holder *h, int conn)
 	if (h->list)
 		h->list->prev = x;
 	h->list = x;
-	h->count++;
-	metrics_set_state(METRICS_BUSY);
+	counted(h, METRICS_HELD_EXEC, 1);
 	interest(h, x, EPOLL_CTL_ADD);
 	/* Frames may be waiting already. */
 	held_agent_readable(x);

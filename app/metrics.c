@@ -80,6 +80,8 @@ int metrics_slot_take(int pool)
 		if (LOAD(&s->state) == METRICS_FREE) {
 			STORE(&s->pool, pool);
 			STORE(&s->pid, 0);
+			for (int k = 0; k < METRICS_HELD_KINDS; k++)
+				STORE(&s->holding[k], 0);
 			__atomic_store_n(&s->state, METRICS_STARTING, __ATOMIC_RELEASE);
 			return i;
 		}
@@ -259,6 +261,18 @@ void metrics_count_reaper_pass(void)
 {
 	if (mine)
 		ADD(&mine->c.reaper_passes, 1);
+}
+
+void metrics_count_handover(int kind)
+{
+	if (mine && kind >= 0 && kind < METRICS_HELD_KINDS)
+		ADD(&mine->c.handovers[kind], 1);
+}
+
+void metrics_set_holding(int kind, int64_t n)
+{
+	if (mine && mine != &region->slots[0] && kind >= 0 && kind < METRICS_HELD_KINDS)
+		STORE(&mine->holding[kind], n);
 }
 
 void metrics_gauge_set(int i, const char *name, const char *help, int nrows,
@@ -502,6 +516,28 @@ static void workers(struct expo *x, const struct metrics_region *m)
 			    count[p][s]);
 }
 
+static const char *const held_kinds[METRICS_HELD_KINDS] = { "exec", "parked" };
+
+/* The holder's calls: what it holds now (live slots only), and what it took in all. */
+static void holding(struct expo *x, const struct metrics_region *m, const struct metrics_counts *c)
+{
+	int64_t now[METRICS_HELD_KINDS] = { 0 };
+
+	for (int i = 1; i < m->nslots; i++)
+		if (LOAD(&m->slots[i].state) > METRICS_FREE)
+			for (int k = 0; k < METRICS_HELD_KINDS; k++)
+				now[k] += LOAD(&m->slots[i].holding[k]);
+	head(x, "sandboxd_holder_calls", "gauge",
+	     "Calls the holder keeps now: running execs, and calls parked while a clone runs.");
+	for (int k = 0; k < METRICS_HELD_KINDS; k++)
+		put(x, "sandboxd_holder_calls{kind=\"%s\"} %lld\n", held_kinds[k], (long long)now[k]);
+	head(x, "sandboxd_holder_handovers_total", "counter",
+	     "Calls handed by workers to the holder, by kind.");
+	for (int k = 0; k < METRICS_HELD_KINDS; k++)
+		put(x, "sandboxd_holder_handovers_total{kind=\"%s\"} %llu\n", held_kinds[k],
+		    (unsigned long long)c->handovers[k]);
+}
+
 static void gauges(struct expo *x, const struct metrics_gauge *g)
 {
 	for (int i = 0; i < METRICS_GAUGES_MAX; i++) {
@@ -540,6 +576,7 @@ int metrics_expose(const struct metrics_region *m, const struct metrics_names *n
 	durations(&x, c);
 	gauges(&x, g);
 	workers(&x, m);
+	holding(&x, m, c);
 	head(&x, "sandboxd_git_bytes_total", "counter",
 	     "Bytes of git smart HTTP bodies: in from clients (pushes), out to them (fetches).");
 	put(&x, "sandboxd_git_bytes_total{direction=\"in\"} %llu\n",

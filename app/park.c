@@ -1,6 +1,7 @@
 /* park.c: the worker's side of a parked call (park.h). */
-#define _GNU_SOURCE  /* memfd_create */
+#define _GNU_SOURCE  /* memfd_create, O_TMPFILE */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,16 @@ out:
 	return rc;
 }
 
+/* Where the request's records wait: a memfd (memory) for a body up to the file limit, an
+ * unnamed file in the spool folder (disk) for a raw PUT's larger one, which nginx has on
+ * disk too. Gone with its last descriptor either way. -1 with errno on failure. */
+static int park_file(const struct req *r, size_t unread)
+{
+	if (unread <= r->cfg->file_limit)
+		return memfd_create("sandboxd-park", MFD_CLOEXEC);
+	return open(r->cfg->spool_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+}
+
 int park_call(struct req *r, const struct sandbox *s, size_t unread, long wait_ms,
 	      struct err *e)
 {
@@ -113,7 +124,8 @@ int park_call(struct req *r, const struct sandbox *s, size_t unread, long wait_m
 	size_t params = 0;
 	int fd = -1, rc;
 
-	if (!holder_may(r) || r->replay || !r->cfg->agent || unread > r->cfg->file_limit)
+	/* A batch's replay would do its other calls again: a batch waits in its worker. */
+	if (!holder_may(r) || r->replay || r->batch || !r->cfg->agent)
 		return 1;
 	w.request_started_ms = clock_ms_of(&r->started);
 	if (str_copy(w.sandbox_id, sizeof(w.sandbox_id), s->id) ||
@@ -121,7 +133,7 @@ int park_call(struct req *r, const struct sandbox *s, size_t unread, long wait_m
 		return 1;
 	if (sbagent_connect(s, sandbox_network(r->cfg, s), &c, &why) ||
 	    agent_clone_wait_send(&c, SANDBOX_CLONE_STATE, wait_ms, &why) ||
-	    (fd = memfd_create("sandboxd-park", MFD_CLOEXEC)) < 0) {
+	    (fd = park_file(r, unread)) < 0) {
 		log_info("%s waits for the clone in its worker: %s", s->id,
 			 why.msg[0] ? why.msg : strerror(errno));
 		agent_close(&c);
@@ -142,7 +154,7 @@ int park_call(struct req *r, const struct sandbox *s, size_t unread, long wait_m
 	agent_close(&c);
 	if (rc) {
 		/* Only a call whose body was read already (all but a raw PUT's) can still wait
-		 * here; a raw PUT's body is in the memfd, gone now. */
+		 * here; a raw PUT's body is in the file, gone now. */
 		log_warn("%s: parking failed: %s", s->id, why.msg);
 		return unread ? err_set(e, ERR_FAIL, "the holder did not take the call") : 1;
 	}

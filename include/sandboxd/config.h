@@ -28,6 +28,9 @@ struct config {
 	 * stays in its worker), on its socket; and the tests' fault point in the hand-over. */
 	int holder;
 	char holder_socket[256];
+	/* Where a parked raw PUT's body waits (an unnamed O_TMPFILE) when it is larger than
+	 * file_limit, which a memfd (memory) holds. */
+	char spool_dir[256];
 	char fault_handover[16];
 	char repos_dir[512];
 	char public_url[256];       /* no trailing slash */

@@ -15,8 +15,10 @@
 #define HANDOVER_ID_MAX 80
 #define HANDOVER_TOKEN_MAX 128
 #define HANDOVER_RPC_ID_MAX 128
+/* A batch's answers before its last call's: larger ones keep the exec in its worker. */
+#define HANDOVER_BATCH_MAX 65536
 #define HANDOVER_MSG_MAX (sizeof(struct handover_wire) + \
-			  SECRETS_PER_SANDBOX * (size_t)SECRETS_VALUE_MAX)
+			  SECRETS_PER_SANDBOX * (size_t)SECRETS_VALUE_MAX + HANDOVER_BATCH_MAX)
 
 struct handover_wire {
 	uint32_t magic;
@@ -39,6 +41,11 @@ struct handover_wire {
 	 * rpc_id the request's id as JSON text (a string or a number). */
 	uint32_t mcp;
 	char rpc_id[HANDOVER_RPC_ID_MAX];
+	/* The call is the last of a batch (protocol 2025-03-26; mcp set): the answer is the
+	 * array of the batch's answers, the others' (batch_len bytes of JSON values joined by
+	 * commas, after the secrets; 0 when the call was the only answer due) then its own. */
+	uint32_t batch;
+	uint32_t batch_len;
 	/* A parked call (park.h) instead of an exec: the request's FastCGI records are in a
 	 * third descriptor (a memfd), park_params bytes of FCGI_BEGIN_REQUEST and FCGI_PARAMS
 	 * (their end not yet written), then FCGI_STDIN to its end, park_len bytes in all; the
@@ -52,15 +59,18 @@ struct handover_wire {
 struct handover {
 	struct handover_wire w;
 	const char *secrets[SECRETS_PER_SANDBOX];  /* NUL-terminated, in buf */
+	const char *batch;                         /* batch_len bytes and a NUL, in buf */
 	char *buf;
 };
 
-/* Sends h (its secrets from sec) with the two descriptors to the holder listening on path.
+/* Sends h (its secrets from sec, and h->batch_len bytes of batch when h->batch) with the
+ * two descriptors to the holder listening on path.
  * ERR_FAIL when no holder takes it (no socket, refused, a full queue): the caller keeps the
  * exec. Once this returns 0 the holder owns the exec (the kernel keeps descriptors in
  * flight even if the sender dies). */
 int handover_send(const char *path, int fcgi_fd, int agent_fd, const struct handover_wire *h,
-		  const struct secrets_set *sec, struct err *e) __attribute__((warn_unused_result));
+		  const struct secrets_set *sec, const char *batch, struct err *e)
+	__attribute__((warn_unused_result));
 
 /* A parked call: h->park set, its three descriptors (nginx's connection, the agent's with
  * the CWAIT sent, the memfd of the request's records); as handover_send otherwise. */

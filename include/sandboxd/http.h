@@ -79,9 +79,12 @@ struct req {
 	int streamed;                /* the handler wrote the response itself (git) */
 	int git;                     /* a git client: challenges are Basic, not Bearer */
 	int basic_realm;             /* a browser's page (/admin): the challenge is Basic too */
-	/* MCP: the JSON-RPC id (JSON text) of a lone tools/call message, whose answer the
-	 * holder may then write (api_mcp.c); NULL otherwise, batches included. */
+	/* MCP: the JSON-RPC id (JSON text) of a lone tools/call message, or of a batch's last
+	 * answered one, whose answer the holder may then write (api_mcp.c); NULL otherwise. */
 	const char *rpc_id;
+	/* With rpc_id, for a batch's last call: the batch's other answers (JSON values joined
+	 * by commas), which the holder writes before this call's. NULL for a lone call. */
+	const char *batch;
 	const char *error;           /* the message of an error response, for the audit row */
 
 	/* Audit: the handler names the repository and adds details as it goes. */

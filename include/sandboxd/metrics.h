@@ -55,6 +55,8 @@ enum metrics_state {
 	METRICS_STATES
 };
 enum metrics_git_dir { METRICS_GIT_IN, METRICS_GIT_OUT };
+/* What the holder keeps: running execs, and calls parked while their clone runs. */
+enum metrics_held { METRICS_HELD_EXEC, METRICS_HELD_PARKED, METRICS_HELD_KINDS };
 
 /* Buckets are not cumulative here (one add per observation); the sum is in microseconds,
  * an integer, so that it too is a plain atomic add. */
@@ -71,12 +73,16 @@ struct metrics_counts {
 	struct metrics_hist docker_seconds[METRICS_DOCKER_OPS];
 	uint64_t git_bytes[2];
 	uint64_t reaper_passes;
+	uint64_t handovers[METRICS_HELD_KINDS];  /* taken by the holder */
 };
 
 struct metrics_slot {
 	int state;            /* enum metrics_state */
 	int pool;             /* enum metrics_pool */
 	int pid;
+	/* What the process holds now, by enum metrics_held: a gauge, not folded when the
+	 * process ends (what it held ended with it). */
+	int64_t holding[METRICS_HELD_KINDS];
 	struct metrics_counts c;
 };
 
@@ -141,6 +147,10 @@ void metrics_observe_exec(int64_t usec);
 void metrics_observe_docker(int op, int64_t usec);
 void metrics_count_git_bytes(int direction, uint64_t n);
 void metrics_count_reaper_pass(void);
+/* The holder took one call of kind (enum metrics_held): counted, and its gauge set to n. */
+void metrics_count_handover(int kind);
+/* The holder's gauge of kind: it holds n now. */
+void metrics_set_holding(int kind, int64_t n);
 
 /* The region's gauge i is name/help with nrows rows, from the one refresher (a second one
  * that starts meanwhile skips its turn). labels[k] must already be escaped. */

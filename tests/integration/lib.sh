@@ -676,6 +676,11 @@ busy_workers() {
 		grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u | grep -xF "$(workers)"
 }
 busy_count() { busy_workers | wc -l; }
+# holder_metric KIND: sandboxd_holder_calls{kind=KIND} on /metrics (the admin's token).
+holder_metric() {
+	curl -sS --max-time 10 -H "Authorization: Bearer $SANDBOXD_TOKEN" "$SANDBOXD_URL/metrics" |
+		awk -v k="sandboxd_holder_calls{kind=\"$1\"}" '$1 == k { print $2 }'
+}
 # others_answer TOKEN: 0 when GET /api/v3/user and /healthz each answer 200 within 5 s, 5
 # times: what a long call must not take from the others.
 others_answer() {

@@ -55,6 +55,7 @@ for i in $(seq 1 $N); do
 done
 check "the holder keeps all $N (held_execs, each with its holder)" wait_until 30 held $N
 check_eq 'no worker is busy with them' 0 "$(busy_count)"
+check_eq "/metrics: sandboxd_holder_calls{kind=\"exec\"} is $N meanwhile" "$N" "$(holder_metric exec)"
 check 'GET /api/v3/user and /healthz answer 200 within 5 s each, 5 times, meanwhile' others_answer "$OT"
 check "and the $N execs were still running after them" held $N
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
@@ -81,6 +82,7 @@ check_eq 'the streamed ones say so in their rows' 4 \
 	"$(sql "select count(*) from audit_log where sandbox_id in ('$S1', '$S2')
 	         and details->>'cmd' like 'sleep 8; echo done-%' and details->>'streamed' = 'true'")"
 check 'nothing is left in held_execs' wait_until 5 held_none
+check_eq '/metrics: and sandboxd_holder_calls{kind="exec"} is back to 0' 0 "$(holder_metric exec)"
 check_eq "the sandbox's hold is given back" 0 \
 	"$(sql "select count(*) from sandboxes where id in ('$S1', '$S2') and busy_until > now()")"
 
@@ -94,7 +96,9 @@ check 'the byte 0xFF became U+FFFD' grep -qF $'\xef\xbf\xbd' <<<"$(_json .stdout
 
 # --- MCP's sandbox_exec is held too -------------------------------------------------------------
 # A lone tools/call is answered by the holder: the tool's JSON-RPC result, built as the
-# worker builds it (api_mcp.c), its row via mcp. A batch is answered by its worker.
+# worker builds it (api_mcp.c), its row via mcp. So is a batch's exec when it is the last
+# message answered (the holder writes the batch's other answers before it); an exec with
+# calls after it stays in its worker, which answers them once it ends.
 mcp_bg() { # NAME ID(JSON) CMD: a tools/call of sandbox_exec in the background
 	local body
 	body=$(jq -nc --argjson id "$2" --arg o "$O" --arg s "$S1" --arg c "$3" \
@@ -146,9 +150,37 @@ API_HEADERS=('MCP-Protocol-Version: 2025-03-26' 'Accept: application/json, text/
 api POST /mcp "$BATCH" "$OT"
 # shellcheck disable=SC2034
 API_HEADERS=()
-expect_status 200 'a batch with an exec (its worker answers it)'
+expect_status 200 'a batch with an exec before a ping (its worker answers it: the ping waits for it)'
 expect_json '[.[0].result.structuredContent.stdout, (.[1].result | length)] | map(tostring) | join("|")' \
 	$'in-batch\n|0' 'both answers, in order'
+check 'nothing is left in held_execs' wait_until 5 held_none
+# A batch whose last answered message is the exec (a notification after it needs nothing):
+# the worker answers the others, the holder the exec, and writes the whole array.
+BATCH=$(jq -nc --arg o "$O" --arg s "$S1" '[{jsonrpc: "2.0", id: 9, method: "ping"},
+	{jsonrpc: "2.0", id: "ten", method: "tools/list"},
+	{jsonrpc: "2.0", id: 11, method: "tools/call", params: {name: "sandbox_exec",
+	 arguments: {owner: $o, repo: "r", sandbox_id: $s, command: "sleep 5; echo batch-held"}}},
+	{jsonrpc: "2.0", method: "notifications/cancelled", params: {requestId: 1}}]')
+curl -sS -o "$_T/batch.body" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $OT" \
+	-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	-H 'MCP-Protocol-Version: 2025-03-26' -H 'Expect:' --data-binary "$BATCH" \
+	"$SANDBOXD_URL/mcp" >"$_T/batch.status" 2>"$_T/batch.err" &
+BG_PID=$!
+AT_EXIT+=("kill $BG_PID 2>/dev/null")
+check 'a batch ending in an exec: the holder keeps the exec' wait_until 20 held 1
+check_eq 'and no worker is busy with it' 0 "$(busy_count)"
+wait "$BG_PID" 2>/dev/null
+check_eq 'its answer: 200, the three answers in order, the exec'"'"'s with its stdout' \
+	'200 9|ten|11 0 7 batch-held' \
+	"$(cat "$_T/batch.status") $(jq -r '(map(.id | tostring) | join("|")) + " " +
+		(.[0].result | length | tostring) + " " + (.[1].result.tools | length | tostring) + " " +
+		(.[2].result.structuredContent.stdout | rtrimstr("\n"))' "$_T/batch.body")"
+head -c 300 "$_T/batch.body" | sed 's/^/#   batch: /'
+check_eq 'one audit row each: ping, tools/list by the worker, the exec by the holder' \
+	'mcp.ping mcp.tools_list sandbox.exec' \
+	"$(sql "select string_agg(action, ' ' order by id) from audit_log where via = 'mcp'
+	         and request_id = (select request_id from audit_log where action = 'sandbox.exec'
+	                           and details->>'cmd' = 'sleep 5; echo batch-held')")"
 check 'nothing is left in held_execs' wait_until 5 held_none
 
 # --- execs waiting for clones that hang cost no worker either ------------------------------------

@@ -57,6 +57,11 @@ pids+=("$BG_PID")
 head -c 200000 /dev/urandom >"$_T/put.bin"
 call_bg put PUT "$SB/${C[0]}/files/raw/put.bin" "@$_T/put.bin" 120 application/octet-stream
 pids+=("$BG_PID")
+# Over SANDBOXD_FILE_LIMIT (32 MiB): its body waits in an unnamed file of SANDBOXD_SPOOL_DIR,
+# not in memory, and not in a worker either.
+head -c $((33 * 1048576 + 5)) /dev/urandom >"$_T/big.bin"
+call_bg big PUT "$SB/${C[1]}/files/raw/big.bin" "@$_T/big.bin" 180 application/octet-stream
+pids+=("$BG_PID")
 call_bg detach POST "$SB/${C[1]}/exec" '{"cmd":"echo detached-ran > /workspace/repo/d.txt","detach":true}'
 pids+=("$BG_PID")
 call_bg mcp POST /mcp "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"sandbox_read_file\",\"arguments\":{\"owner\":\"$O\",\"repo\":\"r\",\"sandbox_id\":\"${C[0]}\",\"path\":\"x\"}}}"
@@ -65,7 +70,10 @@ pids+=("$BG_PID")
 call_bg gone POST "$SB/${C[0]}/write" "{\"path\":\"gone.txt\",\"content\":\"$(echo never | base64 -w0)\"}" 3
 GONE_PID=$BG_PID
 sleep 4
-check_eq 'no worker is busy with the 19 calls that wait for the clones' 0 "$(busy_count)"
+check_eq 'no worker is busy with the 20 calls that wait for the clones' 0 "$(busy_count)"
+check '/metrics: sandboxd_holder_calls{kind="parked"} counts the 19 still waiting (the 20th left)' \
+	wait_until 10 eval '[[ $(holder_metric parked) == 19 ]]'
+check_eq 'and {kind="exec"} none of them' 0 "$(holder_metric exec)"
 check 'GET /api/v3/user and /healthz answer 200 within 5 s each, 5 times, meanwhile' others_answer "$OT"
 api GET "$SB/${C[0]}" '' "$OT"
 expect_json .clone.state pending 'and the clones are still pending then'
@@ -95,11 +103,16 @@ check_eq 'the raw PUT of 200,000 bytes: 201 and its size' '201 200000' \
 curl -sS -o "$_T/put.back" -H "Authorization: Bearer $OT" "$SANDBOXD_URL$SB/${C[0]}/files/raw/put.bin"
 check_eq 'and the bytes in the sandbox are the ones sent' "$(sha256sum <"$_T/put.bin")" \
 	"$(sha256sum <"$_T/put.back")"
+check_eq 'the raw PUT of 33 MiB + 5 bytes (past the file limit): 201 and its size' \
+	"201 $((33 * 1048576 + 5))" "$(cat "$_T/big.status") $(jq -r .size "$_T/big.body")"
+curl -sS -o "$_T/big.back" -H "Authorization: Bearer $OT" "$SANDBOXD_URL$SB/${C[1]}/files/raw/big.bin"
+check_eq 'and its bytes in the sandbox are the ones sent' "$(sha256sum <"$_T/big.bin")" \
+	"$(sha256sum <"$_T/big.back")"
 check_eq 'the detached exec: 202 with its id' '202 true' \
 	"$(cat "$_T/detach.status") $(jq '.execId | length > 0' "$_T/detach.body")"
 check_eq 'the lone MCP call: its result, with its id' '200 7 x' \
 	"$(cat "$_T/mcp.status") $(jq -r '.id' "$_T/mcp.body") $(jq -r '.result.structuredContent.content' "$_T/mcp.body")"
-check_eq 'every call that waited has one audit row, 200/201/202/204 (the MCP call as a read)' 18 \
+check_eq 'every call that waited has one audit row, 200/201/202/204 (the MCP call as a read)' 19 \
 	"$(sql "select count(*) from audit_log where sandbox_id in ($CIN) and status in (200, 201, 202, 204)
 	         and duration_ms >= 5000
 	         and action in ('sandbox.read', 'sandbox.write', 'sandbox.list_files', 'sandbox.remove',

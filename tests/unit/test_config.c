@@ -257,6 +257,11 @@ static void test_holder(void **state)
 	accepted("SANDBOXD_FAULT_HANDOVER", "after", &c);
 	assert_string_equal(c.fault_handover, "after");
 	env_set("SANDBOXD_FAULT_HANDOVER", NULL);
+	assert_string_equal(c.spool_dir, "/var/tmp");
+	refused("SANDBOXD_SPOOL_DIR", "spool", "SANDBOXD_SPOOL_DIR must be an absolute path");
+	accepted("SANDBOXD_SPOOL_DIR", "/srv/spool", &c);
+	assert_string_equal(c.spool_dir, "/srv/spool");
+	env_set("SANDBOXD_SPOOL_DIR", NULL);
 	refused("SANDBOXD_HOLDER", "2", "SANDBOXD_HOLDER must be an integer between 0 and 1");
 	accepted("SANDBOXD_HOLDER", "0", &c);
 	assert_int_equal(c.holder, 0);

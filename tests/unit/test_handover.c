@@ -56,7 +56,7 @@ static void test_send_recv(void **state)
 	l = listen_at(path);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pa), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pb), 0);
-	assert_int_equal(handover_send(path, pa[0], pb[0], &w, &sec, &e), 0);
+	assert_int_equal(handover_send(path, pa[0], pb[0], &w, &sec, NULL, &e), 0);
 	close(pa[0]);
 	close(pb[0]);
 	c = accept(l, NULL, NULL);
@@ -88,6 +88,63 @@ static void test_send_recv(void **state)
 	unlink(path);
 }
 
+/* A batch's last MCP call: the others' answers come after the secrets, whole. */
+static void test_batch(void **state)
+{
+	char path[64];
+	int pa[2], pb[2], fds[3], l, c;
+	struct handover_wire w = wire();
+	struct secrets_set sec = { .n = 1, .values = { "a-secret" } };
+	const char *others = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
+	char *big = malloc(HANDOVER_BATCH_MAX + 2);
+	struct handover h;
+	struct err e;
+
+	(void)state;
+	w.streamed = 0;
+	w.mcp = 1;
+	memcpy(w.rpc_id, "2", 2);
+	w.batch = 1;
+	w.batch_len = (uint32_t)strlen(others);
+	snprintf(path, sizeof(path), "/tmp/test_handover.b%d.sock", (int)getpid());
+	l = listen_at(path);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pa), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, pb), 0);
+	assert_int_equal(handover_send(path, pa[0], pb[0], &w, &sec, others, &e), 0);
+	c = accept(l, NULL, NULL);
+	assert_int_equal(handover_recv(c, &h, fds, &e), 0);
+	assert_int_equal(h.w.batch, 1);
+	assert_string_equal(h.secrets[0], "a-secret");
+	assert_string_equal(h.batch, others);
+	handover_release(&h);
+	close(fds[0]);
+	close(fds[1]);
+	close(c);
+	/* The only answer due: no others, an empty text. */
+	w.batch_len = 0;
+	assert_int_equal(handover_send(path, pa[0], pb[0], &w, NULL, "", &e), 0);
+	c = accept(l, NULL, NULL);
+	assert_int_equal(handover_recv(c, &h, fds, &e), 0);
+	assert_int_equal(h.w.batch, 1);
+	assert_string_equal(h.batch, "");
+	handover_release(&h);
+	close(fds[0]);
+	close(fds[1]);
+	close(c);
+	/* Past the bound: refused by the sender, nothing sent. */
+	memset(big, 'x', HANDOVER_BATCH_MAX + 1);
+	big[HANDOVER_BATCH_MAX + 1] = 0;
+	w.batch_len = HANDOVER_BATCH_MAX + 1;
+	assert_int_equal(handover_send(path, pa[0], pb[0], &w, NULL, big, &e), ERR_TOOBIG);
+	free(big);
+	for (int i = 0; i < 2; i++) {
+		close(pa[i]);
+		close(pb[i]);
+	}
+	close(l);
+	unlink(path);
+}
+
 /* No holder listening: the worker keeps the exec (ERR_FAIL, nothing sent). */
 static void test_no_holder(void **state)
 {
@@ -95,7 +152,7 @@ static void test_no_holder(void **state)
 	struct err e;
 
 	(void)state;
-	assert_int_equal(handover_send("/tmp/test_handover.none.sock", 0, 1, &w, NULL, &e),
+	assert_int_equal(handover_send("/tmp/test_handover.none.sock", 0, 1, &w, NULL, NULL, &e),
 			 ERR_FAIL);
 	assert_non_null(strstr(e.msg, "the holder at /tmp/test_handover.none.sock"));
 }
@@ -184,6 +241,29 @@ static void test_decode_refuses(void **state)
 	memcpy(w.rpc_id, "7", 2);
 	memcpy(b, &w, sizeof(w));
 	assert_int_equal(handover_decode(b, sizeof(w), &h, &e), ERR_INVALID);
+	/* A batch: only for an MCP call; its answers' length as the message says. */
+	w.mcp = 0;
+	w.batch = 1;
+	memcpy(b, &w, sizeof(w));
+	assert_int_equal(handover_decode(b, sizeof(w), &h, &e), ERR_INVALID);
+	w.mcp = 1;
+	w.batch = 2;
+	memcpy(b, &w, sizeof(w));
+	assert_int_equal(handover_decode(b, sizeof(w), &h, &e), ERR_INVALID);
+	w.batch = 0;
+	w.batch_len = 3;
+	memcpy(b, &w, sizeof(w));
+	memcpy(b + sizeof(w), "1,2", 3);
+	assert_int_equal(handover_decode(b, sizeof(w) + 3, &h, &e), ERR_INVALID);
+	w.batch = 1;
+	memcpy(b, &w, sizeof(w));
+	assert_int_equal(handover_decode(b, sizeof(w) + 2, &h, &e), ERR_INVALID);
+	assert_int_equal(handover_decode(b, sizeof(w) + 3, &h, &e), 0);
+	assert_string_equal(h.batch, "1,2");
+	handover_release(&h);
+	w.batch_len = HANDOVER_BATCH_MAX + 1;
+	memcpy(b, &w, sizeof(w));
+	assert_int_equal(handover_decode(b, sizeof(w) + 3, &h, &e), ERR_INVALID);
 }
 
 /* STDOUT records split at 65535 bytes; the end: an empty STDOUT, then END_REQUEST. */
@@ -286,6 +366,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_send_recv),
+		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_no_holder),
 		cmocka_unit_test(test_sender_died),
 		cmocka_unit_test(test_decode_refuses),

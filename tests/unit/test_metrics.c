@@ -178,9 +178,51 @@ static void test_exposition(void **state)
 	has(t, "sandboxd_reaper_passes_total 1");
 	has(t, "sandboxd_workers{pool=\"api\",state=\"idle\"} 0");
 	has(t, "sandboxd_build_info{version=\"1.2.3\"} 1");
+	has(t, "sandboxd_holder_calls{kind=\"exec\"} 0");
+	has(t, "sandboxd_holder_handovers_total{kind=\"parked\"} 0");
 	/* No gauge from a table before the first refresh. */
 	lacks(t, "sandboxd_sandboxes");
 	assert_true(t[b.len - 1] == '\n');
+	buf_release(&b);
+}
+
+/* The holder's gauge counts what live holders keep now; its counter outlives the process. */
+static void test_holder(void **state)
+{
+	struct buf b;
+	char *t;
+	int i;
+
+	(void)state;
+	fresh();
+	i = metrics_slot_take(METRICS_POOL_HOLDER);
+	assert_true(i > 0);
+	metrics_slot_use(i);
+	metrics_count_handover(METRICS_HELD_EXEC);
+	metrics_count_handover(METRICS_HELD_PARKED);
+	metrics_count_handover(METRICS_HELD_PARKED);
+	metrics_count_handover(7);  /* out of range: dropped */
+	metrics_set_holding(METRICS_HELD_EXEC, 1);
+	metrics_set_holding(METRICS_HELD_PARKED, 2);
+	t = expose(&b);
+	has(t, "# TYPE sandboxd_holder_calls gauge");
+	has(t, "sandboxd_holder_calls{kind=\"exec\"} 1");
+	has(t, "sandboxd_holder_calls{kind=\"parked\"} 2");
+	has(t, "sandboxd_holder_handovers_total{kind=\"exec\"} 1");
+	has(t, "sandboxd_holder_handovers_total{kind=\"parked\"} 2");
+	buf_release(&b);
+	/* The holder dies: what it held ended with it, what it took stays counted. */
+	metrics_slot_use(0);
+	metrics_slot_fold(i);
+	t = expose(&b);
+	has(t, "sandboxd_holder_calls{kind=\"exec\"} 0");
+	has(t, "sandboxd_holder_calls{kind=\"parked\"} 0");
+	has(t, "sandboxd_holder_handovers_total{kind=\"parked\"} 2");
+	buf_release(&b);
+	/* A new process in the slot starts from nothing held. */
+	assert_int_equal(metrics_slot_take(METRICS_POOL_HOLDER), i);
+	t = expose(&b);
+	has(t, "sandboxd_holder_calls{kind=\"parked\"} 0");
 	buf_release(&b);
 }
 
@@ -407,6 +449,7 @@ int main(void)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_exposition),
 		cmocka_unit_test(test_shape),
+		cmocka_unit_test(test_holder),
 		cmocka_unit_test(test_gauges),
 		cmocka_unit_test(test_fork_and_fold),
 		cmocka_unit_test(test_fold_race),
