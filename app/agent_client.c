@@ -269,6 +269,54 @@ static int exec_frame(struct agent_conn *c, const struct ap_hdr *h,
 	return 0;
 }
 
+/* The most of a run's frames that are looked at before its hand-over. */
+#define PEEK_MAX (128u * 1024)
+
+/* Whether the whole run (its output and EXIT) is on c within ms, looked at with MSG_PEEK so
+ * that nothing is read: 1 when it is, or when the bytes there are not a run's (the reader
+ * here then says what is wrong), 0 when it is not whole by then, or is more than PEEK_MAX,
+ * or (at_output) when the run's first frame came and was not its end.
+ * A hand-over, its held row, claim and end, cost more than a command that ends at once. */
+static int ends_within(struct agent_conn *c, int ms, int at_output)
+{
+	long long deadline = agentwire_now_ms() + ms;
+	unsigned char *p;
+	int lowat = 1, whole = 0;
+
+	if (ms <= 0 || !(p = malloc(PEEK_MAX)))
+		return 0;
+	for (;;) {
+		ssize_t n = recv(c->fd, p, PEEK_MAX, MSG_PEEK | MSG_DONTWAIT);
+		long long left = deadline - agentwire_now_ms();
+		struct pollfd pf = { c->fd, POLLIN, 0 };
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+			whole = 1;  /* closed or broken: the reader here says so */
+			break;
+		}
+		if (n > 0 && (whole = agentproto_run_ends(p, (size_t)n)) != 0) {
+			whole = 1;
+			break;
+		}
+		if (at_output && (size_t)n >= AP_HDR)
+			break;  /* output first: it goes out now, by whoever takes the run */
+		if ((size_t)(n > 0 ? n : 0) == PEEK_MAX || left <= 0)
+			break;
+		/* Woken by more bytes than are there now, not by those (poll honours it). */
+		lowat = (int)(n > 0 ? n : 0) + 1;
+		if (setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat)) ||
+		    (poll(&pf, 1, (int)left) < 0 && errno != EINTR))
+			break;
+	}
+	if (lowat != 1) {
+		lowat = 1;
+		if (setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat)))
+			whole = 1;  /* frames must not wait for more than they need: keep it here */
+	}
+	free(p);
+	return whole;
+}
+
 int agent_exec(struct agent_conn *c, const struct agent_exec_req *r,
 	       const struct agent_exec_hooks *h, struct agent_exit *out, struct err *e)
 {
@@ -299,7 +347,8 @@ int agent_exec(struct agent_conn *c, const struct agent_exec_req *r,
 	}
 	/* Nothing of the run is read yet (agentwire reads a frame and no byte more): whoever
 	 * takes the connection reads it from its first output frame. */
-	if (!waits && h->handover && h->handover(h->handover_arg, c->fd) == 0) {
+	if (!waits && h->handover && !ends_within(c, h->handover_after_ms, h->handover_at_output) &&
+	    h->handover(h->handover_arg, c->fd) == 0) {
 		out->handed = 1;
 		return 0;
 	}

@@ -126,6 +126,23 @@ int agentproto_hdr_parse(const unsigned char p[AP_HDR], uint32_t max, struct ap_
 	return 0;
 }
 
+int agentproto_run_ends(const unsigned char *p, size_t n)
+{
+	struct ap_hdr h;
+	struct err e;
+
+	for (size_t at = 0; n - at >= AP_HDR; at += AP_HDR + h.len) {
+		if (agentproto_hdr_parse(p + at, 0, &h, &e) ||
+		    (h.type != AP_T_STDOUT && h.type != AP_T_STDERR && h.type != AP_T_EXIT))
+			return -1;
+		if (h.len > n - at - AP_HDR)
+			return 0;
+		if (h.type == AP_T_EXIT)
+			return 1;
+	}
+	return 0;
+}
+
 /* One field's value into m; v[0..n) is inside the payload. */
 static int take_field(struct ap_msg *m, uint8_t tag, const unsigned char *v, uint32_t n,
 		      struct err *e)

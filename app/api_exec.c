@@ -189,12 +189,21 @@ static int run(struct req *r, struct sandbox *s, const struct exec_spec *x,
 	return rc ? rc : exec_run(s, &now, h, res, e);
 }
 
+/* In the request's transaction, with its audit row: the hold's end, the idle deadline. */
+static int mark_done_touch(struct req *r, const struct sandbox *s, const struct exec_spec *x,
+			   struct err *e)
+{
+	exec_mark_done(r->db, s, x);
+	return sandbox_touch(r, s, e);
+}
+
 /* Runs x and answers with the whole result. */
 static int run_attached(struct req *r, struct sandbox *s, const struct exec_spec *x,
 			struct capture *cap, struct hand *hand, struct err *e)
 {
 	struct exec_hooks h = { .sink = capture_feed_cb, .sink_arg = cap, .cancel = client_gone,
-				.cancel_arg = r, .handover = hand_over, .handover_arg = hand };
+				.cancel_arg = r, .handover = hand_over, .handover_arg = hand,
+				.handover_after_ms = r->cfg->hold_after_ms };
 	struct exec_result res;
 	json_object *o;
 	int rc = run(r, s, x, &h, &res, e);
@@ -210,8 +219,10 @@ static int run_attached(struct req *r, struct sandbox *s, const struct exec_spec
 	if ((res.exit_code == 126 || res.exit_code == 137) && (rc = ended_meanwhile(r, s, e)))
 		return rc;
 	o = exec_answer(&res, cap, e);
-	exec_mark_done(r->db, s, x);
-	if (!o || (rc = db_begin(r->db, e)) || (rc = sandbox_touch(r, s, e))) {
+	/* The hold's end, the idle deadline and the audit row: one transaction, one commit. */
+	if (o && !(rc = db_begin(r->db, e)))
+		rc = mark_done_touch(r, s, x, e);
+	if (!o || rc) {
 		json_object_put(o);
 		return o ? rc : ERR_NOMEM;
 	}
@@ -236,7 +247,8 @@ static int run_streamed(struct req *r, struct sandbox *s, const struct exec_spec
 	struct exec_hooks h = { .started = begin_stream, .started_arg = &xs,
 				.sink = exec_stream_sink, .sink_arg = &xs,
 				.cancel = exec_stream_tick, .cancel_arg = &xs,
-				.handover = hand_over, .handover_arg = hand };
+				.handover = hand_over, .handover_arg = hand,
+				.handover_after_ms = r->cfg->hold_after_ms, .handover_at_output = 1 };
 	struct exec_result res;
 	int rc = run(r, s, x, &h, &res, e);
 
@@ -262,8 +274,7 @@ static int run_streamed(struct req *r, struct sandbox *s, const struct exec_spec
 	if (exec_stream_end(&xs, exec_stream_result(&res)))
 		log_info("exec in %s: the client left before the result line", s->id);
 	exec_audit_result(r->audit_details, &res);
-	exec_mark_done(r->db, s, x);
-	if (db_begin(r->db, e) || sandbox_touch(r, s, e))
+	if (db_begin(r->db, e) || mark_done_touch(r, s, x, e))
 		log_warn("exec in %s: marking the call: %s", s->id, e->msg);
 	return 0;
 }

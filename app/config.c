@@ -390,6 +390,7 @@ static const struct setting settings[] = {
 	S("SANDBOXD_GIT_SOCKET", git_socket_path, NULL, .def_from = git_socket_default,
 	  .check = check_git_socket),
 	N("SANDBOXD_HOLDER", INT, holder, 1, 0, 1),
+	N("SANDBOXD_HOLD_AFTER_MS", INT, hold_after_ms, 50, 0, 1000),
 	/* Tests only: a worker kills itself right before or after a hand-over. */
 	S("SANDBOXD_FAULT_HANDOVER", fault_handover, ""),
 	S("SANDBOXD_HOLDER_SOCKET", holder_socket, NULL, .def_from = holder_socket_default,

@@ -135,6 +135,11 @@ int exec_mark_running(struct db *db, const struct sandbox *s, struct exec_spec *
 	if (PQntuples(res) == 1 && strcmp(db_val(res, 0, 0), "t") == 0)
 		snprintf(x->hold, sizeof(x->hold), "%s", db_val(res, 0, 1));
 	PQclear(res);
+	/* Visible to the reaper at once, but not worth a WAL flush of its own: the exec's
+	 * audit row, committed in full, flushes it with it; only a database crash while the
+	 * command runs could lose it (the hold then ends early). One fsync less per exec. */
+	if ((code = db_run(db, e, "SET LOCAL synchronous_commit TO OFF", 0)))
+		return code;
 	return db_commit(db, e);
 }
 
@@ -320,7 +325,9 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 	const struct agent_exec_hooks ah = { .started = agent_started_cb, .started_arg = &st,
 					     .sink = h->sink, .sink_arg = h->sink_arg,
 					     .cancel = h->cancel, .cancel_arg = h->cancel_arg,
-					     .handover = h->handover, .handover_arg = h->handover_arg };
+					     .handover = h->handover, .handover_arg = h->handover_arg,
+					     .handover_after_ms = h->handover_after_ms,
+					     .handover_at_output = h->handover_at_output };
 	rc = agent_exec(&c, &r, &ah, &ax, &ea);
 	agent_close(&c);
 	out->duration_ms = clock_ms_since(&t0);

@@ -68,6 +68,12 @@ struct agent_exec_hooks {
 	 * out->handed set); NULL or non-zero: agent_exec reads the run to its end. */
 	int (*handover)(void *arg, int fd);
 	void *handover_arg;
+	/* How long, once STARTED, the run may take to be whole on the connection (peeked,
+	 * never read) before the handover is called: a command that ends at once is read to
+	 * its end here instead (0: hand over at once). With handover_at_output, output that
+	 * comes first ends the wait: a stream's bytes must not wait for the run's end. */
+	int handover_after_ms;
+	int handover_at_output;
 };
 
 /* How an exec ended: exit_code is 128 + signal when a signal ended it. */

@@ -133,6 +133,12 @@ void agentproto_hdr_put(unsigned char p[AP_HDR], uint8_t type, uint32_t stream, 
 int agentproto_hdr_parse(const unsigned char p[AP_HDR], uint32_t max, struct ap_hdr *out,
 			 struct err *e) __attribute__((warn_unused_result));
 
+/* Whether p[0..n), the start of what follows a running exec's STARTED, holds its whole
+ * run: whole STDOUT and STDERR frames, then a whole EXIT frame. 1 when it does, 0 when
+ * the bytes end before that, -1 when a frame there is not one of a run (bad header or
+ * type). Looks at nothing past the EXIT frame. */
+int agentproto_run_ends(const unsigned char *p, size_t n) __attribute__((warn_unused_result));
+
 /* Decodes a fielded payload of type into m (reset first). ERR_INVALID with e naming the
  * field; m is then unspecified. */
 int agentproto_decode(uint8_t type, const unsigned char *p, size_t len, struct ap_msg *m,

@@ -27,6 +27,9 @@ struct config {
 	/* The holder (holder.h): running attached and streamed execs are handed to it (0: each
 	 * stays in its worker), on its socket; and the tests' fault point in the hand-over. */
 	int holder;
+	/* A command that ends within this many ms of its start is answered by its worker,
+	 * not handed over (the hand-over's row and claim cost more). */
+	int hold_after_ms;
 	char holder_socket[256];
 	/* Where a parked raw PUT's body waits (an unnamed O_TMPFILE) when it is larger than
 	 * file_limit, which a memfd (memory) holds. */

@@ -102,6 +102,8 @@ struct exec_hooks {
 	 * which exec_run returns at once with out->handed set; non-zero: the run goes on here. */
 	int (*handover)(void *arg, int agent_fd);
 	void *handover_arg;
+	int handover_after_ms;     /* agent_client.h: a run that ends within it stays here */
+	int handover_at_output;    /* and output first ends that wait (a stream) */
 };
 
 struct exec_result {

@@ -8,7 +8,10 @@
  * length within its type's bound, and agentproto_hdr_put gives back its bytes; a payload
  * that decodes has every string inside it and NUL-terminated there, repeat counts within
  * their bounds and argv/env NULL-terminated; re-encoding the decoded fields gives a frame
- * of the same length that decodes to the same fields. Every refusal has words. */
+ * of the same length that decodes to the same fields. Every refusal has words. The bytes
+ * taken as what follows an exec's STARTED: agentproto_run_ends says "whole run" only when
+ * a walk of whole output frames reaches a whole EXIT frame inside them, and its answer
+ * does not change with bytes added after that frame. */
 #include "fuzz.h"
 #include "sandboxd/agentproto.h"
 #include "sandboxd/err.h"
@@ -30,6 +33,42 @@ static void check_header(const unsigned char *p, size_t n)
 	FUZZ_CHECK(h.len <= agentproto_max_len(h.type));
 	agentproto_hdr_put(again, h.type, h.stream, h.len);
 	FUZZ_CHECK(memcmp(again, p, AP_HDR) == 0);
+}
+
+/* The walk done again by hand: 1, 0 or -1 as agentproto_run_ends must answer. */
+static int run_ends_oracle(const unsigned char *p, size_t n, size_t *end)
+{
+	size_t at = 0;
+
+	while (n - at >= AP_HDR) {
+		uint8_t t = p[at];
+		uint32_t len = (uint32_t)p[at + 8] << 24 | (uint32_t)p[at + 9] << 16 |
+			       (uint32_t)p[at + 10] << 8 | p[at + 11];
+		struct ap_hdr h;
+		struct err e;
+
+		if (agentproto_hdr_parse(p + at, 0, &h, &e) ||
+		    (t != AP_T_STDOUT && t != AP_T_STDERR && t != AP_T_EXIT))
+			return -1;
+		if (len > n - at - AP_HDR)
+			return 0;
+		at += AP_HDR + len;
+		if (t == AP_T_EXIT) {
+			*end = at;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void check_run_ends(const unsigned char *p, size_t n)
+{
+	size_t end = 0;
+	int want = run_ends_oracle(p, n, &end);
+
+	FUZZ_CHECK(agentproto_run_ends(p, n) == want);
+	if (want == 1)
+		FUZZ_CHECK(agentproto_run_ends(p, end) == 1);
 }
 
 static void reencode(const struct ap_msg *m, struct ap_enc *w)
@@ -101,6 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n = size - 1;
 	p = (unsigned char *)fuzz_dup(data + 1, n);
 	check_header(p, n);
+	check_run_ends(p, n);
 	m = malloc(sizeof(*m));
 	m2 = malloc(sizeof(*m2));
 	out = malloc(n + AP_HDR);

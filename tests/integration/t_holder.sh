@@ -86,9 +86,31 @@ check_eq '/metrics: and sandboxd_holder_calls{kind="exec"} is back to 0' 0 "$(ho
 check_eq "the sandbox's hold is given back" 0 \
 	"$(sql "select count(*) from sandboxes where id in ('$S1', '$S2') and busy_until > now()")"
 
+# --- a command that ends at once is its worker's: no hand-over, no held row -------------------------
+handovers() {
+	curl -sS --max-time 10 -H "Authorization: Bearer $SANDBOXD_TOKEN" "$SANDBOXD_URL/metrics" |
+		awk '$1 == "sandboxd_holder_handovers_total{kind=\"exec\"}" { print $2 }'
+}
+H0=$(handovers)
+for i in 1 2 3; do
+	api POST "$SB/$S1/exec" '{"cmd":"echo quick; echo quick-err >&2"}' "$OT"
+done
+expect_json '"\(.exitCode) \(.stdout)\(.stderr)" | rtrimstr("\n")' $'0 quick\nquick-err' 'a quick command answers as ever'
+check_eq 'three quick commands (ending within SANDBOXD_HOLD_AFTER_MS) were not handed over' \
+	"$H0" "$(handovers)"
+api POST "$SB/$S1/exec" '{"cmd":"sleep 0.3; echo slow"}' "$OT"
+expect_json '"\(.exitCode) \(.stdout)" | rtrimstr("\n")' '0 slow' 'a command of 0.3 s answers'
+check_eq 'and it was handed over (sandboxd_holder_handovers_total{kind="exec"} + 1)' \
+	"$((H0 + 1))" "$(handovers)"
+check_eq 'the four have their rows, by the agent' 4 \
+	"$(sql "select count(*) from audit_log where action = 'sandbox.exec' and status = 200
+	         and sandbox_id = '$S1' and details->>'backend' = 'agent'
+	         and details->>'cmd' in ('echo quick; echo quick-err >&2', 'sleep 0.3; echo slow')")"
+
 # --- caps and masking are the holder's too ------------------------------------------------------
-api POST "$SB/$S1/exec" '{"cmd":"head -c 2000000 /dev/zero | tr \"\\\\0\" a; printf \"\\\\377\"; git -C /workspace/repo config --get-regexp extraheader >&2"}' "$OT"
+api POST "$SB/$S1/exec" '{"cmd":"sleep 0.1; head -c 2000000 /dev/zero | tr \"\\\\0\" a; printf \"\\\\377\"; git -C /workspace/repo config --get-regexp extraheader >&2"}' "$OT"
 expect_status 200 'a big output through the holder'
+check_eq '(it was handed over)' "$((H0 + 2))" "$(handovers)"
 expect_json .truncated true 'is cut with head and tail'
 expect_json .stdoutBytes 2000001 '(its raw size counted)'
 check_eq 'the token in the config is masked (stderr)' 'http.http://sandboxd.internal:'"${SANDBOXD_URL##*:}"'/.extraheader Authorization: Basic ***' "$(_json .stderr)"
@@ -287,13 +309,13 @@ check_eq 'its audit row, once, exit 0' 1 \
 
 # --- a worker killed right before it: the reaper ends the row ------------------------------------
 stack_restart 'a worker dies right before a hand-over' SANDBOXD_FAULT_HANDOVER=before
-api POST "$SB/$S1/exec" '{"cmd":"echo never-answered"}' "$OT"
+api POST "$SB/$S1/exec" '{"cmd":"sleep 0.5; echo never-answered"}' "$OT"
 expect_status 502 "the client gets nginx's 502"
-row() { [[ $(sql "select status || ' ' || (details->>'ended_by') from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'echo never-answered'") == "502 reaper" ]]; }
+row() { [[ $(sql "select status || ' ' || (details->>'ended_by') from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'sleep 0.5; echo never-answered'") == "502 reaper" ]]; }
 check 'the reaper moves its row to the audit log: 502, ended_by reaper (within 45 s)' wait_until 45 row
-check_eq 'once' 1 "$(sql "select count(*) from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'echo never-answered'")"
+check_eq 'once' 1 "$(sql "select count(*) from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'sleep 0.5; echo never-answered'")"
 check_eq 'with why' 'no holder kept the exec any more: its command was ended' \
-	"$(sql "select details->>'error' from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'echo never-answered'")"
+	"$(sql "select details->>'error' from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'sleep 0.5; echo never-answered'")"
 
 # --- the holder killed mid-run --------------------------------------------------------------------
 stack_restart 'no fault' SANDBOXD_FAULT_HANDOVER=

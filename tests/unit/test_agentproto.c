@@ -133,6 +133,36 @@ static void test_header(void **state)
 	assert_int_equal(agentproto_hdr_parse(p, 0, &h, &e), ERR_INVALID);
 }
 
+/* What follows STARTED holds the whole run only once a whole EXIT frame is in it. */
+static void test_run_ends(void **state)
+{
+	unsigned char b[64];
+	size_t n = 0;
+
+	(void)state;
+	agentproto_hdr_put(b, AP_T_STDOUT, 2, 3);
+	memcpy(b + AP_HDR, "hi\n", 3);
+	n = AP_HDR + 3;
+	assert_int_equal(agentproto_run_ends(b, 0), 0);
+	assert_int_equal(agentproto_run_ends(b, 5), 0);             /* a header cut */
+	assert_int_equal(agentproto_run_ends(b, AP_HDR + 1), 0);    /* a payload cut */
+	assert_int_equal(agentproto_run_ends(b, n), 0);             /* output, no end yet */
+	agentproto_hdr_put(b + n, AP_T_STDERR, 2, 0);
+	n += AP_HDR;
+	agentproto_hdr_put(b + n, AP_T_EXIT, 2, 10);
+	memset(b + n + AP_HDR, 0, 10);
+	assert_int_equal(agentproto_run_ends(b, n + AP_HDR + 9), 0);
+	assert_int_equal(agentproto_run_ends(b, n + AP_HDR + 10), 1);
+	/* Whatever comes after the end is not looked at. */
+	memset(b + n + AP_HDR + 10, 0xff, 12);
+	assert_int_equal(agentproto_run_ends(b, n + AP_HDR + 22), 1);
+	/* Not a run's frame: a second STARTED, a bad header. */
+	agentproto_hdr_put(b, AP_T_STARTED, 2, 3);
+	assert_int_equal(agentproto_run_ends(b, n), -1);
+	b[0] = 0;
+	assert_int_equal(agentproto_run_ends(b, n), -1);
+}
+
 static void test_exec_roundtrip(void **state)
 {
 	unsigned char b[1024];
@@ -258,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_hmac),
 		cmocka_unit_test(test_mac),
 		cmocka_unit_test(test_header),
+		cmocka_unit_test(test_run_ends),
 		cmocka_unit_test(test_exec_roundtrip),
 		cmocka_unit_test(test_decode_refusals),
 		cmocka_unit_test(test_err_and_text),

@@ -258,6 +258,12 @@ static void test_holder(void **state)
 	assert_string_equal(c.fault_handover, "after");
 	env_set("SANDBOXD_FAULT_HANDOVER", NULL);
 	assert_string_equal(c.spool_dir, "/var/tmp");
+	assert_int_equal(c.hold_after_ms, 50);
+	refused("SANDBOXD_HOLD_AFTER_MS", "1001",
+		"SANDBOXD_HOLD_AFTER_MS must be an integer between 0 and 1000");
+	accepted("SANDBOXD_HOLD_AFTER_MS", "0", &c);
+	assert_int_equal(c.hold_after_ms, 0);
+	env_set("SANDBOXD_HOLD_AFTER_MS", NULL);
 	refused("SANDBOXD_SPOOL_DIR", "spool", "SANDBOXD_SPOOL_DIR must be an absolute path");
 	accepted("SANDBOXD_SPOOL_DIR", "/srv/spool", &c);
 	assert_string_equal(c.spool_dir, "/srv/spool");
