@@ -72,6 +72,17 @@ worker_rss() {
 	ps -o rss=,comm= --ppid "$(cat "$SANDBOXD_PID_FILE")" |
 		awk '$2 == "sandboxd" { if ($1 > m) m = $1; s += $1; n++ } END { printf "max %d KiB, total %d KiB over %d workers", m, s, n }'
 }
+# Private memory of the API workers (RssAnon, KiB: what a worker holds of its own; shared
+# library pages are not in it): the largest and each.
+worker_rss_anon() {
+	local p v list="" max=0
+	for p in $(pgrep -x -P "$(cat "$SANDBOXD_PID_FILE")" sandboxd); do
+		v=$(awk '$1 == "RssAnon:" { print $2 }' "/proc/$p/status" 2>/dev/null) || continue
+		list+="$v "
+		((v > max)) && max=$v
+	done
+	echo "max $max KiB (each: ${list% })"
+}
 median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 SRC=$VAR/src
 git init -q -b main "$SRC"
@@ -362,6 +373,22 @@ for s in 1 10; do
 	jq -n --rawfile c <(base64 -w0 "$VAR/files/f$s") "{path: \"f$s\", content: \$c}" >"$VAR/files/f$s.json"
 done
 
+# A streamed exec whose command writes the time (ns) just before it writes the line, once
+# early (the worker still has it) and once after 0.2 s (the holder has it by then); the
+# client notes each line's arrival (bash's EPOCHREALTIME, no process): the ms between is
+# the streaming's latency (FIRST_BYTE, as "early late"). Host and container share the clock.
+FIRST_EARLY="" FIRST_LATE=""
+first_byte() { # SANDBOX
+	local line t arrived n=0
+	while IFS= read -r line; do
+		arrived=${EPOCHREALTIME/./}
+		[[ $line =~ \"T([0-9]+) ]] || continue
+		t=$(((arrived - BASH_REMATCH[1] / 1000)))
+		if ((n++ == 0)); then FIRST_EARLY+="$(awk -v u="$t" 'BEGIN {printf "%.2f", u / 1000}') "
+		else FIRST_LATE+="$(awk -v u="$t" 'BEGIN {printf "%.2f", u / 1000}') "; fi
+	done < <(curl -sN -H "$AUTH" -H 'Content-Type: application/json' -H 'Accept: application/x-ndjson' \
+		-d '{"cmd":"echo T$(date +%s%N); sleep 0.2; echo T$(date +%s%N); sleep 0.1"}' "$SB/$1/exec")
+}
 declare -A RAW OURS
 add() { RAW[$1]+="$2 "; OURS[$1]+="$3 "; }
 # The plot's figures, in the table's order, once the runs are done.
@@ -403,6 +430,7 @@ for _ in $(seq "$RUNS"); do
 	a=$(raw_exec "$rid" head -c 1048576 /dev/zero); settle
 	b=$(ours_exec "$sid" '{"cmd":"head -c 1048576 /dev/zero"}'); settle
 	add "exec 1 MiB out" "$a" "$b"
+	first_byte "$sid"
 	for s in 1 10; do
 		a=$(req "${D[@]}" -X PUT -H 'Content-Type: application/x-tar' --data-binary "@$VAR/files/f$s.tar" \
 			"$API/containers/$rid/archive?path=/tmp"); settle
@@ -459,6 +487,7 @@ plot_samples "create, pool warm" "create to exec, pool warm" "create, pool empty
 	"write 10 MiB" "read 10 MiB" close
 # Which backend ran the execs (README "The agent"): a fallback must not pass for the agent.
 echo "exec backends (audit log): $(psql "$SANDBOXD_DATABASE_URL" -Atc "select string_agg(b || ' ' || n, ', ' order by b) from (select coalesce(details->>'backend', '?') || coalesce(' (' || (details->>'agent_error') || ')', '') b, count(*) n from audit_log where action = 'sandbox.exec' group by 1) t")"
+echo "streamed exec, a line's latency (the command writes it -> the client has it, ms): early p50 $(tr ' ' '\n' <<<"$FIRST_EARLY" | grep . | median) p99 $(tr ' ' '\n' <<<"$FIRST_EARLY" | grep . | p99); after 0.2 s (through the holder) p50 $(tr ' ' '\n' <<<"$FIRST_LATE" | grep . | median) p99 $(tr ' ' '\n' <<<"$FIRST_LATE" | grep . | p99) (goal: <= 10 ms)"
 k="raw create, default bridge"
 echo "raw create and start on Docker's default bridge instead: $(tr ' ' '\n' <<<"${RAW[$k]}" | grep . | median) ms"
 # 1,000 more requests, then the workers' resident memory.
@@ -466,6 +495,7 @@ for _ in $(seq 1000); do echo "url = \"$SANDBOXD_URL/api/v3/user\""; done >"$VAR
 curl -s -H "$AUTH" --parallel --parallel-max 16 -K "$VAR/urls" >/dev/null 2>&1
 echo "worker resident memory before the sandbox work: $RSS_BEFORE"
 echo "worker resident memory after sandbox work and 1,000 more requests: $(worker_rss)"
+echo "worker private memory (RssAnon) after them: $(worker_rss_anon) (goal: <= 4 MiB)"
 fi
 
 # --- 5. a metrics scrape --------------------------------------------------------------------
