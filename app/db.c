@@ -224,7 +224,8 @@ static int commit_outcome(struct db *db, const char *xid)
 	return ERR_DB;
 }
 
-int db_commit(struct db *db, struct err *e)
+/* The COMMIT, after the statement sql that names the transaction (its first column). */
+static int commit_after(struct db *db, const char *sql, struct err *e)
 {
 	PGresult *res;
 	char xid[24] = "";
@@ -235,7 +236,7 @@ int db_commit(struct db *db, struct err *e)
 	/* Which transaction this is, to look it up if the COMMIT's answer is lost. NULL when
 	 * it wrote nothing (then there is nothing to lose); an error here is a transaction that
 	 * failed earlier, which the COMMIT below rolls back. */
-	res = db_exec(db, e, &rc, "SELECT pg_current_xact_id_if_assigned()", 0);
+	res = db_exec(db, e, &rc, sql, 0);
 	if (!res && rc == ERR_DB)
 		return rc; /* lost before the COMMIT was sent: nothing committed */
 	if (res && db_val(res, 0, 0))
@@ -250,6 +251,18 @@ int db_commit(struct db *db, struct err *e)
 		rc = err_set(e, ERR_FAIL, "transaction rolled back");
 	PQclear(res);
 	return rc;
+}
+
+int db_commit(struct db *db, struct err *e)
+{
+	return commit_after(db, "SELECT pg_current_xact_id_if_assigned()", e);
+}
+
+int db_commit_lazy(struct db *db, struct err *e)
+{
+	/* set_config(…, true) is SET LOCAL, in the round trip the COMMIT needs anyway. */
+	return commit_after(db, "SELECT pg_current_xact_id_if_assigned(),"
+				" set_config('synchronous_commit', 'off', true)", e);
 }
 
 void db_rollback(struct db *db)

@@ -138,9 +138,7 @@ int exec_mark_running(struct db *db, const struct sandbox *s, struct exec_spec *
 	/* Visible to the reaper at once, but not worth a WAL flush of its own: the exec's
 	 * audit row, committed in full, flushes it with it; only a database crash while the
 	 * command runs could lose it (the hold then ends early). One fsync less per exec. */
-	if ((code = db_run(db, e, "SET LOCAL synchronous_commit TO OFF", 0)))
-		return code;
-	return db_commit(db, e);
+	return db_commit_lazy(db, e);
 }
 
 void exec_mark_done(struct db *db, const struct sandbox *s, const struct exec_spec *x)

@@ -56,10 +56,8 @@ static const struct config_image *image_of(const struct sandbox_new *n)
  * container, labelled with their id, the reconciler then removes as no live sandbox's. */
 static int commit_now(struct db *db, struct err *e)
 {
-	int rc = db_run(db, e, "SET LOCAL synchronous_commit TO OFF", 0);
+	int rc = db_commit_lazy(db, e);
 
-	if (!rc)
-		rc = db_commit(db, e);
 	return rc ? rc : db_begin(db, e);
 }
 

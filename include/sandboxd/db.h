@@ -38,6 +38,10 @@ int db_run(struct db *db, struct err *e, const char *sql, int n, ...)
  * so the retry is safe). */
 int db_begin(struct db *db, struct err *e) __attribute__((warn_unused_result));
 int db_commit(struct db *db, struct err *e) __attribute__((warn_unused_result));
+/* COMMIT without waiting for its WAL flush (synchronous_commit off): seen by every other
+ * session at once, lost only if the server crashes before a later full commit (any
+ * session's) flushes the WAL past it. For steps a full commit follows at once. */
+int db_commit_lazy(struct db *db, struct err *e) __attribute__((warn_unused_result));
 /* Never fails from the caller's point of view: a dead connection has no transaction. */
 void db_rollback(struct db *db);
 
