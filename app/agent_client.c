@@ -270,7 +270,7 @@ static int exec_frame(struct agent_conn *c, const struct ap_hdr *h,
 }
 
 /* The most of a run's frames that are looked at before its hand-over. */
-#define PEEK_MAX (128u * 1024)
+#define PEEK_MAX (64u * 1024)
 
 /* Whether the whole run (its output and EXIT) is on c within ms, looked at with MSG_PEEK so
  * that nothing is read: 1 when it is, or when the bytes there are not a run's (the reader
@@ -285,7 +285,7 @@ static int ends_within(struct agent_conn *c, int ms, int at_output)
 
 	if (ms <= 0 || !(p = malloc(PEEK_MAX)))
 		return 0;
-	for (;;) {
+	for (ssize_t seen = -1;;) {
 		ssize_t n = recv(c->fd, p, PEEK_MAX, MSG_PEEK | MSG_DONTWAIT);
 		long long left = deadline - agentwire_now_ms();
 		struct pollfd pf = { c->fd, POLLIN, 0 };
@@ -300,8 +300,11 @@ static int ends_within(struct agent_conn *c, int ms, int at_output)
 		}
 		if (at_output && (size_t)n >= AP_HDR)
 			break;  /* output first: it goes out now, by whoever takes the run */
-		if ((size_t)(n > 0 ? n : 0) == PEEK_MAX || left <= 0)
+		/* Full, out of time, or woken with nothing new: the kernel caps SO_RCVLOWAT at
+		 * half its buffer, past which poll would not wait. */
+		if ((size_t)(n > 0 ? n : 0) == PEEK_MAX || left <= 0 || (n > 0 && n == seen))
 			break;
+		seen = n;
 		/* Woken by more bytes than are there now, not by those (poll honours it). */
 		lowat = (int)(n > 0 ? n : 0) + 1;
 		if (setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat)) ||
