@@ -127,11 +127,13 @@ static json_object *tool_call(struct req *r, const struct mcp_msg *m, int in_bat
 		return mcp_result(m->id, mcp_tool_error(e.msg));
 	}
 	r->json = c.body;
-	/* A lone call's answer may be the holder's (a running sandbox_exec costs no worker). */
+	/* A lone call's answer may be the holder's (a running sandbox_exec costs no worker), or
+	 * another host's: the whole request is relayed there when the sandbox is that host's. */
 	if (!in_batch && m->id)
 		r->rpc_id = json_object_to_json_string_ext(m->id, JSON_C_TO_STRING_PLAIN);
+	r->no_relay = in_batch;
 	request_call(r, r->match.route);
-	if (r->handed)
+	if (r->handed || r->relay_out)
 		return NULL;
 	return mcp_result(m->id, mcp_tool_result(t, r->status, r->out.data, r->out.len, r->error));
 }
@@ -194,8 +196,9 @@ static json_object *serve(struct req *r, json_object *m, int in_batch, int *rows
 		answer = fail(r, msg.id, 400, msg.code, msg.error);
 	else
 		answer = serve_request(r, &msg, in_batch, &action);
-	/* Handed to the holder, which answers and writes the row; the dispatcher commits. */
-	if (r->handed)
+	/* Handed to the holder, which answers and writes the row; the dispatcher commits. Or
+	 * relayed to another host, which does both. */
+	if (r->handed || r->relay_out)
 		return NULL;
 	if (!answer)
 		answer = fail(r, msg.id, 500, MCP_INTERNAL_ERROR, "internal error");
@@ -361,7 +364,7 @@ int api_mcp(struct req *r, struct err *e)
 	batch = json_object_is_type(body, json_type_array);
 	answers = batch ? serve_batch(r, body, version, &rows, &refused) : serve(r, body, 0, &rows);
 	json_object_put(body);
-	if (refused || r->handed)
+	if (refused || r->handed || r->relay_out)
 		return 0;
 	/* The HTTP answer; the rows of the messages stand for the request. */
 	next_message(r);

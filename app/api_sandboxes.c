@@ -179,8 +179,13 @@ int api_sandbox_create(struct req *r, struct err *e)
 	struct sandbox_new n = { .db = r->db, .cfg = r->cfg, .pool = r->pool,
 				 .caller = &r->caller, .repo = &repo, .ref = ref, .depth = depth,
 				 .blobless = filter != NULL, .secrets = secrets, .limits = lim,
-				 .image = im, .egress = egress };
+				 .image = im, .egress = egress, .here_only = r->relayed };
 	rc = sandbox_create(&n, &s, detail, e);
+	/* Placed on another host's engine: that host makes it (and writes the row). */
+	if (rc == ERR_RELAY) {
+		r->relay_to = pool_strdup(r->pool, s.host);
+		return r->relay_to ? rc : err_set(e, ERR_NOMEM, "out of memory");
+	}
 	if (s.id[0]) {
 		json_add_str(r->audit_details, "sandbox_id", s.id);
 		r->audit_sandbox = pool_strdup(r->pool, s.id);
@@ -226,6 +231,14 @@ int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int 
 	r->audit_sandbox = pool_strdup(r->pool, s->id);
 	if (strcmp(s->account_id, r->caller.account_id) && repo->role < ROLE_ADMIN)
 		return err_set(e, ERR_DENIED, "not your sandbox");
+	/* A live sandbox of another host's engine: the call is that host's (it has the engine,
+	 * the bridge, the agent); an ended one is a row, which any host reads. */
+	if (s->host[0] && (!strcmp(s->state, "ready") || !strcmp(s->state, "starting"))) {
+		r->relay_to = pool_strdup(r->pool, s->host);
+		if (!r->relay_to)
+			return err_set(e, ERR_NOMEM, "out of memory");
+		return err_set(e, ERR_RELAY, "sandbox %s runs on the host at %s", s->id, s->host);
+	}
 	if (live && strcmp(s->state, "ready") && strcmp(s->state, "starting"))
 		return err_http(e, 410, "sandbox is %s", s->state);
 	return 0;
