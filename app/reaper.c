@@ -67,6 +67,25 @@ static int lease(struct db *db, const char *name, const char *me)
 	return held;
 }
 
+/* The leases this process holds in its current passes, renewed during a long pass too: a
+ * host whose lease lapsed past the grace is down to the other hosts (hosts_gone), and a
+ * pass that saves the work of a hundred idle sandboxes can take minutes. */
+static struct {
+	const char *me, *names[2];
+	int n;
+	int64_t renewed;
+} held;
+
+static void keep_leases(struct db *db)
+{
+	if (clock_ms() - held.renewed < 5000)
+		return;
+	held.renewed = clock_ms();
+	for (int i = 0; i < held.n; i++)
+		if (!lease(db, held.names[i], held.me))
+			log_warn("reaper: the lease %s was lost during a pass", held.names[i]);
+}
+
 static void audit_with(struct db *db, const char *action, int status, const struct sandbox *s,
 		       const char *reason, json_object *d)
 {
@@ -179,6 +198,7 @@ static void end_all(struct db *db, const char *sql, const char *arg, const char 
 	}
 	for (int i = 0; i < PQntuples(res) && !stopping; i++) {
 		struct sandbox s;
+		keep_leases(db);
 		row_of(res, i, &s);
 		json_object *d = json_object_new_object();
 		/* An engine that cannot be reached: the row ends all the same (its container,
@@ -517,8 +537,10 @@ static void pass(const struct config *cfg, struct db *db, const char *scope)
 		held_lost(cfg, db);
 		forge(cfg, db);
 	}
-	for (int i = 0; i < nup && !stopping; i++)
+	for (int i = 0; i < nup && !stopping; i++) {
+		keep_leases(db);
 		per_engine(cfg, db, up[i]);
+	}
 	if (docker_use(NULL, &e))
 		log_warn("reaper: docker: %s", e.msg);
 	/* Audit partitions ahead of time, when the schema has the function. */
@@ -533,11 +555,16 @@ static int passes(const struct config *cfg, struct db *db, const char *me, const
 	struct err e;
 	int made = 0;
 
+	held.me = me;
+	held.n = 0;
+	held.renewed = clock_ms();
 	if (db_ensure(db, &e) == 0 && lease(db, "reaper", me)) {
+		held.names[held.n++] = "reaper";
 		pass(cfg, db, "");
 		made = 1;
 	}
 	if (*mine && !stopping && db_ensure(db, &e) == 0 && lease(db, mine, me)) {
+		held.names[held.n++] = mine;
 		pass(cfg, db, cfg->relay_url);
 		made = 1;
 	}
