@@ -147,6 +147,26 @@ static int create_egress(struct req *r, const char **out, struct err *e)
 	return 0;
 }
 
+/* What the create's row says of the sandbox it made, or began (rc its outcome). */
+static void create_audit(struct req *r, const struct sandbox *s, int rc, int64_t depth,
+			 const char *filter, const char *detail)
+{
+	if (s->id[0]) {
+		json_add_str(r->audit_details, "sandbox_id", s->id);
+		r->audit_sandbox = pool_strdup(r->pool, s->id);
+		json_add_str(r->audit_details, "ref", s->ref);
+		json_add_str(r->audit_details, "commit", s->commit);
+		if (depth)
+			json_add_int(r->audit_details, "depth", depth);
+		if (filter)
+			json_add_str(r->audit_details, "filter", filter);
+	}
+	if (rc == 0)
+		json_add_bool(r->audit_details, "pooled", s->pooled);
+	if (detail[0])
+		json_add_str(r->audit_details, "error", detail);
+}
+
 /* A sandbox's own idle limit (PATCH), seconds (SPEC §4 "Keep-alive and lifetime"). */
 #define SANDBOX_IDLE_MIN 60
 #define SANDBOX_IDLE_MAX 86400
@@ -186,20 +206,7 @@ int api_sandbox_create(struct req *r, struct err *e)
 		r->relay_to = pool_strdup(r->pool, s.host);
 		return r->relay_to ? rc : err_set(e, ERR_NOMEM, "out of memory");
 	}
-	if (s.id[0]) {
-		json_add_str(r->audit_details, "sandbox_id", s.id);
-		r->audit_sandbox = pool_strdup(r->pool, s.id);
-		json_add_str(r->audit_details, "ref", s.ref);
-		json_add_str(r->audit_details, "commit", s.commit);
-		if (depth)
-			json_add_int(r->audit_details, "depth", depth);
-		if (filter)
-			json_add_str(r->audit_details, "filter", filter);
-	}
-	if (rc == 0)
-		json_add_bool(r->audit_details, "pooled", s.pooled);
-	if (detail[0])
-		json_add_str(r->audit_details, "error", detail);
+	create_audit(r, &s, rc, depth, filter, detail);
 	if (rc == ERR_NOTFOUND)
 		return err_http(e, 422, "unknown ref");
 	if (rc) /* ERR_LIMIT is 429, ERR_NOSTART 503 with its reason */
