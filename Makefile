@@ -203,7 +203,8 @@ bench-rss: all
 # with every binary built with ASan + UBSan; any sanitizer report in a log fails the run
 # (tests/integration/run.sh looks for them). Chosen, not all (README "Two commands"):
 # bytes from outside parsed by our C (HTTP, JSON, tokens, git and LFS, MCP, the agent's
-# frames, tar, the page's escaping), hostile input, faults and load, and the paths every
+# frames, tar, the page's escaping, the relay between hosts), hostile input, faults and
+# load, and the paths every
 # other suite also walks (creates, execs, files). Left to the normal build: the suites
 # about what the engine, the images, the firewall, nginx, the package tools and the
 # examples do, and the forge's plain CRUD, where our C only passes calls on.
@@ -212,7 +213,7 @@ SANITIZE_SUITES := t_errors t_auth t_hostile_tokens t_giturl t_git t_git_pool t_
 		   t_agent t_sandbox t_sandbox_exec t_exec_stream t_exec_detach t_exec_procs \
 		   t_hostile_exec t_files_raw t_files_list t_docker t_holder t_parked t_load t_metrics \
 		   t_reaper t_disk_limit t_faults_docker t_faults_disk t_faults_exec \
-		   t_faults_pg t_database t_workers
+		   t_faults_pg t_database t_workers t_hosts
 check-sanitize:
 	$(MAKE) SANITIZE=1 all unit build-san/docker-smoke
 	SANDBOXD_BUILD=build-san bash tests/integration/run.sh $(SANITIZE_SUITES)

@@ -129,13 +129,15 @@ static json_object *tool_call(struct req *r, const struct mcp_msg *m, int in_bat
 	}
 	r->json = c.body;
 	/* A lone call's answer, or a batch's last one, may be the holder's (a running
-	 * sandbox_exec costs no worker); the holder writes a batch's others before it. */
+	 * sandbox_exec costs no worker; the holder writes a batch's others before it). A lone
+	 * call may be another host's: the whole request is relayed when the sandbox is there. */
 	if ((!in_batch || tail) && m->id) {
 		r->rpc_id = json_object_to_json_string_ext(m->id, JSON_C_TO_STRING_PLAIN);
 		r->batch = tail;
 	}
+	r->no_relay = in_batch;
 	request_call(r, r->match.route);
-	if (r->handed)
+	if (r->handed || r->relay_out)
 		return NULL;
 	return mcp_result(m->id, mcp_tool_result(t, r->status, r->out.data, r->out.len, r->error));
 }
@@ -200,8 +202,9 @@ static json_object *serve(struct req *r, json_object *m, int in_batch, const cha
 		answer = fail(r, msg.id, 400, msg.code, msg.error);
 	else
 		answer = serve_request(r, &msg, in_batch, tail, &action);
-	/* Handed to the holder, which answers and writes the row; the dispatcher commits. */
-	if (r->handed)
+	/* Handed to the holder, which answers and writes the row; the dispatcher commits. Or
+	 * relayed to another host, which does both. */
+	if (r->handed || r->relay_out)
 		return NULL;
 	if (!answer)
 		answer = fail(r, msg.id, 500, MCP_INTERNAL_ERROR, "internal error");
@@ -402,7 +405,7 @@ int api_mcp(struct req *r, struct err *e)
 	answers = batch ? serve_batch(r, body, version, &rows, &refused)
 			: serve(r, body, 0, NULL, &rows);
 	json_object_put(body);
-	if (refused || r->handed)
+	if (refused || r->handed || r->relay_out)
 		return 0;
 	/* The HTTP answer; the rows of the messages stand for the request. */
 	next_message(r);

@@ -10,6 +10,7 @@
 #include "sandboxd/api_preview.h"
 #include "sandboxd/api_sandbox.h"
 #include "sandboxd/docker.h"
+#include "sandboxd/engine.h"
 #include "sandboxd/json.h"
 #include "sandboxd/preview.h"
 #include "sandboxd/banned.h"
@@ -182,12 +183,18 @@ int api_preview_check(struct req *r, struct err *e)
 	 * server's 404. */
 	if (preview_host_id(host, r->cfg->preview_domain, id))
 		return err_http(e, 403, "preview not found");
+	/* A sandbox of another host's engine is reached on that host's bridge, which this one
+	 * may not have: its previews are served there (their URLs name that host's preview
+	 * domain, README "Several sandboxd hosts"), and here they are not found. */
 	res = db_exec(r->db, e, &code,
-		      "SELECT host(p.addr), p.port FROM previews p JOIN sandboxes s ON s.id = p.sandbox_id"
+		      "SELECT host(p.addr), p.port, coalesce(d.relay_url, '')"
+		      "  FROM previews p JOIN sandboxes s ON s.id = p.sandbox_id"
+		      "  LEFT JOIN docker_engines d ON d.name = s.engine"
 		      " WHERE p.id = $1 AND p.expires_at > now() AND s.state = 'ready'", 1, id);
 	if (!res)
 		return code;
-	if (PQntuples(res) != 1 || !preview_addr_ok(db_val(res, 0, 0))) {
+	if (PQntuples(res) != 1 || !preview_addr_ok(db_val(res, 0, 0)) ||
+	    !engine_here(db_val(res, 0, 2))) {
 		PQclear(res);
 		return err_http(e, 403, "preview not found");
 	}

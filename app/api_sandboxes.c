@@ -147,6 +147,26 @@ static int create_egress(struct req *r, const char **out, struct err *e)
 	return 0;
 }
 
+/* What the create's row says of the sandbox it made, or began (rc its outcome). */
+static void create_audit(struct req *r, const struct sandbox *s, int rc, int64_t depth,
+			 const char *filter, const char *detail)
+{
+	if (s->id[0]) {
+		json_add_str(r->audit_details, "sandbox_id", s->id);
+		r->audit_sandbox = pool_strdup(r->pool, s->id);
+		json_add_str(r->audit_details, "ref", s->ref);
+		json_add_str(r->audit_details, "commit", s->commit);
+		if (depth)
+			json_add_int(r->audit_details, "depth", depth);
+		if (filter)
+			json_add_str(r->audit_details, "filter", filter);
+	}
+	if (rc == 0)
+		json_add_bool(r->audit_details, "pooled", s->pooled);
+	if (detail[0])
+		json_add_str(r->audit_details, "error", detail);
+}
+
 /* A sandbox's own idle limit (PATCH), seconds (SPEC §4 "Keep-alive and lifetime"). */
 #define SANDBOX_IDLE_MIN 60
 #define SANDBOX_IDLE_MAX 86400
@@ -179,22 +199,14 @@ int api_sandbox_create(struct req *r, struct err *e)
 	struct sandbox_new n = { .db = r->db, .cfg = r->cfg, .pool = r->pool,
 				 .caller = &r->caller, .repo = &repo, .ref = ref, .depth = depth,
 				 .blobless = filter != NULL, .secrets = secrets, .limits = lim,
-				 .image = im, .egress = egress };
+				 .image = im, .egress = egress, .here_only = r->relayed };
 	rc = sandbox_create(&n, &s, detail, e);
-	if (s.id[0]) {
-		json_add_str(r->audit_details, "sandbox_id", s.id);
-		r->audit_sandbox = pool_strdup(r->pool, s.id);
-		json_add_str(r->audit_details, "ref", s.ref);
-		json_add_str(r->audit_details, "commit", s.commit);
-		if (depth)
-			json_add_int(r->audit_details, "depth", depth);
-		if (filter)
-			json_add_str(r->audit_details, "filter", filter);
+	/* Placed on another host's engine: that host makes it (and writes the row). */
+	if (rc == ERR_RELAY) {
+		r->relay_to = pool_strdup(r->pool, s.host);
+		return r->relay_to ? rc : err_set(e, ERR_NOMEM, "out of memory");
 	}
-	if (rc == 0)
-		json_add_bool(r->audit_details, "pooled", s.pooled);
-	if (detail[0])
-		json_add_str(r->audit_details, "error", detail);
+	create_audit(r, &s, rc, depth, filter, detail);
 	if (rc == ERR_NOTFOUND)
 		return err_http(e, 422, "unknown ref");
 	if (rc) /* ERR_LIMIT is 429, ERR_NOSTART 503 with its reason */
@@ -226,6 +238,14 @@ int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int 
 	r->audit_sandbox = pool_strdup(r->pool, s->id);
 	if (strcmp(s->account_id, r->caller.account_id) && repo->role < ROLE_ADMIN)
 		return err_set(e, ERR_DENIED, "not your sandbox");
+	/* A live sandbox of another host's engine: the call is that host's (it has the engine,
+	 * the bridge, the agent); an ended one is a row, which any host reads. */
+	if (s->host[0] && (!strcmp(s->state, "ready") || !strcmp(s->state, "starting"))) {
+		r->relay_to = pool_strdup(r->pool, s->host);
+		if (!r->relay_to)
+			return err_set(e, ERR_NOMEM, "out of memory");
+		return err_set(e, ERR_RELAY, "sandbox %s runs on the host at %s", s->id, s->host);
+	}
 	if (live && strcmp(s->state, "ready") && strcmp(s->state, "starting"))
 		return err_http(e, 410, "sandbox is %s", s->state);
 	return 0;

@@ -8,6 +8,7 @@
 #include "sandboxd/engine_list.h"
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
+#include "sandboxd/relay.h"
 #include "sandboxd/banned.h"
 
 /* An IPv4 or IPv6 address literal, or empty. */
@@ -164,6 +165,23 @@ static int check_engines(struct config *c, struct err *e)
 		return err_set(e, ERR_INVALID, "SANDBOXD_ENGINE_NAME must be 1 to 63 of [a-z0-9._-], "
 			       "starting with a letter or digit (by default SANDBOXD_INSTANCE)");
 	return engine_list_check(c->docker_hosts, c->engine_name, c->docker_ca[0] != 0, e);
+}
+
+/* Several hosts: a relay URL nginx can proxy to without a resolver, and the key's file;
+ * both or neither. */
+static int check_relay(struct config *c, struct err *e)
+{
+	struct err why = { .msg = "" };
+
+	trim_slashes(c->relay_url);
+	if (c->relay_url[0] && relay_url_parse(c->relay_url, NULL, NULL, &why))
+		return err_set(e, ERR_INVALID, "SANDBOXD_RELAY_URL: %s", why.msg);
+	if (c->relay_key_file[0] && c->relay_key_file[0] != '/')
+		return err_set(e, ERR_INVALID, "SANDBOXD_RELAY_KEY_FILE must be an absolute path");
+	if (!c->relay_url[0] != !c->relay_key_file[0])
+		return err_set(e, ERR_INVALID, "SANDBOXD_RELAY_URL and SANDBOXD_RELAY_KEY_FILE go "
+			       "together: set both (several hosts) or neither");
+	return 0;
 }
 
 static int check_git_socket(struct config *c, struct err *e)
@@ -405,6 +423,8 @@ static const struct setting settings[] = {
 	N("SANDBOXD_ENGINE_MAX_SANDBOXES", INT, engine_max, 1000, 0, 100000),
 	S("SANDBOXD_DOCKER_HOSTS", docker_hosts, "", .check = check_engines),
 	N("SANDBOXD_ENGINE_GRACE", INT, engine_grace, 300, 5, 86400),
+	S("SANDBOXD_RELAY_URL", relay_url, ""),
+	S("SANDBOXD_RELAY_KEY_FILE", relay_key_file, "", .check = check_relay),
 	S("SANDBOXD_IMAGES", images_setting,
 	  "standard=sandboxd-runner:standard,minimal=sandboxd-runner:minimal",
 	  .check = check_images),

@@ -14,6 +14,7 @@
 #include "sandboxd/park.h"
 #include "sandboxd/metrics.h"
 #include "sandboxd/randid.h"
+#include "sandboxd/relay_http.h"
 #include "sandboxd/banned.h"
 
 /* nginx's $request_id (32 hex) when present, else 16 random bytes in hex. */
@@ -88,8 +89,16 @@ static int check_caller(const struct req *r, const struct route *route, struct e
  * dispatcher writes what the code and its err say. */
 static void answer(struct req *r, int rc, const struct err *e)
 {
+	struct err why = { .msg = "" };
+
 	if (!rc || (rc == ERR_HANDED && r->handed))
 		return;
+	/* Another host's call: the redirect there, or why it cannot go. */
+	if (rc == ERR_RELAY && !r->responded) {
+		if ((rc = relay_http_redirect(r, &why)) == 0)
+			return;
+		e = &why;
+	}
 	if (!r->responded) {
 		http_fail(r, rc, e);
 		return;
@@ -172,6 +181,11 @@ void request_finish(struct req *r, const char *action)
 	struct err e = { .msg = "" };
 	int rc;
 
+	/* Relayed to the host that owns it, which writes the one row: nothing of it here. */
+	if (r->relay_out) {
+		db_rollback(r->db);
+		return;
+	}
 	/* A handler that wrote its rows itself (MCP: one per message) only commits. */
 	if (r->audited) {
 		if (db_commit(r->db, &e))
@@ -196,6 +210,25 @@ void request_finish(struct req *r, const char *action)
 	run_abort_hooks(r);
 	buf_clear(&r->headers);
 	http_fail(r, rc == ERR_DB ? ERR_DB : ERR_FAIL, &e);
+}
+
+/* A request from another host's relay listener (the parameter only that nginx sets): its
+ * token checked before anything else reads the request. 1 when it is refused (answered and
+ * audited: every denial is), 0 to go on. */
+static int relayed(struct req *r)
+{
+	const char *token = http_param(r, RELAY_HTTP_PARAM);
+	struct err e = { .msg = "" };
+	int rc;
+
+	if (!token || (rc = relay_http_accept(r, token, &e)) == 0)
+		return 0;
+	log_warn("%s %s from %s: %s", r->method, r->path, r->remote_addr ? r->remote_addr : "-",
+		 e.msg);
+	http_fail(r, rc, &e);
+	if (db_ensure(r->db, &e) == 0)
+		request_finish(r, "relay.denied");
+	return 1;
 }
 
 /* Counts the request once its answer is made: the row of the route it matched when it
@@ -237,6 +270,8 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 		http_error(r, 500, "internal error");
 		goto send;
 	}
+	if (relayed(r))
+		goto send;
 
 	rc = router_match(r->routes, r->nroutes, r->method, r->path, &r->match);
 	if (rc == 0)
@@ -272,8 +307,8 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 send:
 	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);
 	/* Before the answer goes: a client that has its answer finds it counted. A parked
-	 * call is counted by its replay. */
-	if (!r->parked)
+	 * call is counted by its replay, a relayed one by the host it went to. */
+	if (!r->parked && !r->relay_out)
 		count(r, route);
 	/* A client gone before its answer: nothing more to do for it. */
 	if (!r->streamed && http_send(r))
@@ -291,7 +326,7 @@ void request_clear_answer(struct req *r)
 			    .routes = r->routes, .nroutes = r->nroutes, .body = r->body,
 			    .body_len = r->body_len, .caller = r->caller,
 			    .auth_failure = r->auth_failure, .headers = r->headers, .out = r->out,
-			    .git = r->git, .via = r->via };
+			    .git = r->git, .via = r->via, .relayed = r->relayed };
 
 	memcpy(next.request_id, r->request_id, sizeof(next.request_id));
 	json_object_put(r->json);

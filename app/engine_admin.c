@@ -96,17 +96,20 @@ int engine_print(struct db *db, FILE *out, struct err *e)
 	int code = 0;
 	PGresult *res = db_exec(db, e, &code,
 				"SELECT name, state, CASE WHEN healthy THEN 'up' ELSE 'down' END,"
-				"       sandboxes, pooled, max_sandboxes, url"
+				"       sandboxes, pooled, max_sandboxes, url,"
+				"       coalesce('  host ' || relay_url"
+				"                || CASE WHEN host_up THEN '' ELSE ' (down)' END, '')"
 				"  FROM engine_room ORDER BY name", 0);
 
 	if (!res)
 		return code;
 	fprintf(out, "%-20s %-9s %-6s %9s %7s %6s  %s\n", "NAME", "STATE", "HEALTH", "SANDBOXES",
 		"POOLED", "MAX", "URL");
+	/* The owner host, when one owns it (sql/022), after the URL. */
 	for (int i = 0; i < PQntuples(res); i++)
-		fprintf(out, "%-20s %-9s %-6s %9s %7s %6s  %s\n", db_val(res, i, 0),
+		fprintf(out, "%-20s %-9s %-6s %9s %7s %6s  %s%s\n", db_val(res, i, 0),
 			db_val(res, i, 1), db_val(res, i, 2), db_val(res, i, 3), db_val(res, i, 4),
-			db_val(res, i, 5), db_val(res, i, 6));
+			db_val(res, i, 5), db_val(res, i, 6), db_val(res, i, 7));
 	PQclear(res);
 	return 0;
 }

@@ -29,6 +29,13 @@
 #define LEASE_SECONDS "30"   /* a dead reaper's lease lapses after this */
 #define ENGINES_MAX 64       /* engines one pass looks at */
 
+/* A pass is over one scope, its query parameter $1: the engines a host owns (its relay
+ * URL; only that host can call them) or, for "", those no host owns, with the work of the
+ * whole cluster (README "Several sandboxd hosts"). A sandbox is in the scope of its
+ * engine's owner. */
+#define MINE " coalesce((SELECT d.relay_url FROM docker_engines d" \
+	     "            WHERE d.name = sandboxes.engine), '') = $1"
+
 static volatile sig_atomic_t stopping;
 
 static void on_term(int sig)
@@ -37,18 +44,19 @@ static void on_term(int sig)
 	stopping = 1;
 }
 
-/* Takes or renews the lease; 1 when this process holds it. */
-static int lease(struct db *db, const char *me)
+/* Takes or renews the lease name ("reaper", or this host's "reaper@<relay url>"); 1 when
+ * this process holds it. */
+static int lease(struct db *db, const char *name, const char *me)
 {
 	struct err e;
 	int code = 0, held;
 	PGresult *res = db_exec(db, &e, &code,
 				"INSERT INTO leases (name, holder, expires_at)"
-				" VALUES ('reaper', $1, now() + make_interval(secs => $2::int))"
+				" VALUES ($3, $1, now() + make_interval(secs => $2::int))"
 				" ON CONFLICT (name) DO UPDATE"
 				"   SET holder = excluded.holder, expires_at = excluded.expires_at"
 				" WHERE leases.expires_at < now() OR leases.holder = excluded.holder"
-				" RETURNING holder", 2, me, LEASE_SECONDS);
+				" RETURNING holder", 3, me, LEASE_SECONDS, name);
 
 	if (!res) {
 		log_warn("reaper: lease: %s", e.msg);
@@ -57,6 +65,25 @@ static int lease(struct db *db, const char *me)
 	held = PQntuples(res) == 1;
 	PQclear(res);
 	return held;
+}
+
+/* The leases this process holds in its current passes, renewed during a long pass too: a
+ * host whose lease lapsed past the grace is down to the other hosts (hosts_gone), and a
+ * pass that saves the work of a hundred idle sandboxes can take minutes. */
+static struct {
+	const char *me, *names[2];
+	int n;
+	int64_t renewed;
+} held;
+
+static void keep_leases(struct db *db)
+{
+	if (clock_ms() - held.renewed < 5000)
+		return;
+	held.renewed = clock_ms();
+	for (int i = 0; i < held.n; i++)
+		if (!lease(db, held.names[i], held.me))
+			log_warn("reaper: the lease %s was lost during a pass", held.names[i]);
 }
 
 static void audit_with(struct db *db, const char *action, int status, const struct sandbox *s,
@@ -109,11 +136,12 @@ static void save_first(struct db *db, const struct sandbox *s, json_object *d)
 }
 
 /* The engines that answered this pass's ping (engine_check); checked 0 when the check
- * itself failed (then every engine is tried). */
+ * itself failed (then every engine is tried); the pass's scope ($1 of its queries). */
 static struct {
 	const struct config *cfg;
 	char up[ENGINES_MAX][ENGINE_NAME_MAX + 1];
 	int nup, checked;
+	const char *scope;
 } pass_engines;
 
 static int answered(const char *engine)
@@ -155,14 +183,14 @@ static void row_of(const PGresult *res, int i, struct sandbox *s)
 	snprintf(s->engine, sizeof(s->engine), "%s", db_val(res, i, 2) ? db_val(res, i, 2) : "");
 }
 
-/* Ends every sandbox the query selects (id, container_id, engine; arg is $1 when not NULL)
- * with state and reason; with save, its work is saved first. */
+/* Ends every sandbox the query selects (id, container_id, engine; $1 the pass's scope,
+ * arg $2 when not NULL) with state and reason; with save, its work is saved first. */
 static void end_all(struct db *db, const char *sql, const char *arg, const char *state,
 		    const char *reason, const char *action, int save)
 {
 	struct err e;
 	int code = 0;
-	PGresult *res = arg ? db_exec(db, &e, &code, sql, 1, arg) : db_exec(db, &e, &code, sql, 0);
+	PGresult *res = db_exec(db, &e, &code, sql, arg ? 2 : 1, pass_engines.scope, arg);
 
 	if (!res) {
 		log_warn("reaper: %s", e.msg);
@@ -170,6 +198,7 @@ static void end_all(struct db *db, const char *sql, const char *arg, const char 
 	}
 	for (int i = 0; i < PQntuples(res) && !stopping; i++) {
 		struct sandbox s;
+		keep_leases(db);
 		row_of(res, i, &s);
 		json_object *d = json_object_new_object();
 		/* An engine that cannot be reached: the row ends all the same (its container,
@@ -235,7 +264,7 @@ static void gone(struct db *db)
 	int code = 0;
 	PGresult *res = db_exec(db, &e, &code,
 				"SELECT id, container_id, engine FROM sandboxes WHERE state = 'ready'"
-				"   AND container_id IS NOT NULL", 0);
+				"   AND container_id IS NOT NULL AND" MINE, 1, pass_engines.scope);
 
 	if (!res)
 		return;
@@ -265,7 +294,8 @@ static void abandoned(struct db *db)
 	struct err e;
 	int code = 0;
 	PGresult *res = db_exec(db, &e, &code,
-				"SELECT id FROM sandboxes WHERE state = 'starting' LIMIT 100", 0);
+				"SELECT id FROM sandboxes WHERE state = 'starting' AND" MINE
+				" LIMIT 100", 1, pass_engines.scope);
 
 	if (!res)
 		return;
@@ -369,9 +399,9 @@ static void disk_over(const struct config *cfg, struct db *db)
 		 "SELECT id, container_id, disk_bytes, engine FROM sandboxes"
 		 " WHERE state = 'ready' AND disk_enforced = false AND container_id IS NOT NULL"
 		 "   AND disk_bytes IS NOT NULL AND (disk_checked_at IS NULL"
-		 "        OR disk_checked_at < now() - interval '%d seconds')"
+		 "        OR disk_checked_at < now() - interval '%d seconds') AND" MINE
 		 " ORDER BY disk_checked_at NULLS FIRST LIMIT 10", cfg->disk_check_interval);
-	PGresult *res = db_exec(db, &e, &code, sql, 0);
+	PGresult *res = db_exec(db, &e, &code, sql, 1, pass_engines.scope);
 	if (!res) {
 		log_warn("reaper: disk: %s", e.msg);
 		return;
@@ -400,9 +430,9 @@ static void disk_over(const struct config *cfg, struct db *db)
 		log_info("reaper: %s uses %lld bytes of disk, over its %lld", id, (long long)used,
 			 (long long)limit);
 		/* Still ready (not closed meanwhile); the id is sb_ and hex (the table's CHECK). */
-		char one[160];
+		char one[320];
 		snprintf(one, sizeof(one), "SELECT id, container_id, engine FROM sandboxes"
-			 " WHERE id = '%.40s' AND state = 'ready'", id);
+			 " WHERE id = '%.40s' AND state = 'ready' AND" MINE, id);
 		end_all(db, one, NULL, "stopped", "disk limit exceeded", "sandbox.stop", 1);
 	}
 	PQclear(res);
@@ -434,50 +464,111 @@ static void per_engine(const struct config *cfg, struct db *db, const char *engi
 		log_warn("reaper: listing volumes of %s: %s", engine, e.msg);
 }
 
-static void pass(const struct config *cfg, struct db *db)
+/* The sandboxes of hosts that are down (SPEC §8 "Several hosts"): their host's reaper has
+ * not held its lease (reaper@<relay url>) for SANDBOXD_ENGINE_GRACE, so nobody looks after
+ * them and their engine is nobody else's to call. Failed and their tokens revoked, as for
+ * an engine gone past the grace; their containers are the host's orphans when it is back.
+ * The cluster's pass only ($1 is ""). */
+static void hosts_gone(const struct config *cfg, struct db *db)
 {
-	char sql[512], lost[ENGINES_MAX][ENGINE_NAME_MAX + 1];
+	char grace[16];
+
+	snprintf(grace, sizeof(grace), "%d", cfg->engine_grace);
+	end_all(db, "SELECT s.id, s.container_id, s.engine FROM sandboxes s"
+		    "  JOIN docker_engines d ON d.name = s.engine"
+		    " WHERE s.state IN ('ready', 'starting') AND d.relay_url IS NOT NULL AND $1 = ''"
+		    "   AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.name = 'reaper@' || d.relay_url"
+		    "         AND l.expires_at > now() - make_interval(secs => $2::int))"
+		    " LIMIT 100", grace, "failed", "sandboxd host unavailable", "sandbox.reconcile", 0);
+}
+
+/* The scope's sandboxes that must end: on engines gone past the grace, idle, past their
+ * lifetime or disk limit, starts that timed out or lost their creator, containers gone. */
+static void end_due(const struct config *cfg, struct db *db,
+		    char (*lost)[ENGINE_NAME_MAX + 1], int nlost)
+{
+	char sql[640];
+
+	for (int i = 0; i < nlost; i++)
+		end_all(db, "SELECT id, container_id, engine FROM sandboxes"
+			    " WHERE engine = $2 AND state IN ('ready', 'starting') AND" MINE
+			    " LIMIT 100",
+			lost[i], "failed", "docker engine unavailable", "sandbox.reconcile", 0);
+	end_all(db,
+		"SELECT id, container_id, engine FROM sandboxes"
+		" WHERE state = 'ready' AND idle_stop_at < now() AND" MINE
+		" ORDER BY idle_stop_at LIMIT 100",
+		NULL, "stopped", "idle", "sandbox.stop", 1);
+	/* The lifetime holds whatever the activity (SPEC §4 "Keep-alive and lifetime"). */
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, container_id, engine FROM sandboxes WHERE state IN ('ready', 'starting')"
+		 "   AND created_at < now() - interval '%d seconds' AND" MINE
+		 " ORDER BY created_at LIMIT 100", cfg->max_lifetime);
+	end_all(db, sql, NULL, "stopped", "lifetime reached", "sandbox.stop", 1);
+	disk_over(cfg, db);
+	snprintf(sql, sizeof(sql),
+		 "SELECT id, container_id, engine FROM sandboxes WHERE state = 'starting'"
+		 "   AND created_at < now() - interval '%d seconds' AND" MINE " LIMIT 100",
+		 cfg->start_timeout + 30);
+	end_all(db, sql, NULL, "failed", "start timed out", "sandbox.reconcile", 0);
+	abandoned(db);
+	gone(db);
+}
+
+/* One pass over scope (MINE): "" is the cluster's, which also does the work of no host. */
+static void pass(const struct config *cfg, struct db *db, const char *scope)
+{
+	char lost[ENGINES_MAX][ENGINE_NAME_MAX + 1];
 	char (*up)[ENGINE_NAME_MAX + 1] = pass_engines.up;
 	int nlost = 0;
 	struct err e;
 
 	/* The engines first: which answer, and which have been gone past the grace. */
 	pass_engines.cfg = cfg;
-	pass_engines.checked = engine_check(db, up, ENGINES_MAX, &pass_engines.nup, lost, &nlost,
-					    &e) == 0;
+	pass_engines.scope = scope;
+	pass_engines.checked = engine_check(db, scope, up, ENGINES_MAX, &pass_engines.nup, lost,
+					    &nlost, &e) == 0;
 	if (!pass_engines.checked)
 		log_warn("reaper: engines: %s", e.msg);
 	int nup = pass_engines.nup;
-	for (int i = 0; i < nlost; i++)
-		end_all(db, "SELECT id, container_id, engine FROM sandboxes"
-			    " WHERE engine = $1 AND state IN ('ready', 'starting') LIMIT 100",
-			lost[i], "failed", "docker engine unavailable", "sandbox.reconcile", 0);
-	end_all(db,
-		"SELECT id, container_id, engine FROM sandboxes"
-		" WHERE state = 'ready' AND idle_stop_at < now() ORDER BY idle_stop_at LIMIT 100",
-		NULL, "stopped", "idle", "sandbox.stop", 1);
-	/* The lifetime holds whatever the activity (SPEC §4 "Keep-alive and lifetime"). */
-	snprintf(sql, sizeof(sql),
-		 "SELECT id, container_id, engine FROM sandboxes WHERE state IN ('ready', 'starting')"
-		 "   AND created_at < now() - interval '%d seconds' ORDER BY created_at LIMIT 100",
-		 cfg->max_lifetime);
-	end_all(db, sql, NULL, "stopped", "lifetime reached", "sandbox.stop", 1);
-	disk_over(cfg, db);
-	snprintf(sql, sizeof(sql),
-		 "SELECT id, container_id, engine FROM sandboxes WHERE state = 'starting'"
-		 "   AND created_at < now() - interval '%d seconds' LIMIT 100",
-		 cfg->start_timeout + 30);
-	end_all(db, sql, NULL, "failed", "start timed out", "sandbox.reconcile", 0);
-	abandoned(db);
-	gone(db);
-	held_lost(cfg, db);
-	forge(cfg, db);
-	for (int i = 0; i < nup && !stopping; i++)
+	end_due(cfg, db, lost, nlost);
+	if (!*scope) {
+		hosts_gone(cfg, db);
+		held_lost(cfg, db);
+		forge(cfg, db);
+	}
+	for (int i = 0; i < nup && !stopping; i++) {
+		keep_leases(db);
 		per_engine(cfg, db, up[i]);
+	}
 	if (docker_use(NULL, &e))
 		log_warn("reaper: docker: %s", e.msg);
 	/* Audit partitions ahead of time, when the schema has the function. */
-	PQclear(PQexec(db->conn, "SELECT audit_ensure_partitions(2)"));
+	if (!*scope)
+		PQclear(PQexec(db->conn, "SELECT audit_ensure_partitions(2)"));
+}
+
+/* The passes this process holds the leases of: the cluster's, and this host's own (with a
+ * relay URL: its engines are its alone). 1 when it made one. */
+static int passes(const struct config *cfg, struct db *db, const char *me, const char *mine)
+{
+	struct err e;
+	int made = 0;
+
+	held.me = me;
+	held.n = 0;
+	held.renewed = clock_ms();
+	if (db_ensure(db, &e) == 0 && lease(db, "reaper", me)) {
+		held.names[held.n++] = "reaper";
+		pass(cfg, db, "");
+		made = 1;
+	}
+	if (*mine && !stopping && db_ensure(db, &e) == 0 && lease(db, mine, me)) {
+		held.names[held.n++] = mine;
+		pass(cfg, db, cfg->relay_url);
+		made = 1;
+	}
+	return made;
 }
 
 int reaper_run(const struct config *cfg)
@@ -485,7 +576,7 @@ int reaper_run(const struct config *cfg)
 	struct sigaction sa;
 	struct db db;
 	struct err e;
-	char me[128], host[64] = "";
+	char me[128], host[64] = "", mine[sizeof(cfg->relay_url) + 8] = "";
 	int interval = cfg->reaper_interval;
 	int64_t next_register = 0;
 
@@ -500,6 +591,8 @@ int reaper_run(const struct config *cfg)
 	git_libgit2_init();   /* ephemeral refs (forge_sweep) */
 	gethostname(host, sizeof(host) - 1);
 	snprintf(me, sizeof(me), "%s:%d", host, (int)getpid());
+	if (cfg->relay_url[0])
+		snprintf(mine, sizeof(mine), "reaper@%s", cfg->relay_url);
 	/* Without the engine the reaper still ends rows (idle, lost access); each pass that
 	 * needs the engine says so in the log. */
 	if (engine_init(cfg, &e))
@@ -519,11 +612,9 @@ int reaper_run(const struct config *cfg)
 			else
 				next_register = clock_ms() + 60000;
 		}
-		if (db_ensure(&db, &e) == 0 && lease(&db, me)) {
-			metrics_set_state(METRICS_BUSY);
-			pass(cfg, &db);
+		metrics_set_state(METRICS_BUSY);
+		if (passes(cfg, &db, me, mine))
 			metrics_count_reaper_pass();
-		}
 		metrics_set_state(METRICS_IDLE);
 		for (int i = 0; i < interval * 10 && !stopping; i++) {
 			usleep(100000);
@@ -534,10 +625,15 @@ int reaper_run(const struct config *cfg)
 				metrics_db_refresh(&db, clock_ms());
 		}
 	}
-	/* Give the lease back so that another host takes over at once. */
+	/* Give the cluster's lease back so that another host takes over at once. This host's
+	 * own lapses now, and its row stays: its lapse is when the host went, and its
+	 * sandboxes are failed once that is SANDBOXD_ENGINE_GRACE ago (hosts_gone) unless it
+	 * is back by then. */
 	if (db_ensure(&db, &e) ||
-	    db_run(&db, &e, "DELETE FROM leases WHERE name = 'reaper' AND holder = $1", 1, me))
-		log_warn("reaper: the lease stays until it expires: %s", e.msg);
+	    db_run(&db, &e, "DELETE FROM leases WHERE name = 'reaper' AND holder = $1", 1, me) ||
+	    (mine[0] && db_run(&db, &e, "UPDATE leases SET expires_at = now()"
+					" WHERE name = $2 AND holder = $1", 2, me, mine)))
+		log_warn("reaper: the leases stay until they expire: %s", e.msg);
 	db_close(&db);
 	docker_cleanup();
 	log_info("reaper stopping");

@@ -129,8 +129,10 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		      "       coalesce(s.image, ''), coalesce(s.egress, ''),"
 		      "       coalesce(s.network, ''), coalesce(s.end_reason, ''),"
 		      "       coalesce(s.nano_cpus, 0), coalesce(s.memory_bytes, 0),"
-		      "       coalesce(s.disk_bytes, 0), coalesce(s.engine, '')"
+		      "       coalesce(s.disk_bytes, 0), coalesce(s.engine, ''),"
+		      "       coalesce(d.relay_url, '')"
 		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
+		      "  LEFT JOIN docker_engines d ON d.name = s.engine"
 		      " WHERE s.id = $1 AND s.repository_id = $2",
 		      2, id, repo_id);
 	if (!res)
@@ -162,9 +164,16 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 	cut |= num_parse(db_val(res, 0, nf + 2), 0, INT64_MAX, &out->memory) != 0;
 	cut |= num_parse(db_val(res, 0, nf + 3), 0, INT64_MAX, &out->disk) != 0;
 	cut |= str_copy(out->engine, sizeof(out->engine), db_val(res, 0, nf + 4)) != 0;
+	if (!engine_here(db_val(res, 0, nf + 5)))
+		cut |= str_copy(out->host, sizeof(out->host), db_val(res, 0, nf + 5)) != 0;
 	PQclear(res);
 	if (cut)
 		return err_set(e, ERR_FAIL, "sandbox %s: a value is longer than its field", id);
+	/* Another host's: nothing here calls its engine (its handler relays the call). */
+	if (out->host[0]) {
+		docker_refuse("docker unavailable: the sandbox runs on another host");
+		return 0;
+	}
 	/* Its Docker calls go to its engine from here; one that cannot be reached makes them
 	 * fail with why (engine.h), not the load: its row is readable whatever its engine. */
 	struct err ee;

@@ -157,10 +157,16 @@ static int insert_rows(struct make *m, struct err *e)
 									  : n->cfg->sandbox_memory));
 	snprintf(disk, sizeof(disk), "%lld", (long long)(n->limits.disk ? n->limits.disk
 									 : n->cfg->sandbox_disk));
-	/* Its engine, under the placement lock that this commit ends (engine.h). */
-	rc = engine_place(n->db, image_of(n)->ref, m->try_warm, m->s->engine, e);
+	/* Its engine, under the placement lock that this commit ends (engine.h). One of another
+	 * host's is that host's to make the row and container on: no row here (the caller
+	 * relays the create, and the rollback ends the locks). */
+	rc = engine_place(n->db, image_of(n)->ref, m->try_warm, n->here_only, m->s->engine,
+			  m->s->host, e);
 	if (rc < 0)
 		return rc;
+	if (m->s->host[0])
+		return err_set(e, ERR_RELAY, "the sandbox's engine %s is the host at %s's",
+			       m->s->engine, m->s->host);
 	m->warm_only = rc == 1;
 	rc = db_run(n->db, e,
 		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at,"
@@ -389,7 +395,7 @@ static int cold_engine(struct make *m, struct err *e)
 		/* Its own row leaves the count: the room it needs is the one it takes. */
 		rc = db_run(n->db, e, "UPDATE sandboxes SET engine = NULL WHERE id = $1", 1, m->s->id);
 		if (!rc)
-			rc = engine_place(n->db, image_of(n)->ref, 0, m->s->engine, e);
+			rc = engine_place(n->db, image_of(n)->ref, 0, 1, m->s->engine, m->s->host, e);
 		if (rc == 1 || rc == ERR_NOSTART) {
 			m->why = "no Docker engine has room for another sandbox";
 			rc = err_set(e, ERR_NOSTART, "%s", m->why);

@@ -25,10 +25,10 @@ int warm_claim(struct db *db, const char *image, const char *sandbox_id,
 		" WHERE id = (SELECT w.id FROM warm_containers w"
 		"              JOIN docker_engines d ON d.name = w.instance"
 		"             WHERE w.state = 'ready' AND w.image = $1 AND w.container_id IS NOT NULL"
-		"               AND d.state = 'active'"
+		"               AND d.state = 'active' AND coalesce(d.relay_url, '') IN ('', $4)"
 		"             ORDER BY d.down_since IS NULL DESC, w.instance = $3 DESC, w.created_at"
 		"             LIMIT 1 FOR UPDATE OF w SKIP LOCKED)"
-		" RETURNING container_id, instance", 3, image, sandbox_id, engine);
+		" RETURNING container_id, instance", 4, image, sandbox_id, engine, engine_relay_url());
 
 	if (!res)
 		return code;

@@ -39,6 +39,13 @@
 #   SANDBOXD_BRIDGE       the Docker bridge whose gateway nginx also listens on, for the
 #                         sandboxes' git (default: the own engine's sbxeng0, else docker0);
 #                         its address is sandboxd's SANDBOXD_SANDBOX_GIT_ADDR unless that is set
+#   SANDBOXD_RELAY_PORT   a relay listener on 127.0.0.1:<port> (nginx/local-relay.conf), and
+#                         sandboxd's SANDBOXD_RELAY_URL and SANDBOXD_RELAY_KEY_FILE (keys/relay.key,
+#                         made once): this stack is one of several hosts (README "Several
+#                         sandboxd hosts"). Default: none
+#   SANDBOXD_SHARE_STACK  the var dir of another stack whose PostgreSQL, repositories folder and
+#                         keys (signing, secrets, relay) this one uses, as a second host does:
+#                         that stack starts and stops its PostgreSQL, this one never does
 # Other SANDBOXD_* settings in the environment (SANDBOXD_LOG_LEVEL, SANDBOXD_BODY_LIMIT, …)
 # reach sandboxd as they are.
 #
@@ -53,6 +60,8 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 VAR=$(realpath -m "${SANDBOXD_VAR:-$REPO/var}")
 HTTP_PORT=${SANDBOXD_HTTP_PORT:-8080}
 PG_PORT=${SANDBOXD_PG_PORT:-54329}
+RELAY_PORT=${SANDBOXD_RELAY_PORT:-}
+SHARE=${SANDBOXD_SHARE_STACK:+$(realpath -m "$SANDBOXD_SHARE_STACK")}
 WORKERS=${SANDBOXD_WORKERS:-4}
 STOP_TIMEOUT=${SANDBOXD_STOP_TIMEOUT:-60}
 PGBIN=${SANDBOXD_PGBIN:-/usr/lib/postgresql/15/bin}
@@ -78,6 +87,19 @@ BINDIR=$VAR/bin
 KEYDIR=$VAR/keys
 KEYFILE=$KEYDIR/signing.pem
 SECRETS_KEYFILE=$KEYDIR/secrets.key
+# A second host: the other stack's database, repositories and keys (SANDBOXD_SHARE_STACK).
+if [ -n "$SHARE" ]; then
+    PGSOCK=$SHARE/pgsock
+    # Its port as its env file says (PostgreSQL's pid file is gone while it is stopped).
+    PG_PORT=$(sed -n 's/^PGPORT=//p' "$SHARE/local.env" 2>/dev/null | tail -n 1)
+    PG_PORT=${PG_PORT:-54329}
+    REPOS=$SHARE/repos
+    KEYDIR=$SHARE/keys
+    KEYFILE=$KEYDIR/signing.pem
+    SECRETS_KEYFILE=$KEYDIR/secrets.key
+fi
+RELAY_KEYFILE=$KEYDIR/relay.key
+RELAY_URL=${RELAY_PORT:+http://127.0.0.1:$RELAY_PORT}
 NGX_CONF=$NGXDIR/nginx.conf
 NGX_TEMPLATE=$REPO/nginx/local.conf
 # Every container this stack's sandboxd makes carries label sandboxd.instance=$INSTANCE, so
@@ -221,8 +243,9 @@ check_settings() {
     [[ $VAR =~ ^/[A-Za-z0-9._/-]+$ ]] ||
         die "SANDBOXD_VAR=$VAR: use a path of letters, digits and . _ - / only"
     local name value
-    for name in HTTP_PORT PG_PORT; do
+    for name in HTTP_PORT PG_PORT RELAY_PORT; do
         value=${!name}
+        [ "$name" != RELAY_PORT ] || [ -n "$value" ] || continue
         if ! [[ $value =~ ^[0-9]+$ ]] || [ "$value" -lt 1 ] || [ "$value" -gt 65535 ]; then
             die "SANDBOXD_$name=$value is not a port number"
         fi
@@ -241,6 +264,10 @@ check_settings() {
     [[ $GIT_CONN_LIMIT =~ ^[1-9][0-9]*$ ]] || die "SANDBOXD_GIT_CONN_LIMIT=$GIT_CONN_LIMIT is not a positive number"
     [[ $PREVIEW_DOMAIN =~ ^[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$ ]] ||
         die "SANDBOXD_PREVIEW_DOMAIN=$PREVIEW_DOMAIN is not a DNS name"
+    if [ -n "$SHARE" ]; then
+        [ "$SHARE" != "$VAR" ] || die "SANDBOXD_SHARE_STACK names this stack's own var dir"
+        [ -f "$SHARE/local.env" ] || die "SANDBOXD_SHARE_STACK=$SHARE: no stack there (no local.env)"
+    fi
     # sun_path holds 108 bytes; PostgreSQL's socket has the longest name.
     [ ${#PGSOCK} -le 88 ] || die "SANDBOXD_VAR=$VAR is too long for unix socket paths (keep it under 80 characters)"
 }
@@ -317,6 +344,16 @@ service_dirs() {
     fi
     chown "$SVC_USER:$group" "$SECRETS_KEYFILE"
     chmod 0600 "$SECRETS_KEYFILE"
+    # The hosts' relay key (SANDBOXD_RELAY_KEY_FILE), made once and shared by the stacks that
+    # share this one's keys (SANDBOXD_SHARE_STACK), as the hosts of a deployment share it.
+    [ -n "$RELAY_PORT" ] || return 0
+    if [ ! -s "$RELAY_KEYFILE" ]; then
+        say "making the relay key $RELAY_KEYFILE"
+        (umask 077 && openssl rand -hex 32 >"$RELAY_KEYFILE.new") || die "openssl rand failed"
+        mv "$RELAY_KEYFILE.new" "$RELAY_KEYFILE"
+    fi
+    chown "$SVC_USER:$group" "$RELAY_KEYFILE"
+    chmod 0600 "$RELAY_KEYFILE"
 }
 
 # The binaries the service runs, copied out of the build tree (root's, 0755). A copy is
@@ -543,6 +580,7 @@ sandboxd_settings() {
         "$DB_URL" "$FCGI_SOCK" "$SOCKET_GROUP" "$WORKERS" "$REPOS" "$URL"
     printf 'user=%s\nnetwork=%s\nkey=%s\ngitaddr=%s\n' "$SVC_USER" "$NETWORK" "$KEYFILE" "$(git_addr)"
     printf 'preview=%s\nengine=%s\negress=%s\n' "$PREVIEW_DOMAIN" "$ENGINE" "$EGRESS"
+    printf 'relay=%s\nshare=%s\n' "$RELAY_URL" "$SHARE"
     env | grep -E '^SANDBOXD_(LOG_LEVEL|BODY_LIMIT|DOCKER_[A-Z]*|SANDBOX_[A-Z_]*|IMAGES|IMAGE_PULL|GIT_WORKERS|GIT_SOCKET|AGENT|IDLE_TIMEOUT|MAX_LIFETIME|EPHEMERAL_TTL|START_TIMEOUT|MAX_SANDBOXES|FILE_LIMIT|FILE_RAW_LIMIT|POOL_SIZE|METRICS_ALLOW|HOLDER|FAULT_HANDOVER|DISK_CHECK_INTERVAL|HELD_STALE|ENGINE_[A-Z_]*)=' |
         grep -vE '^SANDBOXD_SANDBOX_(NETWORK|GIT_URL|GIT_ADDR)=|=$' | sort || true
 }
@@ -570,8 +608,15 @@ sandboxd_up() {
     rm -f "$PIDFILE" "$FCGI_SOCK" "$GIT_SOCK"
     install_bin "$SANDBOXD_BIN" "$BINDIR/sandboxd"
     say "starting sandboxd as $SVC_USER ($WORKERS workers, log $LOGDIR/sandboxd.log)"
-    local group_env=(-u SANDBOXD_SOCKET_GROUP) as_user=()
-    [ -z "$SOCKET_GROUP" ] || group_env=("SANDBOXD_SOCKET_GROUP=$SOCKET_GROUP")
+    # env's options (-u) before its assignments.
+    local unset_env=() set_env=() as_user=()
+    if [ -n "$SOCKET_GROUP" ]; then set_env+=("SANDBOXD_SOCKET_GROUP=$SOCKET_GROUP")
+    else unset_env+=(-u SANDBOXD_SOCKET_GROUP); fi
+    if [ -n "$RELAY_URL" ]; then
+        set_env+=("SANDBOXD_RELAY_URL=$RELAY_URL" "SANDBOXD_RELAY_KEY_FILE=$RELAY_KEYFILE")
+    else
+        unset_env+=(-u SANDBOXD_RELAY_URL -u SANDBOXD_RELAY_KEY_FILE)
+    fi
     # As root: the service's user and its groups, no capability left to gain back (empty
     # bounding set), no_new_privs: what the systemd unit's User=, CapabilityBoundingSet=
     # and NoNewPrivileges= give in production.
@@ -581,7 +626,7 @@ sandboxd_up() {
     fi
     (
         cd "$VAR"
-        exec env "${group_env[@]}" \
+        exec env "${unset_env[@]}" "${set_env[@]}" \
             HOME=/nonexistent USER="$SVC_USER" LOGNAME="$SVC_USER" \
             SANDBOXD_DATABASE_URL="$DB_URL" \
             SANDBOXD_SOCKET="$FCGI_SOCK" \
@@ -714,7 +759,25 @@ render_nginx() {
         -e "s|@LIMIT_CONN@|limit_conn sandboxd_git_conn $GIT_CONN_LIMIT;|g" \
         -e "s|@PREVIEW_DOMAIN@|$PREVIEW_DOMAIN|g" \
         -e "s|@FILE_RAW_MAX@|$FILE_RAW_MAX|g" \
+        -e "s|@RELAY_INCLUDE@|$(relay_include)|g" \
         "$NGX_TEMPLATE"
+}
+
+# The relay listener (SANDBOXD_RELAY_PORT): nginx/local-relay.conf rendered beside
+# nginx.conf and included by it; without a port, a comment.
+relay_include() {
+    if [ -n "$RELAY_PORT" ]; then
+        printf 'include %s;' "$NGXDIR/relay.conf"
+    else
+        printf '# no relay listener (SANDBOXD_RELAY_PORT is not set)'
+    fi
+}
+
+render_relay() {
+    sed -e "s|@RELAY_PORT@|$RELAY_PORT|g" \
+        -e "s|@SOCKET@|$FCGI_SOCK|g" \
+        -e "s|@FILE_RAW_MAX@|$FILE_RAW_MAX|g" \
+        "$REPO/nginx/local-relay.conf"
 }
 
 # port_taken_by_others PORT [NGINX_MASTER_PID]: prints the listener and succeeds when
@@ -746,6 +809,13 @@ nginx_up() {
     install -d -m 0755 "$NGXDIR" "$NGXDIR/tmp"
     local new=$NGXDIR/nginx.conf.new pid taken i
     render_nginx >"$new"
+    # Its included relay listener, whose checksum nginx.conf carries: a change to it alone
+    # is a change of the configuration too.
+    if [ -n "$RELAY_PORT" ]; then
+        render_relay >"$NGXDIR/relay.conf.new"
+        printf '# relay.conf %s\n' "$(cksum <"$NGXDIR/relay.conf.new" | cut -d' ' -f1)" >>"$new"
+        mv -f "$NGXDIR/relay.conf.new" "$NGXDIR/relay.conf"
+    fi
     if pid=$(pid_of "$NGX_PID" nginx); then
         if cmp -s "$new" "$NGX_CONF"; then
             rm -f "$new"
@@ -916,9 +986,19 @@ cmd_up() {
     if taken=$(port_taken_by_others "$HTTP_PORT" "$ngx_pid"); then
         die "port $HTTP_PORT is in use (set SANDBOXD_HTTP_PORT): $taken"
     fi
+    if [ -n "$RELAY_PORT" ] && taken=$(port_taken_by_others "$RELAY_PORT" "$ngx_pid"); then
+        die "port $RELAY_PORT is in use (set SANDBOXD_RELAY_PORT): $taken"
+    fi
 
-    pg_up
-    db_setup
+    if [ -n "$SHARE" ]; then
+        # Another stack's: it runs, or this host has no database.
+        as_pg "$PGBIN/pg_ctl" -D "$SHARE/pg" status >/dev/null 2>&1 ||
+            die "the PostgreSQL of $SHARE does not run: start that stack first"
+        say "using the PostgreSQL, repositories and keys of $SHARE"
+    else
+        pg_up
+        db_setup
+    fi
     say "migrating the database"
     SANDBOXD_DATABASE_URL=$OWNER_DB_URL SANDBOXD_REPOS_DIR=$REPOS "$SANDBOXCTL_BIN" migrate >&2 ||
         die "sandboxctl migrate failed"
@@ -988,7 +1068,7 @@ cmd_down() {
         egress remove || say "warning: deploy/egress.sh remove failed"
     fi
     network_down
-    pg_down
+    if [ -z "$SHARE" ]; then pg_down; else say "PostgreSQL is $SHARE's: left running"; fi
     say "stopped (data kept in $VAR; dockerd left running)"
 }
 

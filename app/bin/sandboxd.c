@@ -12,6 +12,7 @@
 #include "sandboxd/hostaddr.h"
 #include "sandboxd/log.h"
 #include "sandboxd/master.h"
+#include "sandboxd/relay_http.h"
 #include "sandboxd/secrets.h"
 #include "sandboxd/banned.h"
 
@@ -46,6 +47,10 @@ int main(int argc, char **argv)
 	}
 	if (cfg.secrets_key_file[0] && secrets_key_file_load(cfg.secrets_key_file, &e)) {
 		fprintf(stderr, "sandboxd: SANDBOXD_SECRETS_KEY_FILE: %s\n", e.msg);
+		return 2;
+	}
+	if (cfg.relay_key_file[0] && relay_http_key_load(cfg.relay_key_file, &e)) {
+		fprintf(stderr, "sandboxd: SANDBOXD_RELAY_KEY_FILE: %s\n", e.msg);
 		return 2;
 	}
 	/* Without its hooks git would take pushes unchecked and unaudited, and without

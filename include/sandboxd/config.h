@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "sandboxd/err.h"
+#include "sandboxd/relay.h"
 
 /* One of SANDBOXD_IMAGES' entries: the name clients use (a create's image, a repository's
  * sandbox_image) and the engine's image reference it stands for. */
@@ -58,6 +59,11 @@ struct config {
 	int engine_max;
 	char docker_hosts[1024];
 	int engine_grace;
+	/* Several hosts (relay.h): this host's relay listener, which names it (its engines'
+	 * docker_engines.relay_url), and the file of the key all hosts share; both or neither
+	 * (neither: one host, or hosts that all reach every engine). */
+	char relay_url[RELAY_URL_MAX + 1];
+	char relay_key_file[256];
 	char sandbox_git_url[256];  /* how containers reach our git endpoint, no trailing / */
 	/* The Docker network of the sandboxes of the deployment's egress (NetworkMode); a
 	 * narrower egress's sandboxes join <network>-<mode> (config_egress_network), so the

@@ -24,6 +24,8 @@ enum {
 	ERR_ANSWER = -16,   /* an answer no code names by itself (410, 422, ...): e->status */
 	ERR_METHOD = -17,   /* the path is known, not with this method (405) */
 	ERR_HANDED = -18,   /* no error: the holder answers the call now (park.h) */
+	ERR_RELAY = -19,    /* the call is another host's (r->relay_to): the dispatcher
+			     * relays it there, or answers why it cannot (relay_http.h) */
 };
 
 /* What went wrong, and what the client is told: the dispatcher turns a code and its err

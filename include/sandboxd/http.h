@@ -96,6 +96,15 @@ struct req {
 	int handed;                  /* the holder answers and audits it (holder.h) */
 	int parked;                  /* handed to wait for a clone: its replay is the call (park.h) */
 	int replay, replay_gone;     /* this is such a replay; its client left meanwhile */
+	/* Several hosts (relay_http.h): the request came from another host's relay (its
+	 * remote_addr and request_id are the client's, from the relay's token); a handler's
+	 * ERR_RELAY names the host that owns the call in relay_to; relay_out: answered with
+	 * the redirect, so the other host writes the row; no_relay: a message of an MCP batch,
+	 * which cannot go to another host alone. */
+	int relayed;
+	const char *relay_to;
+	int relay_out;
+	int no_relay;
 	/* Undo steps for side effects outside the database, run when the request fails or its
 	 * transaction does not commit (e.g. a bare repository created on disk). */
 	struct req_cleanup *on_abort;

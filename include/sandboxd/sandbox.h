@@ -45,6 +45,9 @@ struct sandbox {
 	int64_t nano_cpus, memory; /* as created (019); 0 for a sandbox made before */
 	int64_t disk;              /* its disk limit, bytes, as created (020); 0 before */
 	char engine[ENGINE_NAME_MAX + 1]; /* the engine it runs on (021); "": the own */
+	/* The relay URL of the host that owns its engine when that is another host (022:
+	 * only that host calls the engine; its calls are relayed there); "": this host may. */
+	char host[RELAY_URL_MAX + 1];
 };
 /* The Docker network the sandbox's container is on: the one to ask its address of. */
 const char *sandbox_network(const struct config *cfg, const struct sandbox *s);
@@ -86,9 +89,13 @@ struct sandbox_new {
 	/* Its egress mode (config_egress_rank), at most the deployment's; NULL: the
 	 * deployment's. A narrower one runs on its own network and never from the warm pool. */
 	const char *egress;
+	/* Placed on this host's engines only (a create relayed here: never relayed again). */
+	int here_only;
 };
 /* Creates a sandbox (sandbox_create.c): its row, its container, its clone started. out gets
- * it (out->id as soon as it has one, for the audit row, even on failure). Errors: ERR_LIMIT
+ * it (out->id as soon as it has one, for the audit row, even on failure). ERR_RELAY when
+ * the placement chose another host's engine (out->host: that host's relay URL), before
+ * any row is made. Errors: ERR_LIMIT
  * (the caller's sandbox limit), ERR_NOTFOUND (unknown ref), ERR_NOSTART (the container did
  * not start: e says what the client reads; detail, sandbox_detail_max bytes, says why, for
  * the audit row), ERR_DB, ERR_FAIL. A failure after the container was made removes it, also
@@ -108,7 +115,9 @@ void sandbox_remove_container(const char *cid);
  * PATH, in a pool array with room for extra more and the NULL; *n is the count so far. */
 int sandbox_env(struct pool *p, const struct sandbox *s, const char *repo, size_t extra,
 		const char ***out, size_t *n, struct err *e) __attribute__((warn_unused_result));
-/* Loads sandbox id of repo. ERR_NOTFOUND when it does not exist on that repository. */
+/* Loads sandbox id of repo. ERR_NOTFOUND when it does not exist on that repository. Its
+ * Docker calls go to its engine from here (engine_use); those of a sandbox another host
+ * owns (out->host) fail with docker unavailable: the caller relays the call there. */
 int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sandbox *out,
 		 struct err *e) __attribute__((warn_unused_result));
 /* Marks a call: last_used_at now, idle deadline moved (by the sandbox's own idle limit

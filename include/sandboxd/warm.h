@@ -14,9 +14,10 @@
 #include "sandboxd/err.h"
 
 
-/* Claims a ready warm container of image on an active, healthy engine for sandbox_id
- * (engine's first; skipping rows another claim holds), in the caller's transaction: its
- * container id into cid, its engine into engine. ERR_NOTFOUND when the pool has none, or
+/* Claims a ready warm container of image on an active, healthy engine of this host's (none
+ * that another host owns: engine.h) for sandbox_id (engine's first; skipping rows another
+ * claim holds), in the caller's transaction: its container id into cid, its engine into
+ * engine. ERR_NOTFOUND when the pool has none, or
  * ERR_DB. */
 int warm_claim(struct db *db, const char *image, const char *sandbox_id,
 	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct err *e)

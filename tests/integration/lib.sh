@@ -167,14 +167,28 @@ free_port() {
 #                                 arguments), and the runner image loaded into it; a failure
 #                                 is reported and ends the test.
 #   private_engine_start          dockerd again with the same arguments (after a kill)
-#   private_engine_down           everything above and the second stack started with
-#                                 STACK_ENV (an array of its settings), whatever happened,
-#                                 within seconds: it is all throwaway, so nothing is stopped
-#                                 gracefully. sandboxd's log is kept (log/faults-docker-sandboxd.log
-#                                 for t_faults_docker).
+#   private_engine_down           everything above and the stacks private_stack_up started,
+#                                 whatever happened, within seconds: it is all throwaway, so
+#                                 nothing is stopped gracefully. Each stack's sandboxd log is
+#                                 kept (log/faults-docker-sandboxd.log for t_faults_docker's
+#                                 stack "stack", log/hosts-b-sandboxd.log for t_hosts' "b").
 #   dk ARG…                       docker against that engine; ping_ok: it answers
+#
+# Stacks of the test's own (PostgreSQL, sandboxd, nginx), on those engines:
+#   private_stack_up NAME LABEL [SETTING=VALUE …]
+#                                 deploy/local-stack.sh up in $D/NAME: its own SANDBOXD_VAR,
+#                                 free HTTP and PostgreSQL ports, SANDBOXD_SKIP_DEPS=1,
+#                                 SANDBOXD_SKIP_BUILD=1 and SANDBOXD_SKIP_IMAGE=1 (the engine
+#                                 has the minimal image private_engine_up loaded: name only it
+#                                 in SANDBOXD_IMAGES), then the settings given (they win; an
+#                                 empty value counts as unset for local-stack.sh); ok LABEL
+#                                 once it is up, else fail LABEL with the end of $D/NAME-up.log,
+#                                 and the test ends. private_engine_down stops it.
+#   private_stack_use NAME        its local.env in this shell (SANDBOXD_URL, SANDBOXD_TOKEN,
+#                                 PG*, …: api, sql and ctl talk to it from here) and REPOS_DIR
 DOCKERD=$(command -v dockerd || echo /usr/sbin/dockerd)
-STACK_ENV=()
+PS_NAMES=()
+declare -A PS_ENV=()
 PE_PREFIX='' PE_ARGS=()
 dk() { docker -H "unix://$SOCK" "$@"; }
 ping_ok() { [[ $(curl -s -m 3 --unix-socket "$SOCK" http://d/_ping 2>/dev/null) == OK ]]; }
@@ -229,18 +243,53 @@ private_engine_up() {
 	fi
 }
 
+private_stack_up() { # NAME LABEL [SETTING=VALUE …]
+	local name=$1 label=$2 dir=$D/$1
+	shift 2
+	local settings=(SANDBOXD_VAR="$dir" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)"
+		SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 SANDBOXD_SKIP_IMAGE=1 "$@")
+	PS_NAMES+=("$name")
+	PS_ENV[$name]=$(printf '%q ' "${settings[@]}")
+	if ! env "${settings[@]}" timeout -k 10 300 bash "$LOCAL_STACK" up >"$dir-up.log" 2>&1 </dev/null; then
+		fail "$label" "$(tail -n 8 "$dir-up.log")"
+		finish
+	fi
+	ok "$label"
+}
+
+private_stack_use() { # NAME
+	set -a
+	# shellcheck disable=SC1090
+	. "$D/$1/local.env"
+	set +a
+	SANDBOXD_URL=${SANDBOXD_URL%/}
+	REPOS_DIR=$SANDBOXD_REPOS_DIR
+}
+
+# Each stack, the last made first (a stack that shares another's database goes before it):
+# its egress rules go with its down (while its engine still answers); then sandboxd (it
+# leads its own process group: workers, reaper), nginx and PostgreSQL, whatever is left.
+private_stacks_down() {
+	local i n dir p f=${TEST_NAME#t_}
+	for ((i = ${#PS_NAMES[@]} - 1; i >= 0; i--)); do
+		n=${PS_NAMES[$i]} dir=$D/${PS_NAMES[$i]}
+		eval "env ${PS_ENV[$n]} timeout -k 2 20 bash \"\$LOCAL_STACK\" down" >>"$dir-down.log" 2>&1 </dev/null
+		p=$(pid_in "$dir/run/sandboxd/sandboxd.pid") && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]] &&
+			kill -KILL -- "-$p" 2>/dev/null
+		p=$(pid_in "$dir/run/nginx.pid") && kill -TERM "$p" 2>/dev/null
+		p=$(pid_in "$dir/pg/postmaster.pid") && kill -QUIT "$p" 2>/dev/null
+		# run.sh looks for sanitizer reports in its own log folder
+		[[ $n == stack ]] && n='' || n=-$n
+		[[ -f $dir/log/sandboxd.log ]] && cp "$dir/log/sandboxd.log" "$MAIN_VAR/log/${f//_/-}$n-sandboxd.log"
+	done
+	return 0
+}
+
 private_engine_down() {
 	set +e
 	local t0=$SECONDS p f i
 	[[ -n $PE_PREFIX && -d $D ]] || return 0
-	# the second stack's egress rules go with its down (while its engine still answers)
-	((${#STACK_ENV[@]})) && env "${STACK_ENV[@]}" timeout -k 2 20 bash "$LOCAL_STACK" down \
-		>>"$D/stack-down.log" 2>&1 </dev/null
-	# the second stack: sandboxd leads its own process group (workers, reaper); nginx; PostgreSQL
-	p=$(pid_in "$D/stack/run/sandboxd/sandboxd.pid") && [[ $(cat "/proc/$p/comm" 2>/dev/null) == sandboxd ]] &&
-		kill -KILL -- "-$p" 2>/dev/null
-	p=$(pid_in "$D/stack/run/nginx.pid") && kill -TERM "$p" 2>/dev/null
-	p=$(pid_in "$D/stack/pg/postmaster.pid") && kill -QUIT "$p" 2>/dev/null
+	private_stacks_down
 	# the engine: its containers' processes (its cgroup parent), then dockerd, its containerd and
 	# the shims (their command lines name $D), which also ends the second stack's leftovers
 	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
@@ -253,10 +302,6 @@ private_engine_down() {
 	for f in /sys/fs/cgroup/*/"$NS" /sys/fs/cgroup/"$NS"; do
 		[[ -d $f ]] && find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
 	done
-	# run.sh looks for sanitizer reports in its own log folder
-	f=${TEST_NAME#t_}
-	[[ -f $D/stack/log/sandboxd.log ]] &&
-		cp "$D/stack/log/sandboxd.log" "$MAIN_VAR/log/${f//_/-}-sandboxd.log"
 	findmnt -rn -o TARGET | grep -F "$D/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
 	ip link del "$BR" 2>/dev/null
 	[[ $D == */"$PE_PREFIX".* ]] && rm -rf -- "$D"
@@ -271,23 +316,42 @@ private_engine_down() {
 #                                 and agents alike; it gives out the upper half of the bridge's
 #                                 addresses (--fixed-cidr), which the first engine, counting up
 #                                 from .2, never reaches in a test. The runner image is loaded.
+#   second_engine_apart [DOCKERD_ARG…]
+#                                 the same, but on a bridge of its own (BR2, its address GW2:
+#                                 mk_bridge), as the engine of another host would be: the
+#                                 whole of its /24 is its own
 #   second_engine_start           it again with the same arguments (after second_engine_kill)
 #   second_engine_kill            SIGKILL to its dockerd (its containers live on, as in a crash)
 #   dk2 ARG…, ping2_ok            docker against it; it answers
-D2='' SOCK2='' NS2='' SE_ARGS=()
+D2='' SOCK2='' NS2='' SE_ARGS=() SE_BRIDGE=() BR2='' GW2=
 dk2() { docker -H "unix://$SOCK2" "$@"; }
 ping2_ok() { [[ $(curl -s -m 3 --unix-socket "$SOCK2" http://d/_ping 2>/dev/null) == OK ]]; }
 second_engine_start() {
 	(setsid "$DOCKERD" --config-file "$D/daemon.json" --data-root "$D2/data" --exec-root "$D2/exec" \
 		--pidfile "$D2/docker.pid" -H "unix://$SOCK2" "${SE_ARGS[@]+"${SE_ARGS[@]}"}" \
-		--bridge "$BR" --fixed-cidr "${GW%.1}.128/25" --iptables=false \
+		"${SE_BRIDGE[@]}" --iptables=false \
 		--ip-masq=false --ip-forward=false --containerd-namespace "$NS2" \
 		--containerd-plugins-namespace "${NS2}p" --cgroup-parent "$NS2" --shutdown-timeout 3 \
 		--log-level warn </dev/null >>"$D2/dockerd.log" 2>&1 &)
 }
 second_engine_kill() { local p; p=$(pid_in "$D2/docker.pid") && kill -KILL "$p" 2>/dev/null; }
+second_engine_apart() {
+	local gw=$GW
+	BR2=${BR}b
+	AT_EXIT=("ip link del '$BR2' 2>/dev/null" "${AT_EXIT[@]}")
+	if ! mk_bridge "$BR2"; then
+		fail "a bridge of its own for the second engine ($BR2)" 'ip link add … type bridge failed'
+		finish
+	fi
+	GW2=$GW GW=$gw
+	ok "a bridge of its own for the second engine: $BR2 $GW2/24"
+	SE_BRIDGE=(--bridge "$BR2")
+	second_engine_up "$@"
+}
+
 second_engine_up() {
 	SE_ARGS=("$@")
+	((${#SE_BRIDGE[@]})) || SE_BRIDGE=(--bridge "$BR" --fixed-cidr "${GW%.1}.128/25")
 	D2=$D/b SOCK2=$D/b/docker.sock NS2=${NS}b
 	mkdir -p "$D2/data"
 	AT_EXIT=(second_engine_down "${AT_EXIT[@]}")
@@ -297,7 +361,7 @@ second_engine_up() {
 		fail 'a second dockerd answers within 60 s' "$(tail -n 5 "$D2/dockerd.log")"
 		finish
 	fi
-	ok "a second dockerd answers (pid $(pid_in "$D2/docker.pid"), $SOCK2, bridge $BR, ${GW%.1}.128/25)"
+	ok "a second dockerd answers (pid $(pid_in "$D2/docker.pid"), $SOCK2, ${SE_BRIDGE[*]})"
 	if docker save sandboxd-runner:minimal | dk2 load -q >/dev/null; then
 		ok 'the runner image is loaded into it'
 	else

@@ -36,23 +36,13 @@ second_engine_up -H "tcp://127.0.0.1:$TLS_PORT" --tlsverify --tlscacert "$T/ca.p
 	--tlscert "$T/server.pem" --tlskey "$T/server-key.pem"
 
 # ---- a stack of its own on engine a (3 sandboxes at most), with room for b's -----------------------
-STACK_ENV=(SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)"
-	SANDBOXD_WORKERS=4 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 SANDBOXD_BRIDGE="$BR"
-	SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_ENGINE_NAME=a SANDBOXD_ENGINE_MAX_SANDBOXES=3
-	SANDBOXD_ENGINE_GRACE=5 SANDBOXD_POOL_SIZE=0 SANDBOXD_MAX_SANDBOXES=20
-	SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256
-	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open SANDBOXD_IMAGES=minimal=sandboxd-runner:minimal)
-if ! env "${STACK_ENV[@]}" \
-	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
-	fail 'a stack on engine a starts' "$(tail -n 5 "$D/stack-up.log")"
-	finish
-fi
-ok 'a stack of its own (PostgreSQL, sandboxd, nginx) on engine a'
-set -a
-# shellcheck disable=SC1091
-. "$D/stack/local.env"
-set +a
-SANDBOXD_URL=${SANDBOXD_URL%/}
+private_stack_up stack 'a stack of its own (PostgreSQL, sandboxd, nginx) on engine a' \
+	SANDBOXD_WORKERS=4 SANDBOXD_BRIDGE="$BR" \
+	SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_ENGINE_NAME=a SANDBOXD_ENGINE_MAX_SANDBOXES=3 \
+	SANDBOXD_ENGINE_GRACE=5 SANDBOXD_POOL_SIZE=0 SANDBOXD_MAX_SANDBOXES=20 \
+	SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256 \
+	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open SANDBOXD_IMAGES=minimal=sandboxd-runner:minimal
+private_stack_use stack
 
 # ---- the engines' table: a at start, b with sandboxctl ------------------------------------------------
 eng_of() { sql "select coalesce(engine, '') from sandboxes where id = '$1'"; }

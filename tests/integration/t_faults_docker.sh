@@ -39,18 +39,12 @@ private_engine_up sdf -H "tcp://127.0.0.1:$TLS_PORT" --tlsverify --tlscacert "$T
 	--tlscert "$T/server.pem" --tlskey "$T/server-key.pem"
 
 # ---- a stack of its own, on that engine ------------------------------------------------------------------
-STACK_ENV=(SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)"
-	SANDBOXD_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 SANDBOXD_BRIDGE="$BR"
-	SANDBOXD_DOCKER_HOST="tcp://127.0.0.1:$TLS_PORT" SANDBOXD_DOCKER_CA="$T/ca.pem"
-	SANDBOXD_DOCKER_CERT="$T/client.pem" SANDBOXD_DOCKER_KEY="$T/client-key.pem"
-	SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256
-	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open SANDBOXD_IMAGES=minimal=sandboxd-runner:minimal)
-if ! env "${STACK_ENV[@]}" \
-	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
-	fail 'a second stack on that engine starts' "$(tail -n 5 "$D/stack-up.log")"
-	finish
-fi
-ok 'a second stack (PostgreSQL, sandboxd, nginx) on that engine, over tcp:// with TLS'
+private_stack_up stack 'a second stack (PostgreSQL, sandboxd, nginx) on that engine, over tcp:// with TLS' \
+	SANDBOXD_WORKERS=2 SANDBOXD_BRIDGE="$BR" \
+	SANDBOXD_DOCKER_HOST="tcp://127.0.0.1:$TLS_PORT" SANDBOXD_DOCKER_CA="$T/ca.pem" \
+	SANDBOXD_DOCKER_CERT="$T/client.pem" SANDBOXD_DOCKER_KEY="$T/client-key.pem" \
+	SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256 \
+	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open SANDBOXD_IMAGES=minimal=sandboxd-runner:minimal
 # The engine takes no client without a certificate of its CA: the stack's answers below
 # come through TLS with the service's own.
 check 'the engine refuses a client without a certificate' \
@@ -58,12 +52,7 @@ check 'the engine refuses a client without a certificate' \
 check 'and answers one with the service'"'"'s certificate' \
 	eval '[[ $(curl -s -m 5 --cacert "$T/ca.pem" --cert "$T/client.pem" --key "$T/client-key.pem" "https://127.0.0.1:$TLS_PORT/_ping") == OK ]]'
 # From here on, everything (api, sql, sandboxctl) talks to the second stack.
-set -a
-# shellcheck disable=SC1091
-. "$D/stack/local.env"
-set +a
-SANDBOXD_URL=${SANDBOXD_URL%/}
-REPOS_DIR=$SANDBOXD_REPOS_DIR
+private_stack_use stack
 HOSTPORT=${SANDBOXD_URL#http://}
 LOG=$D/stack/log/sandboxd.log
 

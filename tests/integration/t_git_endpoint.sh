@@ -33,22 +33,11 @@ chmod 0711 "$D" # the service's user reaches the engine's socket inside
 private_engine_up sge
 
 # ---- a stack of its own, on that engine ------------------------------------------------------------
-STACK_ENV=(SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)"
-	SANDBOXD_WORKERS=2 SANDBOXD_GIT_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1
-	SANDBOXD_BRIDGE="$BR" SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_SANDBOX_MEMORY_MB=256
-	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open SANDBOXD_IMAGES=minimal=sandboxd-runner:minimal)
-if ! env "${STACK_ENV[@]}" \
-	timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
-	fail 'a second stack on that engine starts' "$(tail -n 8 "$D/stack-up.log")"
-	finish
-fi
-ok 'a second stack (PostgreSQL, sandboxd, nginx) on that engine'
-set -a
-# shellcheck disable=SC1091
-. "$D/stack/local.env"
-set +a
-SANDBOXD_URL=${SANDBOXD_URL%/}
-REPOS_DIR=$SANDBOXD_REPOS_DIR
+private_stack_up stack 'a second stack (PostgreSQL, sandboxd, nginx) on that engine' \
+	SANDBOXD_WORKERS=2 SANDBOXD_GIT_WORKERS=2 \
+	SANDBOXD_BRIDGE="$BR" SANDBOXD_DOCKER_HOST="unix://$SOCK" SANDBOXD_SANDBOX_MEMORY_MB=256 \
+	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open SANDBOXD_IMAGES=minimal=sandboxd-runner:minimal
+private_stack_use stack
 MSG="the sandboxes' git endpoint sandboxd.internal ($GW) is not an address of this host"
 
 api GET /healthz "" -

@@ -161,22 +161,15 @@ else
 	finish
 fi
 private_engine_dir rif   # D, and the second stack's removal at exit (lib.sh)
-STACK_ENV=(SANDBOXD_VAR="$D/stack" SANDBOXD_HTTP_PORT="$(free_port)" SANDBOXD_PG_PORT="$(free_port)"
-	SANDBOXD_WORKERS=2 SANDBOXD_SKIP_DEPS=1 SANDBOXD_SKIP_BUILD=1 SANDBOXD_SKIP_IMAGE=1
-	SANDBOXD_OWN_ENGINE=0 DOCKER_HOST="$HOST" SANDBOXD_IMAGES="minimal=$FB_IMAGE" SANDBOXD_POOL_SIZE=0
-	SANDBOXD_SANDBOX_MEMORY_MB=256)
 t0=$SECONDS
-if ! env -u SANDBOXD_BRIDGE "${STACK_ENV[@]}" timeout -k 10 300 bash "$LOCAL_STACK" up >"$D/stack-up.log" 2>&1 </dev/null; then
-	fail 'a second stack on the host'"'"'s engine starts' "$(tail -n 5 "$D/stack-up.log")"
-	finish
-fi
-ok "a second stack on the host's engine ($((SECONDS - t0)) s)"
+# SANDBOXD_BRIDGE empty: not the main stack's bridge (local-stack.sh reads empty as unset).
+private_stack_up stack "a second stack on the host's engine" \
+	SANDBOXD_WORKERS=2 SANDBOXD_BRIDGE= \
+	SANDBOXD_OWN_ENGINE=0 DOCKER_HOST="$HOST" SANDBOXD_IMAGES="minimal=$FB_IMAGE" SANDBOXD_POOL_SIZE=0 \
+	SANDBOXD_SANDBOX_MEMORY_MB=256
+ok "(up in $((SECONDS - t0)) s)"
 (
-	set -a
-	# shellcheck disable=SC1091
-	. "$D/stack/local.env"
-	set +a
-	SANDBOXD_URL=${SANDBOXD_URL%/}
+	private_stack_use stack
 	api GET /healthz "" -
 	expect_json .sandbox_user.mode fallback '/healthz on the host'"'"'s engine: fallback'
 	expect_json .sandbox_user.uid 61000 '/healthz: uid 61000'

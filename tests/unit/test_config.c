@@ -301,6 +301,38 @@ static void test_docker_host(void **state)
 
 /* The engines (engine.h): the own one's name (SANDBOXD_INSTANCE by default) and
  * SANDBOXD_DOCKER_HOSTS, checked entry by entry. */
+/* Several hosts: a relay URL of an address literal and the key's file, both or neither. */
+static void test_relay(void **state)
+{
+	struct config c;
+
+	accepted("SANDBOXD_WORKERS", "4", &c);
+	assert_string_equal(c.relay_url, "");
+	assert_string_equal(c.relay_key_file, "");
+	refused("SANDBOXD_RELAY_URL", "http://10.0.0.2:8443",
+		"SANDBOXD_RELAY_URL and SANDBOXD_RELAY_KEY_FILE go together: set both (several "
+		"hosts) or neither");
+	accepted("SANDBOXD_RELAY_KEY_FILE", "/etc/sandboxd/relay.key", &c);
+	assert_string_equal(c.relay_url, "http://10.0.0.2:8443");
+	accepted("SANDBOXD_RELAY_URL", "https://[2001:db8::2]:8443/", &c);
+	assert_string_equal(c.relay_url, "https://[2001:db8::2]:8443");   /* the slash trimmed */
+	refused("SANDBOXD_RELAY_URL", "http://host-b.example:8443", "SANDBOXD_RELAY_URL: a relay "
+		"URL names an IP address (IPv6 in brackets) and optionally a port, and no path");
+	refused("SANDBOXD_RELAY_URL", "tcp://10.0.0.2:8443",
+		"SANDBOXD_RELAY_URL: a relay URL starts with http:// or https://");
+	refused("SANDBOXD_RELAY_URL", "http://10.0.0.2:8443/relay", "SANDBOXD_RELAY_URL: a relay "
+		"URL names an IP address (IPv6 in brackets) and optionally a port, and no path");
+	refused("SANDBOXD_RELAY_URL", long_value("http://10.0.0.2:8443/", 81),
+		"SANDBOXD_RELAY_URL is longer than 80 characters");
+	env_set("SANDBOXD_RELAY_URL", "http://10.0.0.2:8443");
+	refused("SANDBOXD_RELAY_KEY_FILE", "relay.key",
+		"SANDBOXD_RELAY_KEY_FILE must be an absolute path");
+	env_set("SANDBOXD_RELAY_URL", "");
+	refused("SANDBOXD_RELAY_KEY_FILE", "/etc/sandboxd/relay.key",
+		"SANDBOXD_RELAY_URL and SANDBOXD_RELAY_KEY_FILE go together: set both (several "
+		"hosts) or neither");
+}
+
 static void test_engines(void **state)
 {
 	struct config c;
@@ -660,6 +692,7 @@ int main(void)
 		cmocka_unit_test_setup(test_preview_domain, setup),
 		cmocka_unit_test_setup(test_images, setup),
 		cmocka_unit_test_setup(test_egress, setup),
+		cmocka_unit_test_setup(test_relay, setup),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
