@@ -31,6 +31,10 @@ for p in /api/v3/nope /api/v3/user/nope "$RB/nope" /api/v3/repos/onlyowner /api/
 	request_id_ok "404 $p"
 done
 json_ct '404'
+# nginx's internal relay location, asked for from outside: nginx's own 404, in JSON too.
+api GET /_relay/http/127.0.0.1:1/GET/v1_x "" "$UT"
+expect_error 404 'not found' 'GET /_relay/… from outside: 404 not found, in JSON'
+json_ct '404 /_relay'
 
 # --- 405 with Allow ---------------------------------------------------------------------
 allow_is() { # expected methods (space separated), label
