@@ -15,7 +15,9 @@
 #include "sandboxd/log.h"
 #include "sandboxd/metrics.h"
 #include "sandboxd/sbagent.h"
+#include "sandboxd/pool.h"
 #include "sandboxd/scripts.h"
+#include "sandboxd/secrets.h"
 #include "sandboxd/token.h"
 #include "sandboxd/banned.h"
 
@@ -189,6 +191,37 @@ static int agent_config(const struct sandbox *s, const char *network, struct san
 	return rc;
 }
 
+/* Into the cache, its slot's old token wiped; *out the cached copy. */
+static void token_keep(const struct sandbox *s, const char *t, const char **out)
+{
+	unsigned i = token_next++ % TOKEN_CACHE;
+
+	OPENSSL_cleanse(token_cache[i].token, sizeof(token_cache[i].token));
+	snprintf(token_cache[i].sandbox, sizeof(token_cache[i].sandbox), "%s", s->id);
+	memcpy(token_cache[i].token, t, TOKEN_LEN);
+	token_cache[i].token[TOKEN_LEN] = 0;
+	*out = token_cache[i].token;
+}
+
+/* The token sealed in s's row (023), opened: it must be one of ours, whole. */
+static int token_unseal(const struct sandbox *s, const char **out, struct err *e)
+{
+	struct pool p;
+	char *t = NULL;
+	int rc;
+
+	pool_init(&p, 4096);
+	rc = secrets_open(&p, s->id, SANDBOX_TOKEN_SEALED_AS, s->token_sealed, &t, e);
+	if (!rc && (strlen(t) != TOKEN_LEN || strncmp(t, "dst_", 4)))
+		rc = err_set(e, ERR_FAIL, "sandbox %s: its sealed token is not a sandbox token", s->id);
+	if (!rc)
+		token_keep(s, t, out);
+	if (t)
+		OPENSSL_cleanse(t, strlen(t));
+	pool_release(&p);
+	return rc;
+}
+
 int exec_token_for(struct db *db, const struct sandbox *s, const struct exec_spec *x,
 		   const char **out, struct err *e)
 {
@@ -205,6 +238,9 @@ int exec_token_for(struct db *db, const struct sandbox *s, const struct exec_spe
 			*out = token_cache[i].token;
 			return 0;
 		}
+	/* Sealed in its row when the service has a secrets key: nothing to ask the sandbox. */
+	if (s->token_sealed[0] && secrets_configured())
+		return token_unseal(s, out, e);
 	/* Through the agent when it answers (a connection, no Docker exec), else as always. */
 	if ((!x || !x->agent || agent_config(s, x->network, &g)) &&
 	    (rc = sandbox_run(s->container_id, argv, &g, NULL, e)))
@@ -213,14 +249,8 @@ int exec_token_for(struct db *db, const struct sandbox *s, const struct exec_spe
 	 * a valid checksum must not take the real one's place in the mask. */
 	if (gitcred_token(g.out, g.len, t))
 		rc = token_is_ours(db, s, t, &ours, e);
-	if (!rc && ours) {
-		unsigned i = token_next++ % TOKEN_CACHE;
-		OPENSSL_cleanse(token_cache[i].token, sizeof(token_cache[i].token));
-		snprintf(token_cache[i].sandbox, sizeof(token_cache[i].sandbox), "%s", s->id);
-		memcpy(token_cache[i].token, t, TOKEN_LEN);
-		token_cache[i].token[TOKEN_LEN] = 0;
-		*out = token_cache[i].token;
-	}
+	if (!rc && ours)
+		token_keep(s, t, out);
 	OPENSSL_cleanse(g.out, sizeof(g.out));
 	OPENSSL_cleanse(t, sizeof(t));
 	return rc;

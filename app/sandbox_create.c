@@ -23,6 +23,7 @@
 #include "sandboxd/randid.h"
 #include "sandboxd/sandbox.h"
 #include "sandboxd/scripts.h"
+#include "sandboxd/secrets.h"
 #include "sandboxd/tar.h"
 #include "sandboxd/token.h"
 #include "sandboxd/warm.h"
@@ -168,15 +169,21 @@ static int insert_rows(struct make *m, struct err *e)
 		return err_set(e, ERR_RELAY, "the sandbox's engine %s is the host at %s's",
 			       m->s->engine, m->s->host);
 	m->warm_only = rc == 1;
+	/* Sealed for the workers that will mask it (exec.h: exec_token), when there is a key. */
+	char *sealed = NULL;
+	if (secrets_configured() &&
+	    (rc = secrets_seal(n->pool, m->s->id, SANDBOX_TOKEN_SEALED_AS, m->token, TOKEN_LEN,
+			       &sealed, e)))
+		return rc;
 	rc = db_run(n->db, e,
 		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at,"
 		    "                       agent_key, secrets, image, egress, network, nano_cpus,"
-		    "                       memory_bytes, disk_bytes, engine)"
+		    "                       memory_bytes, disk_bytes, engine, token_sealed)"
 		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int), $7,"
-		    "         coalesce($8::text[], '{}'), $9, $10, $11, $12, $13, $14, $15)",
-		    15, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
+		    "         coalesce($8::text[], '{}'), $9, $10, $11, $12, $13, $14, $15, $16)",
+		    16, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
 		    m->agent_key, n->secrets, image_of(n)->name, m->s->egress, m->s->network, cpus,
-		    mem, disk, m->s->engine);
+		    mem, disk, m->s->engine, sealed);
 	if (!rc)
 		rc = db_run(n->db, e,
 			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"

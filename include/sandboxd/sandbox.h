@@ -35,6 +35,9 @@ struct sandbox {
 	/* Its agent's key (sandboxes.agent_key, SANDBOX_AGENT_KEY_HEX hex digits; "": none:
 	 * made before the agent, or ended). */
 	char agent_key[65];
+	/* Its token sealed with the secrets key (sandboxes.token_sealed, 023; "": none), what
+	 * exec_token opens to mask it (exec.h). */
+	char token_sealed[401];
 	char saved_ref[96];        /* where a stop saved its work (sandbox_save.h), or "" */
 	char image[CONFIG_IMAGE_NAME_MAX + 1]; /* its SANDBOXD_IMAGES name; "": made before 016 */
 	/* Its egress (none, web, open) and the Docker network that gives it; both "" for a
@@ -153,5 +156,9 @@ int sandbox_run_env(const char *container, const char *const *argv, const char *
 /* {id, ref, commit, state, image, egress, clone, created_at, last_used_at, idle_stop_at,
  * saved_ref?}. */
 json_object *sandbox_json(const struct sandbox *s);
+
+/* The name its token is sealed under (secrets_seal's, with the sandbox's id in place of the
+ * repository's): no secret's name has a space. */
+#define SANDBOX_TOKEN_SEALED_AS "sandbox token"
 
 #endif

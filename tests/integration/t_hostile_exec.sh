@@ -196,6 +196,30 @@ LAST_REQ="POST $SB/$RID/exec (closed while it ran)"
 STATUS=$(cat "$_T/race.status") BODY=$(cat "$_T/race.body")
 expect_error 410 'sandbox is closed' 'the exec answers 410 sandbox is closed, no engine text'
 
+# --- masking does not take the sandbox's word for its token ---------------------------------------
+# Its user rewrites the clone's config before any exec (no worker has seen the token yet):
+# the token is still masked, from its sealed copy in the sandbox's row (sql/023).
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a sandbox whose config is rewritten'
+MID=$(_json .id)
+AT_EXIT+=("api POST '$SB/$MID/close' '' '$OT' >/dev/null 2>&1")
+MCID=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$MID")")
+check 'its clone is done' wait_until 60 eval "api GET '$SB/$MID' '' '$OT'; [ \"\$(_json .clone.state)\" = done ]"
+MTOK=$(docker exec -u "$BOX_USER" -w /workspace/repo "$MCID" sh -c "$DEC")
+MTOK=dst_${MTOK#*dst_}
+check_eq 'its token is read from its config (by the test)' 46 "${#MTOK}"
+docker exec -u "$BOX_USER" -w /workspace/repo "$MCID" sh -c 'git config --unset-all "$(git config --name-only --get-regexp extraheader)"'
+check_eq 'the config holds it no more' '' \
+	"$(docker exec -u "$BOX_USER" -w /workspace/repo "$MCID" git config --get-regexp extraheader)"
+check_eq 'its row holds it sealed, not as text' '1|0' \
+	"$(sql "select count(*), count(*) filter (where token_sealed like '%dst_%') from sandboxes where id = '$MID' and length(token_sealed) > 100")"
+api POST "$SB/$MID/exec" "$(jq -nc --arg t "$MTOK" '{cmd: ("echo " + $t + "; echo " + $t + " | base64")}')" "$OT"
+check_eq 'printed as is and in base64, it comes out masked' $'***\n***' "$(_json .stdout | head -c 7)"
+check_eq 'and nothing of it is in the answer' 0 "$(grep -c "${MTOK:4:20}" <<<"$BODY")"
+api POST "$SB/$MID/close" '' "$OT"
+expect_status 204 'closed'
+check_eq 'its sealed token is gone from the row' '' "$(sql "select coalesce(token_sealed, '') from sandboxes where id = '$MID'")"
+
 api POST "$SB/$ID/close" '' "$OT"
 expect_status 204 'the sandbox is closed'
 finish
