@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <fcgiapp.h>
+#include "sandboxd/fcgiin.h"
 #include "sandboxd/http.h"
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
@@ -204,6 +205,7 @@ static const char *reason(int status)
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
+	case 408: return "Request Timeout";
 	case 409: return "Conflict";
 	case 410: return "Gone";
 	case 413: return "Payload Too Large";
@@ -324,4 +326,73 @@ int http_flush(struct req *r)
 long http_read(struct req *r, void *buf, size_t n)
 {
 	return FCGX_GetStr(buf, n > (1u << 30) ? 1 << 30 : (int)n, r->fcgx->in);
+}
+
+/* Up to n bytes of what libfcgi has handed out of the body (its window), without reading. */
+static long take_window(FCGX_Stream *in, void *buf, size_t n)
+{
+	size_t avail = (size_t)(in->stop - in->rdNext);
+
+	if (avail > n)
+		avail = n;
+	if (avail > (1u << 30))
+		avail = 1u << 30;
+	return avail ? FCGX_GetStr(buf, (int)avail, in) : 0;
+}
+
+/* One step of libfcgi's reading (its buffer, else one read of the connection), then the
+ * rest of its window: > 0 bytes, 0 at the end, HTTP_READ_GONE. */
+static long step(FCGX_Stream *in, char *buf, size_t n)
+{
+	if (FCGX_GetStr(buf, 1, in) != 1)
+		return FCGX_GetError(in) ? HTTP_READ_GONE : 0;
+	return 1 + take_window(in, buf + 1, n - 1);
+}
+
+long http_read_nowait(struct req *r, void *buf, size_t n)
+{
+	FCGX_Stream *in = r->fcgx->in;
+
+	if (n == 0)
+		return 0;
+	if (in->stop > in->rdNext)
+		return take_window(in, buf, n);
+	if (in->isClosed)
+		return FCGX_GetError(in) ? HTTP_READ_GONE : 0;
+	/* Records read with the last ones (the end of the body among them) are in libfcgi's
+	 * buffer, not in the connection: a poll would wait for them for ever. */
+	if (fcgiin_held(r->fcgx) == 0)
+		return HTTP_READ_WAIT;
+	return step(in, buf, n);
+}
+
+/* 1 when the connection has bytes to read right now. */
+static int readable_now(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+long http_read_ready(struct req *r, void *buf, size_t n)
+{
+	FCGX_Stream *in = r->fcgx->in;
+	char *p = buf;
+	size_t got = 0;
+	long k;
+
+	/* libfcgi reads the connection once (8 KiB at most) per step, and waits only within a
+	 * record nginx has begun to write; more steps while the connection has more. */
+	for (int first = 1; got < n; first = 0) {
+		k = http_read_nowait(r, p + got, n - got);
+		if (k == HTTP_READ_WAIT) {
+			if (!first && !readable_now(r->fcgx->ipcFd))
+				break;
+			k = step(in, p + got, n - got);
+		}
+		if (k <= 0)
+			return got ? (long)got : k;
+		got += (size_t)k;
+	}
+	return (long)got;
 }

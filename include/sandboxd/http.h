@@ -148,6 +148,17 @@ int http_on_abort(struct req *r, void (*fn)(void *), void *arg) __attribute__((w
 int http_write(struct req *r, const void *data, size_t n) __attribute__((warn_unused_result));
 int http_flush(struct req *r) __attribute__((warn_unused_result));
 long http_read(struct req *r, void *buf, size_t n) __attribute__((warn_unused_result));
+/* A request body streamed without waiting on the client (nginx passes a push's body on as
+ * it arrives, githttp.c): http_read_nowait gives up to n bytes that have already arrived:
+ * their count, 0 at the body's end, HTTP_READ_WAIT when none has (poll http_fcgi_fd for
+ * POLLIN, then call http_read_ready), HTTP_READ_GONE when the connection from nginx failed
+ * (it closes it when its client goes). http_read_ready, once the connection is readable,
+ * reads what arrived and answers the same way (never HTTP_READ_WAIT); it waits only while
+ * nginx is in the middle of writing a record, never on the client. */
+#define HTTP_READ_GONE (-1L)
+#define HTTP_READ_WAIT (-2L)
+long http_read_nowait(struct req *r, void *buf, size_t n) __attribute__((warn_unused_result));
+long http_read_ready(struct req *r, void *buf, size_t n) __attribute__((warn_unused_result));
 /* The head http_send writes (Status, X-Request-Id, Cache-Control, and but for 204
  * Content-Type, NULL: JSON, and Content-Length len) into out[size]: its length, or -1 when
  * it does not fit. For answers written without libfcgi (the holder). */
