@@ -14,6 +14,7 @@
 #include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/pushreport.h"
+#include "sandboxd/pushslot.h"
 #include "sandboxd/repo.h"
 #include "sandboxd/banned.h"
 
@@ -81,12 +82,29 @@ static void audit_failed_refs(struct req *r, const struct git_pusher *who,
 	free(text);
 }
 
+/* A push's body streams to this worker (nginx buffers nothing for receive-pack), so the
+ * pusher's account takes one of its push slots first (pushslot.h): past them, 429 with
+ * Retry-After, before a byte of the body is read. Anonymous pushes never get here (401). */
+static int take_push_slot(struct req *r, int *slot, struct err *e)
+{
+	char after[16];
+	int rc = pushslot_take(r->db, r->caller.account_id, r->cfg->git_pushes_per_account, slot, e);
+
+	if (rc == ERR_LIMIT) {
+		/* A stalled holder is gone within the stall bound; a busy one may take longer. */
+		snprintf(after, sizeof(after), "%d", r->cfg->git_body_stall);
+		http_header(r, "Retry-After", after);
+		json_add_int(r->audit_details, "push_slots", r->cfg->git_pushes_per_account);
+	}
+	return rc;
+}
+
 int api_git(struct req *r, struct err *e)
 {
 	struct git_pusher who = { .report_fd = -1 };
 	struct git_route route, *g = &route;
 	struct repo repo;
-	int rc;
+	int rc, slot = -1;
 
 	r->git = 1;
 	if (!githttp_match(r->path, r->query, g))
@@ -101,6 +119,8 @@ int api_git(struct req *r, struct err *e)
 		return err_http(e, 405, "method not allowed");
 	}
 	if ((rc = auth_git(r, g->owner, g->name, g->push, &repo, e)))
+		return rc;
+	if (g->service == GIT_RECEIVE_PACK && (rc = take_push_slot(r, &slot, e)))
 		return rc;
 	if (r->caller.authenticated) {
 		who.login = r->caller.login;
@@ -121,5 +141,7 @@ int api_git(struct req *r, struct err *e)
 		audit_failed_refs(r, &who, &repo);
 		close(who.report_fd);
 	}
+	if (slot >= 0)
+		pushslot_release(r->db, r->caller.account_id, slot);
 	return rc;
 }

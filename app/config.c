@@ -346,6 +346,26 @@ static int check_metrics_allow(struct config *c, struct err *e)
 	return 0;
 }
 
+/* An account's pushes in progress must leave git workers to everybody else: fewer than
+ * SANDBOXD_GIT_WORKERS. Unset, 2, or one less than the git workers when they are fewer (1
+ * with a single git worker, which one push then holds whatever the bound). */
+static int check_git_pushes(struct config *c, struct err *e)
+{
+	int *k = &c->git_pushes_per_account;
+
+	if (*k == 0) {
+		*k = c->git_workers - 1 < 2 ? c->git_workers - 1 : 2;
+		if (*k < 1)
+			*k = 1;
+		return 0;
+	}
+	if (*k >= c->git_workers)
+		return err_set(e, ERR_INVALID, "SANDBOXD_GIT_PUSHES_PER_ACCOUNT (%d) must be less "
+			       "than SANDBOXD_GIT_WORKERS (%d), so that one account's pushes never "
+			       "hold every git worker", *k, c->git_workers);
+	return 0;
+}
+
 /* DNS labels of letters, digits and '-' joined by dots (stored lower-case): a preview's
  * host is one more label in front of them. */
 static int check_preview_domain(struct config *c, struct err *e)
@@ -463,6 +483,13 @@ static const struct setting settings[] = {
 	/* Raw transfers stream (api_files_raw.c): nginx's client_max_body_size is the same. */
 	N("SANDBOXD_FILE_RAW_LIMIT", SIZE, file_raw_limit, 1 << 30, 1, (int64_t)64 << 30),
 	N("SANDBOXD_GIT_TIMEOUT", INT, git_timeout, 3600, 10, 86400),
+	N("SANDBOXD_GIT_BODY_STALL", INT, git_body_stall, 10, 1, 3600),
+	N("SANDBOXD_GIT_BODY_GRACE", INT, git_body_grace, 10, 1, 3600),
+	/* 32 KiB/s (README "Slow clients": why); at most 1 GiB/s, 0 turns the floor off. */
+	N("SANDBOXD_GIT_BODY_MIN_RATE", SIZE, git_body_min_rate, 32768, 0, 1 << 30),
+	/* 0: unset (check_git_pushes picks the default). */
+	N("SANDBOXD_GIT_PUSHES_PER_ACCOUNT", INT, git_pushes_per_account, 0, 1, 1024,
+	  .check = check_git_pushes),
 	N("SANDBOXD_BODY_LIMIT", SIZE, body_limit, 1048576, 1024, 64 << 20),
 	N("SANDBOXD_AGENT", INT, agent, 1, 0, 1),
 	S("SANDBOXD_AGENT_PATH", agent_path, "/usr/local/lib/sandboxd/sandboxd-agent",

@@ -10,7 +10,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "sandboxd/bodyrate.h"
 #include "sandboxd/cgi.h"
+#include "sandboxd/clock.h"
 #include "sandboxd/githttp.h"
 #include "sandboxd/log.h"
 #include "sandboxd/metrics.h"
@@ -21,6 +23,7 @@
 #define CHUNK 65536
 #define ENV_MAX 64  /* a push uses about 45 */
 #define IDLE_MS (10 * 60 * 1000)  /* no byte either way for this long: give up */
+#define END_GRACE_MS 2000         /* git's own cleanup after SIGTERM, before SIGKILL */
 
 int githttp_match(const char *path, const char *query, struct git_route *out)
 {
@@ -212,14 +215,6 @@ static pid_t spawn(const char *git, char *const *envp, int in[2], int out[2], in
 	_exit(127);
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int put(struct req *r, const char *data, size_t n)
 {
 	return n == 0 || http_write(r, data, n) == 0 ? 0 : -1;
@@ -245,21 +240,28 @@ struct proc {
 	char *inbuf, *outbuf;       /* the request body on its way, the child's answer */
 	size_t inlen, inoff, outlen;
 	int in_eof;                 /* the body is all forwarded, or the child stopped reading */
+	int head_parsed;            /* the child's header block is read (status, headers) */
 	int head_done;              /* our header block is sent: the response has begun */
-	int status;                 /* the child's status, once head_done */
+	int status;                 /* the child's status, once head_parsed */
 	int client_gone;
-	long deadline, last;        /* the time limit; the last byte moved either way */
+	int64_t deadline, last;     /* the time limit; the last byte moved either way */
+	struct bodyrate rate;       /* how fast the request body arrives (bodyrate.h) */
+	int body_failed;            /* it stalled, trickled or was cut: nothing of it is kept */
 	struct buf headers;
 };
 
 static void proc_init(struct proc *p, struct req *r)
 {
+	const struct config *c = r->cfg;
+
 	memset(p, 0, sizeof(*p));
 	p->r = r;
 	p->in[0] = p->in[1] = p->out[0] = p->out[1] = -1;
 	p->pid = -1;
-	p->last = now_ms();
-	p->deadline = p->last + (long)r->cfg->git_timeout * 1000;
+	p->last = clock_ms();
+	p->deadline = p->last + (int64_t)c->git_timeout * 1000;
+	bodyrate_init(&p->rate, (int64_t)c->git_body_stall * 1000,
+		      (int64_t)c->git_body_grace * 1000, c->git_body_min_rate);
 	buf_init(&p->headers, CGI_HEADERS_MAX);
 }
 
@@ -288,6 +290,8 @@ static int proc_start(struct proc *p, const struct git_route *g, const struct re
 	p->pid = spawn(p->r->cfg->git_bin, env.v, p->in, p->out, who ? who->report_fd : -1);
 	if (p->pid < 0)
 		return err_set(e, ERR_FAIL, "fork: %s", strerror(errno));
+	/* The child does it too: whichever runs first, the group exists before a kill. */
+	setpgid(p->pid, p->pid);
 	close_fd(&p->in[0]);
 	close_fd(&p->out[1]);
 	if (strcmp(g->method, "GET") == 0) {
@@ -300,24 +304,56 @@ static int proc_start(struct proc *p, const struct git_route *g, const struct re
 	return 0;
 }
 
-/* Refills the request buffer once it is all written: blocks only until the client sends
- * more or ends. */
-static void proc_refill(struct proc *p)
+/* Takes what has arrived of the request body once the last piece is all written to the
+ * child, never waiting on the client (ready: a poll found nginx's connection readable).
+ * Nothing there: the wait for the client is timed (bodyrate). 0, or ERR_CANCELLED when the
+ * connection from nginx failed: its client went away in the middle of the body. */
+static int proc_refill(struct proc *p, int ready, struct err *e)
 {
 	long n;
 
 	if (p->in_eof || p->inoff < p->inlen)
-		return;
-	n = http_read(p->r, p->inbuf, CHUNK);
+		return 0;
+	n = ready ? http_read_ready(p->r, p->inbuf, CHUNK) : http_read_nowait(p->r, p->inbuf, CHUNK);
+	if (n == HTTP_READ_WAIT) {
+		bodyrate_wait(&p->rate, clock_ms());
+		return 0;
+	}
 	if (n <= 0) {
 		p->in_eof = 1;
 		close_fd(&p->in[1]);
-		return;
+		if (n == 0)
+			return 0;
+		p->body_failed = 1;
+		return err_set(e, ERR_CANCELLED, "the client went away while sending the request body");
 	}
 	p->inlen = (size_t)n;
 	p->inoff = 0;
 	metrics_count_git_bytes(METRICS_GIT_IN, (uint64_t)n);
-	p->last = now_ms();
+	p->last = clock_ms();
+	bodyrate_got(&p->rate, p->last, (size_t)n);
+	return 0;
+}
+
+/* The worker waits for the client's body: 1 (poll nginx's connection), else 0. */
+static int proc_waits(const struct proc *p)
+{
+	return !p->in_eof && p->inoff == p->inlen && p->rate.wait_since >= 0;
+}
+
+/* A body that stalls or trickles ends the request: 408 naming the bound, while nothing of
+ * the answer has gone out (proc_send holds the child's header block back until then). */
+static int proc_check_body(struct proc *p, int64_t now, struct err *e)
+{
+	enum bodyrate_verdict v = proc_waits(p) ? bodyrate_check(&p->rate, now) : BODYRATE_OK;
+	char msg[200];
+
+	if (v == BODYRATE_OK)
+		return 0;
+	p->body_failed = 1;
+	bodyrate_describe(&p->rate, v, now, msg, sizeof(msg));
+	log_warn("git push ended: %s", msg);
+	return err_http(e, 408, "%s", msg);
 }
 
 /* Writes what the child can take of the request buffer. */
@@ -327,7 +363,7 @@ static void proc_feed(struct proc *p)
 
 	if (w > 0) {
 		p->inoff += (size_t)w;
-		p->last = now_ms();
+		p->last = clock_ms();
 	} else if (w < 0 && errno != EAGAIN) {
 		/* The child stopped reading (it answers an error): drop the rest. */
 		close_fd(&p->in[1]);
@@ -336,76 +372,114 @@ static void proc_feed(struct proc *p)
 	}
 }
 
-/* Reads what the child wrote and passes it on: first our header block made from its CGI
- * headers, then its bytes as they are. Closes out[0] at the child's end; sets client_gone
- * when the client cannot take more. 0, or ERR_FAIL on a bad header block. */
-static int proc_drain(struct proc *p, struct err *e)
+/* Passes on what the child wrote, our header block first (made from the child's CGI
+ * headers). The block waits while the request body still streams and the child has written
+ * nothing after it (http-backend writes it before receive-pack reads a byte): until the
+ * body is whole, the request may still be refused whole (408 for a body too slow). */
+static void proc_send(struct proc *p)
 {
-	ssize_t got = read(p->out[0], p->outbuf + p->outlen,
-			   (p->head_done ? CHUNK : CGI_HEADERS_MAX + CHUNK) - p->outlen);
-	long end;
-
-	if (got < 0 && errno == EINTR)
-		return 0;
-	if (got <= 0) {
-		close_fd(&p->out[0]);
-		return 0;
-	}
-	p->last = now_ms();
-	p->outlen += (size_t)got;
+	if (!p->head_parsed || p->client_gone)
+		return;
 	if (!p->head_done) {
-		end = cgi_parse_headers(p->outbuf, p->outlen, &p->status, &p->headers);
-		if (end == 0 && p->outlen < CGI_HEADERS_MAX + CHUNK)
-			return 0;  /* the header block is not all there yet */
-		if (end <= 0)
-			return err_set(e, ERR_FAIL, "git http-backend wrote a bad header block");
+		if (!p->in_eof && p->outlen == 0 && p->out[0] >= 0)
+			return;
 		p->head_done = 1;
 		if (send_head(p->r, p->status, &p->headers)) {
 			p->client_gone = 1;
-			return 0;
+			return;
 		}
-		memmove(p->outbuf, p->outbuf + end, p->outlen - (size_t)end);
-		p->outlen -= (size_t)end;
 	}
 	if (put(p->r, p->outbuf, p->outlen))
 		p->client_gone = 1;
 	else
 		metrics_count_git_bytes(METRICS_GIT_OUT, p->outlen);
 	p->outlen = 0;
+}
+
+/* Reads what the child wrote, parses its header block once it is all there, and passes it
+ * on (proc_send). Closes out[0] at the child's end; sets client_gone when the client cannot
+ * take more. 0, or ERR_FAIL on a bad header block. */
+static int proc_drain(struct proc *p, struct err *e)
+{
+	ssize_t got = read(p->out[0], p->outbuf + p->outlen,
+			   (p->head_parsed ? CHUNK : CGI_HEADERS_MAX + CHUNK) - p->outlen);
+	long end;
+
+	if (got < 0 && errno == EINTR)
+		return 0;
+	if (got <= 0) {
+		close_fd(&p->out[0]);
+		proc_send(p);
+		return 0;
+	}
+	p->last = clock_ms();
+	p->outlen += (size_t)got;
+	if (!p->head_parsed) {
+		end = cgi_parse_headers(p->outbuf, p->outlen, &p->status, &p->headers);
+		if (end == 0 && p->outlen < CGI_HEADERS_MAX + CHUNK)
+			return 0;  /* the header block is not all there yet */
+		if (end <= 0)
+			return err_set(e, ERR_FAIL, "git http-backend wrote a bad header block");
+		p->head_parsed = 1;
+		memmove(p->outbuf, p->outbuf + end, p->outlen - (size_t)end);
+		p->outlen -= (size_t)end;
+	}
+	proc_send(p);
 	return 0;
 }
 
-/* Moves bytes both ways until the child's answer ends, the client goes, or time runs
- * out (a whole run past the limit, or no byte either way for IDLE_MS). */
+/* How long the next poll may sleep: a second at most, less before the deadline or a bound
+ * of the body. */
+static int poll_ms(const struct proc *p, int64_t now)
+{
+	int64_t wait = p->deadline - now < 1000 ? p->deadline - now : 1000;
+	int64_t body = proc_waits(p) ? bodyrate_next_ms(&p->rate, now) : INT64_MAX;
+
+	if (body < wait)
+		wait = body;
+	return wait < 0 ? 0 : (int)wait;
+}
+
+/* Moves bytes both ways until the child's answer ends, the client goes, or time runs out
+ * (a whole run past the limit, no byte either way for IDLE_MS, or a request body that
+ * stalls or trickles: bodyrate.h). Never blocks on the client: nginx's connection is
+ * polled with the child's pipes. */
 static int proc_pump(struct proc *p, const char *method, struct err *e)
 {
 	int rc = 0;
 
 	while (!rc && p->out[0] >= 0 && !p->client_gone) {
-		struct pollfd fds[2];
-		int nfds = 0, wait;
-		long now = now_ms();
+		struct pollfd fds[3];
+		int nfds = 0, in_at = -1, fcgi_at = -1;
+		int64_t now = clock_ms();
 
 		if (now > p->deadline || now - p->last > IDLE_MS) {
 			log_warn("git %s timed out; ending its process group", method);
 			rc = err_set(e, ERR_FAIL, "git took too long");
 			break;
 		}
-		proc_refill(p);
+		if ((rc = proc_refill(p, 0, e)) || (rc = proc_check_body(p, now, e)))
+			break;
+		proc_send(p);   /* a header block held back for the body, which is whole now */
 		fds[nfds].fd = p->out[0];
 		fds[nfds++].events = POLLIN;
 		if (p->in[1] >= 0 && p->inoff < p->inlen) {
-			fds[nfds].fd = p->in[1];
+			fds[in_at = nfds].fd = p->in[1];
 			fds[nfds++].events = POLLOUT;
 		}
-		wait = (int)(p->deadline - now < 1000 ? p->deadline - now : 1000);
-		if (poll(fds, (nfds_t)nfds, wait < 0 ? 0 : wait) < 0) {
+		if (proc_waits(p)) {
+			fds[fcgi_at = nfds].fd = http_fcgi_fd(p->r);
+			fds[nfds++].events = POLLIN;
+		}
+		if (poll(fds, (nfds_t)nfds, poll_ms(p, now)) < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = err_set(e, ERR_FAIL, "poll: %s", strerror(errno));
 			break;
 		}
-		if (nfds == 2 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP)))
+		if (fcgi_at >= 0 && fds[fcgi_at].revents && (rc = proc_refill(p, 1, e)))
+			break;
+		if (in_at >= 0 && (fds[in_at].revents & (POLLOUT | POLLERR | POLLHUP)))
 			proc_feed(p);
 		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
 			rc = proc_drain(p, e);
@@ -417,22 +491,82 @@ static int proc_pump(struct proc *p, const char *method, struct err *e)
 	return rc;
 }
 
+/* Waits up to ms for the child to end and its group to empty (receive-pack, index-pack,
+ * hooks): 1 when it has, 0 when time ran out. Reaps the child into *wstatus once. */
+static int wait_group(pid_t pid, int *reaped, int *wstatus, int64_t ms)
+{
+	int64_t until = clock_ms() + ms;
+
+	for (;;) {
+		if (!*reaped && waitpid(pid, wstatus, WNOHANG) == pid)
+			*reaped = 1;
+		if (*reaped && kill(-pid, 0) < 0)
+			return 1;
+		if (clock_ms() >= until)
+			return 0;
+		usleep(5000);
+	}
+}
+
+/* Ends the child's process group, its stdin and stdout already closed. Where the request
+ * body failed (soft), git is let end by itself first: index-pack fails on the cut pack
+ * and receive-pack removes its quarantine (a signal now would race the two clean-ups and
+ * leave directories behind). Then SIGTERM, so that git still removes what it was writing
+ * (a quarantine, a temporary pack, ref locks), then SIGKILL for whatever is left. */
+static void end_group(pid_t pid, int *wstatus, int soft)
+{
+	int reaped = 0;
+
+	if (!(soft && wait_group(pid, &reaped, wstatus, END_GRACE_MS))) {
+		kill(-pid, SIGTERM);
+		wait_group(pid, &reaped, wstatus, END_GRACE_MS);
+		kill(-pid, SIGKILL);
+	}
+	while (!reaped && waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
+		;
+}
+
 /* Closes, ends (unless it answered whole: rc is 0 and the client took it all), reaps and
  * frees everything p holds. */
+/* A push whose body failed: git reads the end of its stdin, and its answer (receive-pack's
+ * "unpack error" report) is read and dropped until it ends, for at most END_GRACE_MS.
+ * Closing its stdout instead would kill receive-pack with SIGPIPE in its report, which
+ * leaves its quarantine directory behind (git 2.39). */
+static void proc_let_fail(struct proc *p)
+{
+	int64_t until = clock_ms() + END_GRACE_MS;
+
+	close_fd(&p->in[1]);
+	while (p->out[0] >= 0 && clock_ms() < until) {
+		struct pollfd f = { .fd = p->out[0], .events = POLLIN };
+		ssize_t got;
+
+		if (poll(&f, 1, (int)(until - clock_ms())) <= 0)
+			continue;
+		got = read(p->out[0], p->outbuf, CHUNK);
+		if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN))
+			close_fd(&p->out[0]);
+	}
+}
+
 static void proc_finish(struct proc *p, int rc)
 {
 	int wstatus = 0;
 
+	if (p->body_failed && p->pid > 0 && p->outbuf)
+		proc_let_fail(p);
 	close_fd(&p->in[0]);
 	close_fd(&p->in[1]);
 	close_fd(&p->out[0]);
 	close_fd(&p->out[1]);
 	if (p->pid > 0) {
-		/* Whatever is left of the tree (a time-out, a client gone) ends now. */
+		/* Whatever is left of the tree (a time-out, a client gone, a body too slow) ends
+		 * now, and nothing of a push is kept. */
 		if (rc || p->client_gone || !p->head_done)
-			kill(-p->pid, SIGKILL);
-		while (waitpid(p->pid, &wstatus, 0) < 0 && errno == EINTR)
-			;
+			end_group(p->pid, &wstatus, p->body_failed);
+		else
+			while (waitpid(p->pid, &wstatus, 0) < 0 && errno == EINTR)
+				;
 		if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) && !rc)
 			log_info("git http-backend exited with %d", WEXITSTATUS(wstatus));
 	}

@@ -104,6 +104,14 @@ struct config {
 	size_t file_raw_limit;      /* PUT and GET …/files/{path}, bytes */
 	int workers;
 	int git_workers;            /* serve git only, so that execs never starve it */
+	/* A push's body streams to a git worker (bodyrate.h): no byte for git_body_stall
+	 * seconds ends it, and so do fewer than git_body_min_rate bytes per second on average
+	 * (0: no floor) once the worker has waited git_body_grace seconds for it. */
+	int git_body_stall;
+	int git_body_grace;
+	size_t git_body_min_rate;
+	/* Pushes in progress per account (pushslot.h): fewer than git_workers. */
+	int git_pushes_per_account;
 	size_t body_limit;
 	int log_level;
 	/* The agent in every sandbox (README "The agent"): attached execs through it (0: Docker

@@ -115,6 +115,10 @@ static void test_defaults(void **state)
 	assert_string_equal(c.git_bin, "/usr/bin/git");
 	assert_string_equal(c.hooks_dir, "/usr/lib/sandboxd/hooks");
 	assert_int_equal(c.git_timeout, 3600);
+	assert_int_equal(c.git_body_stall, 10);
+	assert_int_equal(c.git_body_grace, 10);
+	assert_int_equal(c.git_body_min_rate, 32768);
+	assert_int_equal(c.git_pushes_per_account, 2);
 	assert_int_equal(c.ephemeral_ttl, 2592000);   /* 30 days (SPEC §5) */
 	assert_int_equal(asked_other, 0);
 }
@@ -409,6 +413,9 @@ static const struct {
 	{ "SANDBOXD_SANDBOX_UID", 1, 2147483646, 1, FIELD(sandbox_uid) },
 	{ "SANDBOXD_FILE_LIMIT", 1, 1 << 30, 1, FIELD(file_limit) },
 	{ "SANDBOXD_GIT_TIMEOUT", 10, 86400, 1, FIELD(git_timeout) },
+	{ "SANDBOXD_GIT_BODY_STALL", 1, 3600, 1, FIELD(git_body_stall) },
+	{ "SANDBOXD_GIT_BODY_GRACE", 1, 3600, 1, FIELD(git_body_grace) },
+	{ "SANDBOXD_GIT_BODY_MIN_RATE", 0, 1 << 30, 1, FIELD(git_body_min_rate) },
 	{ "SANDBOXD_BODY_LIMIT", 1024, 64 << 20, 1, FIELD(body_limit) },
 };
 
@@ -477,6 +484,36 @@ static void test_git_workers(void **state)
 	refused("SANDBOXD_GIT_SOCKET", "git.sock", "SANDBOXD_GIT_SOCKET must be an absolute path");
 	refused("SANDBOXD_GIT_SOCKET", "/run/x/socket",
 		"SANDBOXD_GIT_SOCKET must differ from SANDBOXD_SOCKET");
+}
+
+/* One account's pushes in progress leave a git worker to everybody else: fewer than the
+ * git workers, 2 by default, less when the git workers are few (test_numeric can't: its
+ * upper bound depends on another setting). */
+static void test_git_pushes_per_account(void **state)
+{
+	struct config c;
+
+	accepted("SANDBOXD_GIT_WORKERS", "2", &c);
+	assert_int_equal(c.git_pushes_per_account, 1);
+	accepted("SANDBOXD_GIT_WORKERS", "1", &c);
+	assert_int_equal(c.git_pushes_per_account, 1);
+	accepted("SANDBOXD_GIT_WORKERS", "16", &c);
+	assert_int_equal(c.git_pushes_per_account, 2);
+	accepted("SANDBOXD_GIT_PUSHES_PER_ACCOUNT", "15", &c);
+	assert_int_equal(c.git_pushes_per_account, 15);
+	refused("SANDBOXD_GIT_PUSHES_PER_ACCOUNT", "16",
+		"SANDBOXD_GIT_PUSHES_PER_ACCOUNT (16) must be less than SANDBOXD_GIT_WORKERS (16), "
+		"so that one account's pushes never hold every git worker");
+	refused("SANDBOXD_GIT_PUSHES_PER_ACCOUNT", "0",
+		"SANDBOXD_GIT_PUSHES_PER_ACCOUNT must be an integer between 1 and 1024");
+	refused("SANDBOXD_GIT_PUSHES_PER_ACCOUNT", "1025",
+		"SANDBOXD_GIT_PUSHES_PER_ACCOUNT must be an integer between 1 and 1024");
+	env_set("SANDBOXD_GIT_WORKERS", "4");
+	refused("SANDBOXD_GIT_PUSHES_PER_ACCOUNT", "4",
+		"SANDBOXD_GIT_PUSHES_PER_ACCOUNT (4) must be less than SANDBOXD_GIT_WORKERS (4), "
+		"so that one account's pushes never hold every git worker");
+	accepted("SANDBOXD_GIT_PUSHES_PER_ACCOUNT", "3", &c);
+	assert_int_equal(c.git_pushes_per_account, 3);
 }
 
 static void test_git(void **state)
@@ -685,6 +722,7 @@ int main(void)
 		cmocka_unit_test_setup(test_numeric, setup),
 		cmocka_unit_test_setup(test_git, setup),
 		cmocka_unit_test_setup(test_git_workers, setup),
+		cmocka_unit_test_setup(test_git_pushes_per_account, setup),
 		cmocka_unit_test_setup(test_string_bounds, setup),
 		cmocka_unit_test_setup(test_network_and_key_file, setup),
 		cmocka_unit_test_setup(test_public_url_needs_a_host, setup),
