@@ -166,6 +166,52 @@ static uint64_t find(const struct pack *k, const unsigned char *oid)
 	return 0;
 }
 
+/* The CRC-32 the index records for the entry of oid, whose position in the name table find
+ * used: the table after the names. */
+static uint32_t crc_of(const struct pack *k, const unsigned char *oid)
+{
+	const unsigned char *names = k->idx + IDX_HEAD;
+	uint32_t lo = oid[0] ? be32(k->idx + 8 + 4 * (oid[0] - 1)) : 0;
+	uint32_t hi = be32(k->idx + 8 + 4 * oid[0]);
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c = memcmp(names + (size_t)mid * PACKREAD_OID_LEN, oid, PACKREAD_OID_LEN);
+
+		if (c == 0)
+			return be32(names + (size_t)k->n * PACKREAD_OID_LEN + 4u * mid);
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* The header of the entry at off of k: 0 with its type and size, ERR_NOTFOUND when it is
+ * malformed or out of the pack. *at is where its data begins. */
+static int entry_head(const struct pack *k, uint64_t off, int *type, uint64_t *size, size_t *at)
+{
+	size_t end = k->data_len - PACKREAD_OID_LEN, i;
+	unsigned c, shift = 4;
+
+	if (off < 12 || off >= end)
+		return ERR_NOTFOUND;
+	i = (size_t)off;
+	c = k->data[i++];
+	*type = (int)((c >> 4) & 7);
+	*size = c & 15;
+	while (c & 0x80) {
+		if (i >= end || shift > 57)
+			return ERR_NOTFOUND;
+		c = k->data[i++];
+		*size |= (uint64_t)(c & 0x7f) << shift;
+		shift += 7;
+	}
+	*at = i;
+	return 0;
+}
+
 /* A whole blob at offset off of k: the entry's header (type and size, 7 bits a byte),
  * then one zlib stream that must inflate to exactly that size. */
 static int read_entry(const struct pack *k, struct libdeflate_decompressor *d, uint64_t off,
@@ -173,23 +219,11 @@ static int read_entry(const struct pack *k, struct libdeflate_decompressor *d, u
 {
 	size_t end = k->data_len - PACKREAD_OID_LEN, i;
 	uint64_t size;
-	unsigned c, shift = 4;
 	unsigned char *buf;
+	int type;
 
-	if (off < 12 || off >= end)
-		return ERR_NOTFOUND;
-	i = (size_t)off;
-	c = k->data[i++];
-	if (((c >> 4) & 7) != OBJ_BLOB)
+	if (entry_head(k, off, &type, &size, &i) || type != OBJ_BLOB)
 		return ERR_NOTFOUND;  /* a delta: the general reader resolves it */
-	size = c & 15;
-	while (c & 0x80) {
-		if (i >= end || shift > 57)
-			return ERR_NOTFOUND;
-		c = k->data[i++];
-		size |= (uint64_t)(c & 0x7f) << shift;
-		shift += 7;
-	}
 	if (size > max)
 		return ERR_TOOBIG;
 	if (!(buf = malloc(size ? (size_t)size : 1)))
@@ -217,4 +251,19 @@ int packread_blob(const struct packread *p, struct libdeflate_decompressor *d,
 			return read_entry(&p->pack[i], d, off, max, data, len);
 	}
 	return ERR_NOTFOUND;
+}
+
+int packread_where(const struct packread *p, const unsigned char *oid, uint64_t *offset,
+		   uint64_t *size, uint32_t *crc)
+{
+	uint64_t off;
+	size_t at;
+	int type;
+
+	if (!p || p->n != 1 || !(off = find(&p->pack[0], oid)) ||
+	    entry_head(&p->pack[0], off, &type, size, &at) || type != OBJ_BLOB)
+		return ERR_NOTFOUND;
+	*offset = off;
+	*crc = crc_of(&p->pack[0], oid);
+	return 0;
 }

@@ -16,6 +16,7 @@
 #ifndef SANDBOXD_PACKREAD_H
 #define SANDBOXD_PACKREAD_H
 #include <stddef.h>
+#include <stdint.h>
 #include <libdeflate.h>
 #include "sandboxd/err.h"
 
@@ -41,5 +42,13 @@ void packread_free(struct packread *p);
 int packread_blob(const struct packread *p, struct libdeflate_decompressor *d,
 		  const unsigned char *oid, size_t max, unsigned char **data, size_t *len)
 	__attribute__((warn_unused_result));
+
+/* Where the blob oid sits when p holds exactly one pack (a push's quarantine: the pack
+ * index-pack wrote from the pushed bytes): 0 with its entry's offset in that pack, the size
+ * its header gives and the CRC-32 of its bytes that the index records (index-pack computed
+ * it over them); ERR_NOTFOUND when p holds another number of packs, the oid is not in the
+ * pack, or its entry is not a whole blob. packscan.h reports blobs the same way. */
+int packread_where(const struct packread *p, const unsigned char *oid, uint64_t *offset,
+		   uint64_t *size, uint32_t *crc) __attribute__((warn_unused_result));
 
 #endif
