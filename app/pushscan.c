@@ -87,6 +87,7 @@ struct job {
 
 struct scan {
 	const char *path;  /* the bare repository, or NULL: the hook's environment */
+	const struct pushscan_scanned *scanned;  /* blobs scanned as the pack streamed in */
 	git_repository *repo;
 	struct oidset seen;
 	struct job *jobs;
@@ -202,6 +203,44 @@ static int open_packs(struct scan *s, struct packread **out)
 	return packread_open(out, dir, &e);
 }
 
+static int by_offset(const void *key, const void *elem)
+{
+	uint64_t k = *(const uint64_t *)key, o = ((const struct packscan_blob *)elem)->offset;
+
+	return k < o ? -1 : k > o;
+}
+
+/* 1 when job's blob was scanned clean as the pack streamed in: its entry in the
+ * quarantine's pack is the one reported, the same offset, size and CRC-32 of its bytes. */
+static int scanned_before(const struct scan *s, const struct packread *packs,
+			  const struct job *job)
+{
+	const struct packscan_blob *b;
+	uint64_t offset, size;
+	uint32_t crc;
+
+	if (packread_where(packs, job->id.id, &offset, &size, &crc))
+		return 0;
+	b = bsearch(&offset, s->scanned->blob, s->scanned->n, sizeof(*b), by_offset);
+	return b && b->size == size && b->crc == crc;
+}
+
+/* Drops the jobs whose blobs were scanned already, keeping the others in walk order. */
+static void drop_scanned(struct scan *s, const struct packread *packs)
+{
+	size_t kept = 0;
+
+	if (!s->scanned || !s->scanned->n)
+		return;
+	for (size_t i = 0; i < s->njobs; i++) {
+		if (scanned_before(s, packs, &s->jobs[i]))
+			free(s->jobs[i].path);
+		else
+			s->jobs[kept++] = s->jobs[i];
+	}
+	s->njobs = kept;
+}
+
 /* Scans the queued blobs; fills msg and sets found on the first finding. */
 static void scan_jobs(struct scan *s)
 {
@@ -213,16 +252,21 @@ static void scan_jobs(struct scan *s)
 
 	if (s->njobs == 0)
 		return;
-	atomic_init(&p.next, 0);
-	atomic_init(&p.best, SIZE_MAX);
-	pthread_mutex_init(&p.mu, NULL);
-	if (s->njobs < SCAN_THREADS_MIN_JOBS)
-		want = 1;
 	if (open_packs(s, &p.packs)) {
 		snprintf(s->msg, s->msgsz, "push refused: out of memory while scanning it");
 		s->found = 1;
 		return;
 	}
+	drop_scanned(s, p.packs);
+	if (s->njobs == 0) {
+		packread_free(p.packs);
+		return;
+	}
+	atomic_init(&p.next, 0);
+	atomic_init(&p.best, SIZE_MAX);
+	pthread_mutex_init(&p.mu, NULL);
+	if (s->njobs < SCAN_THREADS_MIN_JOBS)
+		want = 1;
 	/* This thread is one of them; a thread that cannot start leaves its share to others. */
 	for (int k = 1; k < want; k++)
 		if (pthread_create(&tid[nthreads], NULL, pool_work, &p) == 0)
@@ -442,10 +486,10 @@ out:
  * those reach, and each new commit is diffed against its first parent. Returns 1 with msg filled
  * when the push must be refused (a secret, more than PUSHSCAN_COMMITS_MAX new commits, or anything
  * that could not be read: the scan fails closed). */
-int pushscan_run(const char *path, const struct pushscan_ref *u, size_t n, char *msg,
-		 size_t msgsz)
+int pushscan_run(const char *path, const struct pushscan_ref *u, size_t n,
+		 const struct pushscan_scanned *scanned, char *msg, size_t msgsz)
 {
-	struct scan s = { .path = path, .msg = msg, .msgsz = msgsz };
+	struct scan s = { .path = path, .scanned = scanned, .msg = msg, .msgsz = msgsz };
 	git_revwalk *walk = NULL;
 	git_oid oid;
 	size_t commits = 0;

@@ -12,6 +12,7 @@
 #ifndef SANDBOXD_PUSHSCAN_H
 #define SANDBOXD_PUSHSCAN_H
 #include <stddef.h>
+#include "sandboxd/packscan.h"
 
 /* New commits one scan walks; past them the update is refused. */
 #define PUSHSCAN_COMMITS_MAX 1000000
@@ -22,13 +23,23 @@ struct pushscan_ref {
 	const char *new_;  /* 40 hex digits; the zero id (a deletion) brings nothing */
 };
 
+/* Blobs of the push's pack already scanned clean while the pack streamed in (packscan.h),
+ * sorted by offset: a queued blob whose entry in the quarantine's one pack has the same
+ * offset, size and CRC-32 (packread_where) is not read again; every other blob is. */
+struct pushscan_scanned {
+	const struct packscan_blob *blob;
+	size_t n;
+};
+
 /* Scans what refs[0..n) newly make reachable in the bare repository at path (NULL: the
- * repository of the hook's environment, GIT_DIR with the push's quarantine). Returns 1
- * when the update must be refused, with a one-line reason in msg (msgsz bytes) that names
- * the rule, the file (or ref), the line and the commit, never the secret; also for more
- * than PUSHSCAN_COMMITS_MAX new commits or anything that could not be read (the scan fails
- * closed). Returns 0 when nothing was found. */
-int pushscan_run(const char *path, const struct pushscan_ref *refs, size_t n, char *msg,
-		 size_t msgsz) __attribute__((warn_unused_result));
+ * repository of the hook's environment, GIT_DIR with the push's quarantine), but for the
+ * blobs in scanned (NULL: none). Returns 1 when the update must be refused, with a
+ * one-line reason in msg (msgsz bytes) that names the rule, the file (or ref), the line and
+ * the commit, never the secret; also for more than PUSHSCAN_COMMITS_MAX new commits or
+ * anything that could not be read (the scan fails closed). Returns 0 when nothing was
+ * found. */
+int pushscan_run(const char *path, const struct pushscan_ref *refs, size_t n,
+		 const struct pushscan_scanned *scanned, char *msg, size_t msgsz)
+	__attribute__((warn_unused_result));
 
 #endif
