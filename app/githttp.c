@@ -13,15 +13,18 @@
 #include "sandboxd/bodyrate.h"
 #include "sandboxd/cgi.h"
 #include "sandboxd/clock.h"
+#include "sandboxd/gitenv.h"
 #include "sandboxd/githttp.h"
+#include "sandboxd/json.h"
 #include "sandboxd/log.h"
 #include "sandboxd/metrics.h"
 #include "sandboxd/pushreport.h"
+#include "sandboxd/pushtee.h"
+#include "sandboxd/streamscan.h"
 #include "sandboxd/strv.h"
 #include "sandboxd/banned.h"
 
 #define CHUNK 65536
-#define ENV_MAX 64  /* a push uses about 45 */
 #define IDLE_MS (10 * 60 * 1000)  /* no byte either way for this long: give up */
 #define END_GRACE_MS 2000         /* git's own cleanup after SIGTERM, before SIGKILL */
 
@@ -66,131 +69,27 @@ int githttp_match(const char *path, const char *query, struct git_route *out)
 	return 1;
 }
 
-/* The child's environment is built from scratch: nothing of ours or of the client's
- * headers leaks in, and the trusted values for the hook have names that no header can
- * forge. It is bounded and never cut short (strv.h): a variable that does not fit fails
- * the request, since the hook would otherwise run without, say, its ref policies. A NULL
- * value leaves a variable out on purpose. */
-struct var {
-	const char *name, *value;
-};
-
-static int env_put(struct strv *env, const struct var *v, size_t n)
+/* In the child: extra[i] (or nothing, -1) becomes descriptor 3 + i, and nothing else
+ * but 0 to 2 stays open. Git leaves descriptors it did not open alone, so they reach the
+ * hooks through http-backend and receive-pack: 3 the hooks' report, 4 and 5 the scanner's
+ * "done" pipe and records. */
+static int child_fds(const int extra[3])
 {
-	for (size_t i = 0; i < n; i++)
-		if (strv_setenv(env, v[i].name, v[i].value))
-			break;
-	return env->err;
-}
+	int tmp[3];
 
-/* What http-backend itself reads. */
-static int env_cgi(struct strv *env, struct req *r, const struct git_route *g,
-		   const struct repo *repo, const struct git_pusher *who)
-{
-	const char *service = g->service == GIT_UPLOAD_PACK ? "git-upload-pack"
-			      : g->service == GIT_RECEIVE_PACK ? "git-receive-pack" : "info/refs";
-	const char *path = pool_printf(r->pool, "/%s/%s.git/%s", repo->owner, repo->name, service);
-	const struct var vars[] = {
-		{ "PATH", "/usr/local/bin:/usr/bin:/bin" },
-		{ "HOME", "/nonexistent" },
-		{ "GIT_CONFIG_NOSYSTEM", "1" },
-		{ "GIT_CONFIG_GLOBAL", "/dev/null" },
-		{ "GIT_PROJECT_ROOT", r->cfg->repos_dir },
-		{ "GIT_HTTP_EXPORT_ALL", "1" },
-		{ "PATH_INFO", path },
-		{ "REQUEST_METHOD", g->method },
-		{ "QUERY_STRING", r->query },
-		{ "CONTENT_TYPE", http_param(r, "CONTENT_TYPE") },
-		{ "REMOTE_ADDR", r->remote_addr },
-		/* http-backend refuses receive-pack without REMOTE_USER; we set it, never nginx. */
-		{ "REMOTE_USER", who ? who->login : NULL },
-		{ "HTTP_GIT_PROTOCOL", http_param(r, "HTTP_GIT_PROTOCOL") },
-		{ "HTTP_CONTENT_ENCODING", http_param(r, "HTTP_CONTENT_ENCODING") },
-		{ "GIT_NAMESPACE", who ? who->namespace_ : NULL },
-	};
-
-	if (!path)
-		return ERR_NOMEM;
-	return env_put(env, vars, sizeof(vars) / sizeof(vars[0]));
-}
-
-/* Configuration for this run only (GIT_CONFIG_COUNT): no hook files in repositories, no
- * surprises from a config file. Repositories may belong to another user than the
- * service. */
-static int env_config(struct strv *env, const struct req *r, const struct git_pusher *who)
-{
-	const struct var config[] = {
-		{ "core.hooksPath", r->cfg->hooks_dir },
-		{ "safe.directory", "*" },
-		{ "uploadpack.allowReachableSHA1InWant", "true" },
-		{ "uploadpack.allowFilter", "true" },
-		{ "receive.denyNonFastForwards", "false" },
-		{ "receive.fsckObjects", "true" },
-		/* The namespaced client sees its own refs; everybody else sees none of them. */
-		{ "transfer.hideRefs", who && who->namespace_ ? NULL : "refs/namespaces" },
-	};
-	int n = 0;
-
-	for (size_t i = 0; i < sizeof(config) / sizeof(config[0]); i++) {
-		if (!config[i].value)
-			continue;
-		if (strv_addf(env, "GIT_CONFIG_KEY_%d=%s", n, config[i].name) ||
-		    strv_addf(env, "GIT_CONFIG_VALUE_%d=%s", n, config[i].value))
-			return env->err;
-		n++;
-	}
-	return strv_addf(env, "GIT_CONFIG_COUNT=%d", n);
-}
-
-/* Every hook variable is set, empty when there is nothing to say: the hook refuses a push
- * when one is missing, so a cut environment can never drop a check. */
-static int env_hook(struct strv *env, struct req *r, const struct repo *repo,
-		    const struct git_pusher *who)
-{
-	const char *name = pool_printf(r->pool, "%s/%s", repo->owner, repo->name);
-	const struct var vars[] = {
-		{ "SANDBOXD_DATABASE_URL", r->cfg->database_url },
-		{ "SANDBOXD_HOOK_REPO", name },
-		{ "SANDBOXD_HOOK_REPO_ID", repo->id },
-		{ "SANDBOXD_HOOK_DEFAULT_BRANCH", repo->default_branch },
-		{ "SANDBOXD_HOOK_LOGIN", who->login ? who->login : "" },
-		{ "SANDBOXD_HOOK_ACCOUNT_ID", who->account_id ? who->account_id : "" },
-		{ "SANDBOXD_HOOK_AGENT", who->agent ? "1" : "0" },
-		{ "SANDBOXD_HOOK_TOKEN_ID", who->token_id ? who->token_id : "" },
-		{ "SANDBOXD_HOOK_TOKEN_KIND", who->token_kind ? who->token_kind : "" },
-		{ "SANDBOXD_HOOK_POLICIES", who->policies ? who->policies : "" },
-		{ "SANDBOXD_HOOK_REQUEST_ID", r->request_id },
-		{ "SANDBOXD_HOOK_NAMESPACE", who->namespace_ ? who->namespace_ : "" },
-		{ "SANDBOXD_HOOK_REPORT_FD", who->report_fd >= 0 ? "3" : "" },
-	};
-
-	if (!name)
-		return ERR_NOMEM;
-	return env_put(env, vars, sizeof(vars) / sizeof(vars[0]));
-}
-
-/* The child's whole environment in env (the request's pool). 0, or ERR_FAIL when a
- * variable did not fit or memory ran out (logged: a bug to fix, ENV_MAX too small). */
-static int build_env(struct req *r, const struct git_route *g, const struct repo *repo,
-		     const struct git_pusher *who, struct strv *env, struct err *e)
-{
-	int rc = strv_init(env, r->pool, ENV_MAX);
-
-	if (!rc)
-		rc = env_cgi(env, r, g, repo, who);
-	if (!rc)
-		rc = env_config(env, r, who);
-	if (!rc && g->push && who)
-		rc = env_hook(env, r, repo, who);
-	if (rc) {
-		log_error("the environment for git http-backend is full (%d variables) or out of "
-			  "memory: request refused", ENV_MAX);
-		return err_set(e, ERR_FAIL, "the environment for git is full");
-	}
+	/* Out of the way of 3 to 5 first: a source may sit on a target's number. */
+	for (int i = 0; i < 3; i++)
+		if ((tmp[i] = extra[i] >= 0 ? fcntl(extra[i], F_DUPFD, 10) : -1) < 0 && extra[i] >= 0)
+			return -1;
+	for (int i = 0; i < 3; i++)
+		if (tmp[i] >= 0 ? dup2(tmp[i], 3 + i) < 0 : (close(3 + i), 0))
+			return -1;
+	closefrom(6);
 	return 0;
 }
 
-static pid_t spawn(const char *git, char *const *envp, int in[2], int out[2], int report)
+static pid_t spawn(const char *git, char *const *envp, int in[2], int out[2],
+		   const int extra[3])
 {
 	pid_t pid = fork();
 
@@ -202,14 +101,8 @@ static pid_t spawn(const char *git, char *const *envp, int in[2], int out[2], in
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0)
+	if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || child_fds(extra))
 		_exit(127);
-	/* The hooks' report as fd 3, through http-backend and receive-pack (git leaves
-	 * descriptors it did not open alone). */
-	if (report >= 0 && (report == PUSH_REPORT_FD ? fcntl(report, F_SETFD, 0)
-						    : dup2(report, PUSH_REPORT_FD)) < 0)
-		_exit(127);
-	closefrom(report >= 0 ? PUSH_REPORT_FD + 1 : 3);
 	char *argv[] = { (char *)git, (char *)"http-backend", NULL };
 	execve(git, argv, envp);
 	_exit(127);
@@ -246,6 +139,8 @@ struct proc {
 	int client_gone;
 	int64_t deadline, last;     /* the time limit; the last byte moved either way */
 	struct bodyrate rate;       /* how fast the request body arrives (bodyrate.h) */
+	struct pushtee tee;         /* a push's scanner, fed a copy of the body (pushtee.h) */
+	size_t teeoff;              /* of the request buffer, what the scanner has taken */
 	int body_failed;            /* it stalled, trickled or was cut: nothing of it is kept */
 	struct buf headers;
 };
@@ -260,6 +155,7 @@ static void proc_init(struct proc *p, struct req *r)
 	p->pid = -1;
 	p->last = clock_ms();
 	p->deadline = p->last + (int64_t)c->git_timeout * 1000;
+	pushtee_init(&p->tee);
 	bodyrate_init(&p->rate, (int64_t)c->git_body_stall * 1000,
 		      (int64_t)c->git_body_grace * 1000, c->git_body_min_rate);
 	buf_init(&p->headers, CGI_HEADERS_MAX);
@@ -272,28 +168,50 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* A push's scanner (pushtee.h): the hook binary under the scanner's name. A body that is
+ * gzip'd reaches git inflated by http-backend, so there is nothing to tee (git only sends
+ * small requests gzip'd). Without a scanner the hook scans it all, as before. */
+static void start_scanner(struct proc *p)
+{
+	const char *enc = http_param(p->r, "HTTP_CONTENT_ENCODING");
+	const char *prog = pool_printf(p->r->pool, "%s/pre-receive", p->r->cfg->hooks_dir);
+	struct err e = { .msg = "" };
+
+	if ((enc && enc[0]) || !prog)
+		return;
+	if (pushtee_start(&p->tee, prog, &e))
+		log_warn("%s: the hook scans the whole push", e.msg);
+}
+
 /* Buffers, environment, pipes and the child, which then holds its ends alone. */
 static int proc_start(struct proc *p, const struct git_route *g, const struct repo *repo,
 		      const struct git_pusher *who, struct err *e)
 {
 	struct strv env;
-	int rc;
+	int rc, extra[3];
 
 	p->inbuf = malloc(CHUNK);
 	p->outbuf = malloc(CGI_HEADERS_MAX + CHUNK);
 	if (!p->inbuf || !p->outbuf)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	if ((rc = build_env(p->r, g, repo, who, &env, e)))
+	if (g->service == GIT_RECEIVE_PACK && who)
+		start_scanner(p);
+	if ((rc = gitenv_build(p->r, g, repo, who, p->tee.pid > 0, &env, e)))
 		return rc;
 	if (pipe2(p->in, O_CLOEXEC) || pipe2(p->out, O_CLOEXEC))
 		return err_set(e, ERR_FAIL, "pipe: %s", strerror(errno));
-	p->pid = spawn(p->r->cfg->git_bin, env.v, p->in, p->out, who ? who->report_fd : -1);
+	extra[0] = who ? who->report_fd : -1;
+	extra[1] = p->tee.done;
+	extra[2] = p->tee.records;
+	p->pid = spawn(p->r->cfg->git_bin, env.v, p->in, p->out, extra);
 	if (p->pid < 0)
 		return err_set(e, ERR_FAIL, "fork: %s", strerror(errno));
 	/* The child does it too: whichever runs first, the group exists before a kill. */
 	setpgid(p->pid, p->pid);
 	close_fd(&p->in[0]);
 	close_fd(&p->out[1]);
+	/* The hook's now (through git): the scanner's end alone must close "done". */
+	close_fd(&p->tee.done);
 	if (strcmp(g->method, "GET") == 0) {
 		/* No body to forward. */
 		close_fd(&p->in[1]);
@@ -304,15 +222,29 @@ static int proc_start(struct proc *p, const struct git_route *g, const struct re
 	return 0;
 }
 
+/* Gives the scanner what it takes of the request buffer (all of it once it is let go). */
+static void proc_tee(struct proc *p, int64_t now)
+{
+	if (p->teeoff < p->inlen)
+		p->teeoff += pushtee_write(&p->tee, p->inbuf + p->teeoff, p->inlen - p->teeoff, now);
+}
+
+/* 1 when git and the scanner both have the whole request buffer: the next piece may come. */
+static int proc_drained(const struct proc *p)
+{
+	return p->inoff == p->inlen && p->teeoff == p->inlen;
+}
+
 /* Takes what has arrived of the request body once the last piece is all written to the
- * child, never waiting on the client (ready: a poll found nginx's connection readable).
- * Nothing there: the wait for the client is timed (bodyrate). 0, or ERR_CANCELLED when the
- * connection from nginx failed: its client went away in the middle of the body. */
+ * child and the scanner, never waiting on the client (ready: a poll found nginx's
+ * connection readable). Nothing there: the wait for the client is timed (bodyrate). 0, or
+ * ERR_CANCELLED when the connection from nginx failed: its client went away in the middle
+ * of the body. */
 static int proc_refill(struct proc *p, int ready, struct err *e)
 {
 	long n;
 
-	if (p->in_eof || p->inoff < p->inlen)
+	if (p->in_eof || !proc_drained(p))
 		return 0;
 	n = ready ? http_read_ready(p->r, p->inbuf, CHUNK) : http_read_nowait(p->r, p->inbuf, CHUNK);
 	if (n == HTTP_READ_WAIT) {
@@ -322,23 +254,25 @@ static int proc_refill(struct proc *p, int ready, struct err *e)
 	if (n <= 0) {
 		p->in_eof = 1;
 		close_fd(&p->in[1]);
+		pushtee_end(&p->tee);
 		if (n == 0)
 			return 0;
 		p->body_failed = 1;
 		return err_set(e, ERR_CANCELLED, "the client went away while sending the request body");
 	}
 	p->inlen = (size_t)n;
-	p->inoff = 0;
+	p->inoff = p->teeoff = 0;
 	metrics_count_git_bytes(METRICS_GIT_IN, (uint64_t)n);
 	p->last = clock_ms();
 	bodyrate_got(&p->rate, p->last, (size_t)n);
+	proc_tee(p, p->last);
 	return 0;
 }
 
 /* The worker waits for the client's body: 1 (poll nginx's connection), else 0. */
 static int proc_waits(const struct proc *p)
 {
-	return !p->in_eof && p->inoff == p->inlen && p->rate.wait_since >= 0;
+	return !p->in_eof && proc_drained(p) && p->rate.wait_since >= 0;
 }
 
 /* A body that stalls or trickles ends the request: 408 naming the bound, while nothing of
@@ -449,8 +383,8 @@ static int proc_pump(struct proc *p, const char *method, struct err *e)
 	int rc = 0;
 
 	while (!rc && p->out[0] >= 0 && !p->client_gone) {
-		struct pollfd fds[3];
-		int nfds = 0, in_at = -1, fcgi_at = -1;
+		struct pollfd fds[4];
+		int nfds = 0, in_at = -1, fcgi_at = -1, tee_at = -1;
 		int64_t now = clock_ms();
 
 		if (now > p->deadline || now - p->last > IDLE_MS) {
@@ -461,10 +395,15 @@ static int proc_pump(struct proc *p, const char *method, struct err *e)
 		if ((rc = proc_refill(p, 0, e)) || (rc = proc_check_body(p, now, e)))
 			break;
 		proc_send(p);   /* a header block held back for the body, which is whole now */
+		proc_tee(p, now);
 		fds[nfds].fd = p->out[0];
 		fds[nfds++].events = POLLIN;
 		if (p->in[1] >= 0 && p->inoff < p->inlen) {
 			fds[in_at = nfds].fd = p->in[1];
+			fds[nfds++].events = POLLOUT;
+		}
+		if (p->teeoff < p->inlen) {
+			fds[tee_at = nfds].fd = p->tee.body;
 			fds[nfds++].events = POLLOUT;
 		}
 		if (proc_waits(p)) {
@@ -481,6 +420,8 @@ static int proc_pump(struct proc *p, const char *method, struct err *e)
 			break;
 		if (in_at >= 0 && (fds[in_at].revents & (POLLOUT | POLLERR | POLLHUP)))
 			proc_feed(p);
+		if (tee_at >= 0 && fds[tee_at].revents)
+			proc_tee(p, clock_ms());
 		if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
 			rc = proc_drain(p, e);
 	}
@@ -570,6 +511,9 @@ static void proc_finish(struct proc *p, int rc)
 		if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) && !rc)
 			log_info("git http-backend exited with %d", WEXITSTATUS(wstatus));
 	}
+	if (p->tee.records >= 0)
+		json_add_int(p->r->audit_details, "blobs_scanned_streaming", pushtee_count(&p->tee));
+	pushtee_finish(&p->tee);
 	free(p->inbuf);
 	free(p->outbuf);
 	buf_release(&p->headers);

@@ -24,6 +24,7 @@
 #include "sandboxd/policy.h"
 #include "sandboxd/pushreport.h"
 #include "sandboxd/pushscan.h"
+#include "sandboxd/streamscan.h"
 #include "sandboxd/banned.h"
 
 #define MAX_REFS PUSH_REFS_MAX
@@ -97,22 +98,28 @@ static void check_ref(struct update *u, int i, const struct policy_list *policie
 }
 
 /* Push protection (pushscan.h) over the updates, in the repository of the hook's
- * environment (the push's quarantine included). 1 with msg filled when refused. */
+ * environment (the push's quarantine included), but for the blobs the worker's scanner
+ * found clean while the pack streamed in (streamscan.h). 1 with msg filled when refused. */
 static int scan_push(struct update *u, int n, char *msg, size_t msgsz)
 {
 	struct pushscan_ref *refs = calloc(n > 0 ? (size_t)n : 1, sizeof(*refs));
-	int found;
+	struct pushscan_scanned scanned;
+	int found, have = streamscan_collect(env("SANDBOXD_HOOK_SCANNED"), &scanned) == 0;
 
 	if (!refs) {
 		snprintf(msg, msgsz, "push refused: out of memory while scanning it");
+		if (have)
+			streamscan_free(&scanned);
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
 		refs[i].ref = u[i].ref;
 		refs[i].new_ = u[i].new_;
 	}
-	found = pushscan_run(NULL, refs, (size_t)n, msg, msgsz);
+	found = pushscan_run(NULL, refs, (size_t)n, have ? &scanned : NULL, msg, msgsz);
 	free(refs);
+	if (have)
+		streamscan_free(&scanned);
 	return found;
 }
 
@@ -213,6 +220,8 @@ static const char *const required_env[] = {
 	"SANDBOXD_HOOK_POLICIES", "SANDBOXD_HOOK_REQUEST_ID", "SANDBOXD_HOOK_NAMESPACE",
 	"SANDBOXD_HOOK_REPORT_FD",
 };
+/* Not among them: SANDBOXD_HOOK_SCANNED (streamscan.h), whose absence drops no check, only
+ * the blobs the hook may skip. */
 
 /* 1 when this push came through sandboxd: http-backend's root or any of the hook's own
  * variables is there. An operator pushing on the host has none of them (SANDBOXD_URL and
@@ -311,12 +320,15 @@ int main(int argc, char **argv)
 	struct update *u;
 	int n, rc = 0;
 
-	/* Pushes that did not come through sandboxd (an operator on the host) are not ours. */
-	if (!through_sandboxd())
-		return 0;
 	name = argc > 0 && argv[0] ? argv[0] : "";
 	if (strrchr(name, '/'))
 		name = strrchr(name, '/') + 1;
+	/* The worker's scanner of a push as it streams in (streamscan.h), not a hook. */
+	if (!strcmp(name, STREAMSCAN_NAME))
+		return streamscan_serve(0, 3);
+	/* Pushes that did not come through sandboxd (an operator on the host) are not ours. */
+	if (!through_sandboxd())
+		return 0;
 	if (!(u = calloc(MAX_REFS, sizeof(*u)))) {
 		fprintf(stderr, "sandboxd: push refused: out of memory\n");
 		return 1;

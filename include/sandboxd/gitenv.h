@@ -1,0 +1,21 @@
+/* gitenv.h: the environment of `git http-backend` for one request (githttp.h), built from
+ * scratch: nothing of the worker's or of the client's headers leaks in but what git reads
+ * (Git-Protocol, Content-Encoding), the configuration is given for this run only
+ * (GIT_CONFIG_COUNT: core.hooksPath, receive.fsckObjects, ...), and the trusted values for
+ * the hook travel under SANDBOXD_HOOK_* names that no header can forge (nginx turns
+ * headers into HTTP_*). Every hook variable is set, empty when there is nothing to say:
+ * the hook refuses a push when one it needs is missing. */
+#ifndef SANDBOXD_GITENV_H
+#define SANDBOXD_GITENV_H
+#include "sandboxd/githttp.h"
+#include "sandboxd/strv.h"
+
+/* The child's whole environment in env (the request's pool). who is NULL for an anonymous
+ * request; scanned says the push's scanner runs (its descriptors 4 and 5 for the hook:
+ * streamscan.h). 0, or ERR_FAIL when a variable did not fit or memory ran out: the request
+ * is refused (logged: a bug to fix), never run with a variable left out. */
+int gitenv_build(struct req *r, const struct git_route *g, const struct repo *repo,
+		 const struct git_pusher *who, int scanned, struct strv *env, struct err *e)
+	__attribute__((warn_unused_result));
+
+#endif
