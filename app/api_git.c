@@ -83,19 +83,29 @@ static void audit_failed_refs(struct req *r, const struct git_pusher *who,
 }
 
 /* A push's body streams to this worker (nginx buffers nothing for receive-pack), so the
- * pusher's account takes one of its push slots first (pushslot.h): past them, 429 with
- * Retry-After, before a byte of the body is read. Anonymous pushes never get here (401). */
+ * pusher's account takes one of its push slots first (pushslot.h), before a byte of the
+ * body is read. Past them, the push goes on only if its body has all arrived already (up
+ * to PUSH_WHOLE_MAX, read here without waiting: a small push, as an agent's sandboxes send
+ * several at once, streams no more than a buffered body); else 429 with Retry-After.
+ * Anonymous pushes never get here (401). */
+#define PUSH_WHOLE_MAX (1 << 20)   /* git's http.postBuffer: bigger bodies come chunked */
+
 static int take_push_slot(struct req *r, int *slot, struct err *e)
 {
 	char after[16];
 	int rc = pushslot_take(r->db, r->caller.account_id, r->cfg->git_pushes_per_account, slot, e);
+	struct err whole = { .msg = "" };
 
-	if (rc == ERR_LIMIT) {
-		/* A stalled holder is gone within the stall bound; a busy one may take longer. */
-		snprintf(after, sizeof(after), "%d", r->cfg->git_body_stall);
-		http_header(r, "Retry-After", after);
-		json_add_int(r->audit_details, "push_slots", r->cfg->git_pushes_per_account);
+	if (rc != ERR_LIMIT)
+		return rc;
+	if (http_read_body_arrived(r, PUSH_WHOLE_MAX, &whole) == 0) {
+		json_add_bool(r->audit_details, "body_whole_on_arrival", 1);
+		return 0;
 	}
+	/* A stalled holder is gone within the stall bound; a busy one may take longer. */
+	snprintf(after, sizeof(after), "%d", r->cfg->git_body_stall);
+	http_header(r, "Retry-After", after);
+	json_add_int(r->audit_details, "push_slots", r->cfg->git_pushes_per_account);
 	return rc;
 }
 

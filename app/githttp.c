@@ -141,6 +141,7 @@ struct proc {
 	struct bodyrate rate;       /* how fast the request body arrives (bodyrate.h) */
 	struct pushtee tee;         /* a push's scanner, fed a copy of the body (pushtee.h) */
 	size_t teeoff;              /* of the request buffer, what the scanner has taken */
+	size_t bodyoff;             /* of a body read whole already (r->body), what was taken */
 	int body_failed;            /* it stalled, trickled or was cut: nothing of it is kept */
 	struct buf headers;
 };
@@ -235,6 +236,22 @@ static int proc_drained(const struct proc *p)
 	return p->inoff == p->inlen && p->teeoff == p->inlen;
 }
 
+/* The next piece of the request body into inbuf: from the request's memory when it was
+ * read whole already (api_git.c: a push over its account's slots), else from nginx's
+ * connection (ready: a poll found it readable). As http_read_nowait answers. */
+static long proc_next(struct proc *p, int ready)
+{
+	struct req *r = p->r;
+	size_t k;
+
+	if (!r->body)
+		return ready ? http_read_ready(r, p->inbuf, CHUNK) : http_read_nowait(r, p->inbuf, CHUNK);
+	k = r->body_len - p->bodyoff < CHUNK ? r->body_len - p->bodyoff : CHUNK;
+	memcpy(p->inbuf, r->body + p->bodyoff, k);
+	p->bodyoff += k;
+	return (long)k;
+}
+
 /* Takes what has arrived of the request body once the last piece is all written to the
  * child and the scanner, never waiting on the client (ready: a poll found nginx's
  * connection readable). Nothing there: the wait for the client is timed (bodyrate). 0, or
@@ -246,7 +263,7 @@ static int proc_refill(struct proc *p, int ready, struct err *e)
 
 	if (p->in_eof || !proc_drained(p))
 		return 0;
-	n = ready ? http_read_ready(p->r, p->inbuf, CHUNK) : http_read_nowait(p->r, p->inbuf, CHUNK);
+	n = proc_next(p, ready);
 	if (n == HTTP_READ_WAIT) {
 		bodyrate_wait(&p->rate, clock_ms());
 		return 0;

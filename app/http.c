@@ -396,3 +396,32 @@ long http_read_ready(struct req *r, void *buf, size_t n)
 	}
 	return (long)got;
 }
+
+int http_read_body_arrived(struct req *r, size_t limit, struct err *e)
+{
+	char *body = pool_alloc(r->pool, limit + 1);
+	size_t len = 0;
+	long k = 0;
+
+	if (!body)
+		return err_set(e, ERR_NOMEM, "out of memory reading the body");
+	/* One more byte than the limit: a body that has it is too long. */
+	while (len <= limit) {
+		k = http_read_nowait(r, body + len, limit + 1 - len);
+		if (k == HTTP_READ_WAIT)
+			k = readable_now(r->fcgx->ipcFd) ? http_read_ready(r, body + len, limit + 1 - len)
+							 : HTTP_READ_WAIT;
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	if (len > limit)
+		return err_set(e, ERR_TOOBIG, "request body is larger than %zu bytes", limit);
+	if (k != 0)
+		return err_set(e, ERR_FAIL, k == HTTP_READ_WAIT ? "the request body is still arriving"
+				   : "the connection failed while reading the request body");
+	body[len] = 0;
+	r->body = body;
+	r->body_len = len;
+	return 0;
+}

@@ -159,6 +159,12 @@ long http_read(struct req *r, void *buf, size_t n) __attribute__((warn_unused_re
 #define HTTP_READ_WAIT (-2L)
 long http_read_nowait(struct req *r, void *buf, size_t n) __attribute__((warn_unused_result));
 long http_read_ready(struct req *r, void *buf, size_t n) __attribute__((warn_unused_result));
+/* The whole request body when it has all arrived already (libfcgi's buffer and the
+ * connection hold it to its end), read without waiting on the client: 0 with r->body and
+ * r->body_len set (the request's pool); ERR_TOOBIG past limit bytes; ERR_FAIL when more is
+ * still to come or the connection failed. What was read is consumed whatever the answer. */
+int http_read_body_arrived(struct req *r, size_t limit, struct err *e)
+	__attribute__((warn_unused_result));
 /* The head http_send writes (Status, X-Request-Id, Cache-Control, and but for 204
  * Content-Type, NULL: JSON, and Content-Length len) into out[size]: its length, or -1 when
  * it does not fit. For answers written without libfcgi (the holder). */

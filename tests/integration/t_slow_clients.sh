@@ -134,7 +134,8 @@ check "$B's first push lands" git -C "$WB" push -q "http://t:$BT@$HOSTPORT/$B/r.
 # slowpush.py HOST PORT PATH SRC N OUT MODE ARG [TOKEN|-] [BODY]: N receive-pack POSTs from
 # SRC, chunked. MODE drip: each body opens a 4095-byte pkt-line, then gets one byte every ARG
 # seconds, and a connection that is answered (or closed) is made again a second later (a
-# persistent attacker). MODE stall: the first ARG bytes of the file BODY, then nothing. OUT
+# persistent attacker). MODE stall: the first ARG bytes of the file BODY, then nothing. MODE
+# rate: the file BODY at ARG bytes a second (never its last byte: it never ends). OUT
 # .answers gets a line per answer: "<connection> <seconds since it was made, rounded> <status>
 # <Retry-After or -> <body>"; OUT holds "open <connections open now> requests <made so far>".
 "$PY" - "$_T/slowpush.py" <<'PY'
@@ -161,12 +162,14 @@ def connect():
     s.connect((host, int(port)))
     if mode == "drip":
         s.sendall(head + chunk(b"0fff"))
+    elif mode == "rate":
+        s.sendall(head)
     else:
         s.sendall(head)
         for i in range(0, int(arg), 65536):
             s.sendall(chunk(body[i:min(i + 65536, int(arg))]))
     requests += 1
-    return {"s": s, "t": time.time(), "got": b""}
+    return {"s": s, "t": time.time(), "got": b"", "sent": 0}
 
 def complete(c):
     h, sep, rest = c["got"].partition(b"\r\n\r\n")
@@ -208,6 +211,15 @@ while True:
         if time.time() >= t:
             del again[i]
             conns[i] = connect()
+    for c in conns if mode == "rate" else []:
+        if c is not None:
+            due = min(len(body) - 1, int((time.time() - c["t"]) * int(arg)))
+            if due > c["sent"]:
+                try:
+                    c["s"].sendall(chunk(body[c["sent"]:due]))
+                except OSError:
+                    pass
+                c["sent"] = due
     if mode == "drip" and time.time() - last_drip >= float(arg):
         last_drip = time.time()
         for c in conns:
@@ -219,7 +231,7 @@ while True:
     with open(out + ".new", "w") as f:
         f.write("open %d requests %d\n" % (sum(c is not None for c in conns), requests))
     os.replace(out + ".new", out)
-    if mode != "drip" and all(c is None for c in conns):
+    if mode == "stall" and all(c is None for c in conns):
         break
 ''')
 PY
@@ -307,6 +319,39 @@ check_eq "the commit it sent is not in $A/r" '' \
 check "the same push, sent by git, lands" timeout 120 git -C "$WA" -c http.postBuffer=65536 push -q \
 	"http://t:$AT@$HOSTPORT/$A/r.git" main
 check_eq "$A/r is at it" "$NEW" "$(git --git-dir "$REPOS_DIR/$A/r.git" rev-parse -q --verify refs/heads/main)"
+
+# --- the bound with git as the client ---------------------------------------------------------
+# Two pushes of A at 40 KiB/s (over the rate floor, a real pack) hold its slots as long as
+# this part lasts. A push of A whose body has all arrived when a worker takes it (a small
+# one, sent whole with its length) streams no more than a buffered body: it lands; a
+# chunked one is refused, as git shows it.
+"$PY" "$_T/slowpush.py" "$HOST" "$PORT" "$PUSH_PATH" "$PUSHER" 2 "$_T/hold" rate 40960 "$AT" \
+	"$_T/push.body" </dev/null >"$_T/hold.log" 2>&1 &
+PIDS+=($!)
+check 'two pushes of A at 40 KiB/s hold its two slots' wait_until 10 eval '[[ $(held_slots "$A") == 2 ]]'
+echo small >"$WA/small" && git -C "$WA" add small && git -C "$WA" commit -qm small
+check "meanwhile a small push of $A, whole on arrival, lands" \
+	git -C "$WA" push -q "http://t:$AT@$HOSTPORT/$A/r.git" main
+check_eq "$A/r is at it" "$(git -C "$WA" rev-parse HEAD)" \
+	"$(git --git-dir "$REPOS_DIR/$A/r.git" rev-parse -q --verify refs/heads/main)"
+check_eq 'its audit row says its body was whole on arrival' true \
+	"$(sql "select details->>'body_whole_on_arrival' from audit_log where action = 'git.push'
+	        and repository = '$A/r' and status = 200 order by id desc limit 1")"
+head -c 2097152 /dev/urandom >"$WA/big2" && git -C "$WA" add big2 && git -C "$WA" commit -qm big2
+OUT=$(timeout 120 git -C "$WA" -c http.postBuffer=65536 push "http://t:$AT@$HOSTPORT/$A/r.git" main 2>&1)
+check_eq "a chunked push of $A meanwhile: git shows the 429" \
+	'error: RPC failed; HTTP 429 curl 22 The requested URL returned error: 429' \
+	"$(grep -m1 '^error: RPC failed' <<<"$OUT")"
+check_eq "its audit row holds the bound's text" \
+	"$(jq -r .message <<<"$SLOT_TEXT")" \
+	"$(sql "select details->>'error' from audit_log where action = 'git.push' and
+	        repository = '$A/r' and status = 429 order by id desc limit 1")"
+check 'the two are still pushing (not answered)' eval '[[ ! -s $_T/hold.answers && $(held_slots "$A") == 2 ]]'
+stop_attackers
+check 'once they are gone, the chunked push lands' timeout 120 git -C "$WA" -c http.postBuffer=65536 \
+	push -q "http://t:$AT@$HOSTPORT/$A/r.git" main
+check_eq "$A/r is at it" "$(git -C "$WA" rev-parse HEAD)" \
+	"$(git --git-dir "$REPOS_DIR/$A/r.git" rev-parse -q --verify refs/heads/main)"
 
 # --- refused from the headers, before the body: anonymous 401, read scope 403 ------------------
 "$PY" "$_T/slowpush.py" "$HOST" "$PORT" "$PUSH_PATH" "$PUSHER" 1 "$_T/anon" stall 4 - \
