@@ -18,6 +18,16 @@
 #include "sandboxd/packscan.h"
 #include "sandboxd/banned.h"
 
+/* The test's pack and repositories: a file-level one, so that a failed test's teardown
+ * still removes them. */
+static struct testpack t;
+
+static int teardown(void **state)
+{
+	tp_free(&t);
+	return 0;
+}
+
 #define SECRET "aws = \"AKIAIOSFODNN7ABCDEFG\"\n"
 
 struct got {
@@ -65,18 +75,18 @@ static const struct packscan_blob *reported(const struct got *g, const struct pa
 }
 
 /* Every file but the secret one (index secret, or none) is reported, as the index says. */
-static void check_all_but(const struct testpack *t, const struct got *g, size_t secret)
+static void check_all_but(const struct testpack *pk, const struct got *g, size_t secret)
 {
 	struct packread *p;
 	struct err e;
 
-	assert_int_equal(packread_open(&p, tp_objects(t), &e), 0);
-	for (size_t i = 0; i < t->nfiles; i++)
+	assert_int_equal(packread_open(&p, tp_objects(pk), &e), 0);
+	for (size_t i = 0; i < pk->nfiles; i++)
 		if (i == secret)
-			assert_null(reported(g, p, &t->blob[i]));
-		else if (!reported(g, p, &t->blob[i]))
+			assert_null(reported(g, p, &pk->blob[i]));
+		else if (!reported(g, p, &pk->blob[i]))
 			fail_msg("blob of f%04zu.txt not reported as the index gives it", i);
-	assert_int_equal(g->n, t->nfiles - (secret < t->nfiles));
+	assert_int_equal(g->n, pk->nfiles - (secret < pk->nfiles));
 	packread_free(p);
 }
 
@@ -85,7 +95,6 @@ static void test_clean_blobs_in_any_pieces(void **state)
 	static const size_t pieces[] = { 1, 7, 4096, 65536, 1 << 30 };
 	const char *texts[300] = { [299] = SECRET };
 	static struct got g;
-	struct testpack t;
 
 	tp_make(&t, 300, 3000, texts);
 	tp_body(&t, "report-status side-band-64k agent=git/2.39.5", NULL);
@@ -104,7 +113,6 @@ static void test_push_options(void **state)
 {
 	static const char *const opts[] = { "ci.skip", "merge_request.create", NULL };
 	static struct got g;
-	struct testpack t;
 
 	tp_make(&t, 20, 500, NULL);
 	tp_body(&t, "report-status push-options atomic", opts);
@@ -120,7 +128,6 @@ static void test_delta_skipped(void **state)
 	static struct got g;
 	static char a[20001], b[20001];
 	const char *texts[10] = { [3] = a, [4] = b };
-	struct testpack t;
 	struct packread *p;
 	struct err e;
 	uint64_t off, size;
@@ -152,7 +159,6 @@ static void test_delta_skipped(void **state)
 static void test_cut_and_bad(void **state)
 {
 	static struct got g, whole;
-	struct testpack t;
 	char *bad;
 
 	tp_make(&t, 50, 2000, NULL);
@@ -185,10 +191,10 @@ static void test_cut_and_bad(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_clean_blobs_in_any_pieces),
-		cmocka_unit_test(test_push_options),
-		cmocka_unit_test(test_delta_skipped),
-		cmocka_unit_test(test_cut_and_bad),
+		cmocka_unit_test_teardown(test_clean_blobs_in_any_pieces, teardown),
+		cmocka_unit_test_teardown(test_push_options, teardown),
+		cmocka_unit_test_teardown(test_delta_skipped, teardown),
+		cmocka_unit_test_teardown(test_cut_and_bad, teardown),
 	};
 	int rc;
 

@@ -19,6 +19,16 @@
 #include "sandboxd/pushscan.h"
 #include "sandboxd/banned.h"
 
+/* The test's pack and repositories: a file-level one, so that a failed test's teardown
+ * still removes them. */
+static struct testpack t;
+
+static int teardown(void **state)
+{
+	tp_free(&t);
+	return 0;
+}
+
 #define SECRET "x\naws = \"AKIAIOSFODNN7ABCDEFG\"\n"
 #define NFILES 500   /* past SCAN_THREADS_MIN_JOBS (64): read by a thread per CPU, up to 4 */
 
@@ -36,28 +46,27 @@ static void collect(void *arg, const struct packscan_blob *b)
 }
 
 /* The push of t's commit to refs/heads/main, scanned in dst.git (no ref there: all new). */
-static int run(const struct testpack *t, const struct records *known, char *msg, size_t n)
+static int run(const struct testpack *pk, const struct records *known, char *msg, size_t n)
 {
 	char hex[GIT_OID_HEXSZ + 1];
 	struct pushscan_ref ref = { .ref = "refs/heads/main", .new_ = hex };
 	struct pushscan_scanned scanned = { .blob = known ? known->b : NULL,
 					    .n = known ? known->n : 0 };
 
-	git_oid_tostr(hex, sizeof(hex), &t->commit);
-	return pushscan_run(t->dst, &ref, 1, known ? &scanned : NULL, msg, n);
+	git_oid_tostr(hex, sizeof(hex), &pk->commit);
+	return pushscan_run(pk->dst, &ref, 1, known ? &scanned : NULL, msg, n);
 }
 
-static void make(struct testpack *t, const char *const *texts)
+static void make(struct testpack *pk, const char *const *texts)
 {
-	tp_make(t, NFILES, 2000, texts);
-	tp_body(t, "report-status", NULL);
-	tp_index(t);
+	tp_make(pk, NFILES, 2000, texts);
+	tp_body(pk, "report-status", NULL);
+	tp_index(pk);
 }
 
 static void test_secret_in_last_blob_of_many(void **state)
 {
 	static const char *texts[NFILES] = { [NFILES - 1] = SECRET };
-	struct testpack t;
 	char msg[1024];
 
 	make(&t, texts);
@@ -69,7 +78,6 @@ static void test_secret_in_last_blob_of_many(void **state)
 static void test_first_secret_in_walk_order(void **state)
 {
 	static const char *texts[NFILES] = { [100] = SECRET, [400] = SECRET "y\n" };
-	struct testpack t;
 	char msg[1024];
 
 	make(&t, texts);
@@ -82,7 +90,6 @@ static void test_first_secret_in_walk_order(void **state)
 
 static void test_clean_push(void **state)
 {
-	struct testpack t;
 	char msg[1024] = "";
 
 	make(&t, NULL);
@@ -98,7 +105,6 @@ static void test_scanned_blobs_skipped(void **state)
 	static struct records r, forged;
 	struct packscan s;
 	struct packread *p;
-	struct testpack t;
 	struct err e;
 	char msg[1024];
 	uint64_t off, size;
@@ -137,10 +143,10 @@ static void test_scanned_blobs_skipped(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_secret_in_last_blob_of_many),
-		cmocka_unit_test(test_first_secret_in_walk_order),
-		cmocka_unit_test(test_clean_push),
-		cmocka_unit_test(test_scanned_blobs_skipped),
+		cmocka_unit_test_teardown(test_secret_in_last_blob_of_many, teardown),
+		cmocka_unit_test_teardown(test_first_secret_in_walk_order, teardown),
+		cmocka_unit_test_teardown(test_clean_push, teardown),
+		cmocka_unit_test_teardown(test_scanned_blobs_skipped, teardown),
 	};
 	int rc;
 

@@ -142,12 +142,15 @@ static const char *tp_objects(const struct testpack *t)
 	return path;
 }
 
+/* Frees and removes everything; again (a teardown after the test's own) does nothing. */
 static void tp_free(struct testpack *t)
 {
 	git_repository_free(t->src);
 	git_buf_dispose(&t->pack);
 	free(t->body);
-	nftw(t->dir, tp_rm, 16, FTW_DEPTH | FTW_PHYS);
+	if (t->dir[0])
+		nftw(t->dir, tp_rm, 16, FTW_DEPTH | FTW_PHYS);
+	memset(t, 0, sizeof(*t));
 }
 
 #endif
