@@ -98,10 +98,11 @@ check_eq 'by the reaper, which saw its creator gone' 'start interrupted|reaper' 
 	  and a.action = 'sandbox.reconcile' where s.id = '$CID'")"
 
 # --- the database lost while an exec looks up the token it masks ------------------------------------
-# The first exec of a sandbox in a worker reads the token from the clone's config (an exec)
-# and checks it against the database; the database goes away in between (the config made a
-# FIFO holds the read), and is back before the command ends. Running the command unmasked
-# would answer 200 with the token in its output.
+# A sandbox without its sealed token (one made before sql/023, or by a service without a
+# secrets key; here its row's copy is cleared): the first exec of it in a worker reads the
+# token from the clone's config (through the agent) and checks it against the database; the
+# database goes away in between (the config made a FIFO holds the read), and is back before
+# the command ends. Running the command unmasked would answer 200 with the token in it.
 api POST "$SB" '{}' "$OT"
 expect_status 201 'a second sandbox, never exec-ed through the service'
 MS=$(_json .id)
@@ -110,6 +111,8 @@ cloned() { [[ $(docker exec "$MC" cat /workspace/.sandboxd/clone.state 2>/dev/nu
 check 'its clone is done' wait_until 60 cloned
 MTOK=$(box_token_of "$MC")
 check 'the test has its token' grep -q '^dst_' <<<"$MTOK"
+check_eq 'its row had the token sealed; the copy is cleared for this test' 1 \
+	"$(sql_super "with u as (update sandboxes set token_sealed = null where id = '$MS' and token_sealed is not null returning 1) select count(*) from u")"
 docker exec -u "$BOX_USER" -w /workspace/repo "$MC" sh -c 'mv .git/config .git/config.real && mkfifo .git/config'
 curl -sS -o "$_T/mask.body" -w '%{http_code}' --max-time 60 -H "Authorization: Bearer $OT" \
 	-H 'Content-Type: application/json' -d '{"cmd":"cat .git/config.real"}' \
@@ -119,7 +122,7 @@ reading_token() { docker top "$MC" -o pid,args 2>/dev/null | grep -q 'head -c 40
 check 'the exec reads the token from the config' wait_until 30 reading_token
 check_cond 'the database drops every connection of the service' \
 	"[[ \$(sql_super \"select count(*) from (select pg_terminate_backend(pid) from pg_stat_activity where usename = 'sandboxd') t\") -ge 1 ]]"
-docker exec -u "$BOX_USER" -w /workspace/repo "$MC" sh -c 'cat .git/config.real > .git/config'
+timeout 30 docker exec -u "$BOX_USER" -w /workspace/repo "$MC" sh -c 'cat .git/config.real > .git/config'  # no reader: not held for ever
 wait "$MASKER" 2>/dev/null
 docker exec -u "$BOX_USER" -w /workspace/repo "$MC" sh -c 'rm .git/config && mv .git/config.real .git/config'
 LAST_REQ="POST $SB/$MS/exec (the database lost while it looks up the token)"
