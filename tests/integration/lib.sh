@@ -195,8 +195,35 @@ ping_ok() { [[ $(curl -s -m 3 --unix-socket "$SOCK" http://d/_ping 2>/dev/null) 
 dockerd_pid() { cat "$D/docker.pid" 2>/dev/null; }
 pid_in() { local p; p=$(head -n 1 "$1" 2>/dev/null | tr -cd '0-9'); [[ -n $p ]] && echo "$p"; }
 
+# Bridges: a killed dockerd leaves the links of its networks' bridges behind (a stack's
+# <network>-web and -none, sbx…w and sbx…n, or br-…), and each holds one of Docker's default
+# address pools: enough of them and the next engine cannot make a network ("could not find
+# an available, non-overlapping IPv4 address pool"). So private_engine_down removes every
+# bridge that appeared since private_engine_dir and that neither the stack's engine nor
+# the host's has a network for.
+bridges_now() { ip -o link show type bridge 2>/dev/null | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' | sort -u; }
+engines_bridges() {
+	local h id name
+	for h in "${DOCKER_HOST:-unix:///var/run/docker.sock}" unix:///var/run/docker.sock; do
+		for id in $(docker -H "$h" network ls -q --no-trunc --filter driver=bridge 2>/dev/null); do
+			name=$(docker -H "$h" network inspect -f '{{index .Options "com.docker.network.bridge.name"}}' "$id" 2>/dev/null)
+			echo "${name:-br-${id:0:12}}"
+		done
+	done | sort -u
+}
+private_engine_bridges_down() {
+	local b keep
+	keep=$(engines_bridges)
+	comm -23 <(bridges_now) <(printf '%s\n' "$PE_BRIDGES_BEFORE") | while read -r b; do
+		[[ -n $b ]] && ! grep -qxF -- "$b" <<<"$keep" && ip link del "$b" 2>/dev/null
+	done
+	return 0
+}
+PE_BRIDGES_BEFORE=''
+
 private_engine_dir() {
 	[[ -n $PE_PREFIX ]] && return 0
+	PE_BRIDGES_BEFORE=$(bridges_now)
 	PE_PREFIX=$1
 	MAIN_VAR=$SANDBOXD_VAR
 	D=$(mktemp -d "$SANDBOXD_VAR/$1.XXXXXX")
@@ -304,6 +331,7 @@ private_engine_down() {
 	done
 	findmnt -rn -o TARGET | grep -F "$D/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
 	ip link del "$BR" 2>/dev/null
+	private_engine_bridges_down
 	[[ $D == */"$PE_PREFIX".* ]] && rm -rf -- "$D"
 	printf '# the private engine and stack are removed (%s s)\n' "$((SECONDS - t0))"
 	return 0
