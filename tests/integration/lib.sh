@@ -90,15 +90,18 @@ _basic_password() {
 }
 
 # A new sandbox's token lives only in its container (an Authorization header in the clone's
-# git config, and before that the clone's parameter file): read it from there while the
-# container runs.
+# git config, before that in the clone's environment, and before that the clone's parameter
+# file): read it from there while the container runs.
 _it_sandbox_token() { # SANDBOX_ID
 	local cid out i
 	for ((i = 0; i < 150; i++)); do
 		cid=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$1")" 2>/dev/null)
 		[[ -n $cid ]] || break
+		# While the clone runs, the header is in its git's environment only (clone.sh).
 		out=$(docker exec -u "$BOX_USER" "$cid" sh -c 'cat /tmp/.sandboxd/clone 2>/dev/null;
-			cat /workspace/repo/.git/config 2>/dev/null' 2>/dev/null)
+			cat /workspace/repo/.git/config 2>/dev/null
+			for f in /proc/[0-9]*/environ; do tr "\0" "\n" <"$f"; done 2>/dev/null |
+				grep "^GIT_CONFIG_VALUE_0=Authorization"' 2>/dev/null)
 		out+=$'\n'$(_basic_password "$out")
 		if [[ $out =~ dst_[0-9A-Za-z]{42} ]]; then
 			printf '%s\n' "${BASH_REMATCH[0]}" >>"$IT_TOKENS"

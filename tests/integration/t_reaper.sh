@@ -63,6 +63,13 @@ YOUNG=$(_json .id)
 sql "update sandboxes set created_at = now() - interval '86401 seconds', idle_stop_at = now() + interval '1 hour' where id = '$OLD'" >/dev/null
 sql "update sandboxes set created_at = now() - interval '86000 seconds', idle_stop_at = now() + interval '1 hour' where id = '$YOUNG'" >/dev/null
 check 'a sandbox past its lifetime is stopped, though busy' wait_until 15 is_state "$OLD" stopped
+if ! is_state "$OLD" stopped; then
+	# Seen once in CI (sanitizer build): failed, 'start timed out'. What the rows and both
+	# reapers said of it, for the next look.
+	sql "select state, end_reason, created_at, ended_at, clock_timestamp() from sandboxes where id = '$OLD'" | sed 's/^/#   row: /'
+	sql "select id, action, via, status, at, details from audit_log where sandbox_id = '$OLD' order by id" | sed 's/^/#   audit: /'
+	grep -h "$OLD" "$SANDBOXD_VAR/log/sandboxd.log" "$SECOND/log" 2>/dev/null | sed 's/^/#   log: /'
+fi
 check_eq "with end_reason 'lifetime reached'" 'lifetime reached' "$(sql "select end_reason from sandboxes where id = '$OLD'")"
 check 'its stop is audited by the reaper with the reason' wait_until 10 eval \
 	"[ \"\$(sql \"select details->>'reason' from audit_log where action = 'sandbox.stop' and sandbox_id = '$OLD' and via = 'reaper'\")\" = 'lifetime reached' ]"
