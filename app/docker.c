@@ -939,6 +939,29 @@ static int get_bool(json_object *o, const char *key, int *out)
 	return 0;
 }
 
+/* The one network's IPv4 address of an inspect answer into ip[16]; "" when the container is
+ * on none or on several (then the caller asks by network: docker_container_ip). */
+static void one_ip(json_object *resp, char ip[16])
+{
+	json_object *ns, *nets, *addr;
+	struct in_addr a;
+
+	ip[0] = 0;
+	if (!json_object_object_get_ex(resp, "NetworkSettings", &ns) ||
+	    !json_object_object_get_ex(ns, "Networks", &nets) ||
+	    !json_object_is_type(nets, json_type_object) || json_object_object_length(nets) != 1)
+		return;
+	json_object_object_foreach(nets, name, net) {
+		(void)name;
+		if (json_object_object_get_ex(net, "IPAddress", &addr) &&
+		    json_object_is_type(addr, json_type_string) &&
+		    json_object_get_string_len(addr) < 16 &&
+		    inet_pton(AF_INET, json_object_get_string(addr), &a) == 1)
+			memcpy(ip, json_object_get_string(addr),
+			       (size_t)json_object_get_string_len(addr) + 1);
+	}
+}
+
 int docker_container_inspect(const char *id, struct docker_container_state *out,
 			     long timeout_ms, struct err *e)
 {
@@ -959,6 +982,7 @@ int docker_container_inspect(const char *id, struct docker_container_state *out,
 	snprintf(out->status, sizeof(out->status), "%s", json_object_get_string(status));
 	out->exit_code = (int)code;
 	out->pid = pid;
+	one_ip(resp, out->ip);
 out:
 	json_object_put(resp);
 	return rc;

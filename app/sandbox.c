@@ -130,7 +130,8 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		      "       coalesce(s.network, ''), coalesce(s.end_reason, ''),"
 		      "       coalesce(s.nano_cpus, 0), coalesce(s.memory_bytes, 0),"
 		      "       coalesce(s.disk_bytes, 0), coalesce(s.engine, ''),"
-		      "       coalesce(d.relay_url, ''), coalesce(s.token_sealed, '')"
+		      "       coalesce(d.relay_url, ''), coalesce(s.token_sealed, ''),"
+		      "       coalesce(host(s.agent_ip), '')"
 		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
 		      "  LEFT JOIN docker_engines d ON d.name = s.engine"
 		      " WHERE s.id = $1 AND s.repository_id = $2",
@@ -165,6 +166,7 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 	cut |= num_parse(db_val(res, 0, nf + 3), 0, INT64_MAX, &out->disk) != 0;
 	cut |= str_copy(out->engine, sizeof(out->engine), db_val(res, 0, nf + 4)) != 0;
 	cut |= str_copy(out->token_sealed, sizeof(out->token_sealed), db_val(res, 0, nf + 6)) != 0;
+	cut |= str_copy(out->agent_ip, sizeof(out->agent_ip), db_val(res, 0, nf + 7)) != 0;
 	if (!engine_here(db_val(res, 0, nf + 5)))
 		cut |= str_copy(out->host, sizeof(out->host), db_val(res, 0, nf + 5)) != 0;
 	PQclear(res);

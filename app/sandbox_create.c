@@ -309,8 +309,12 @@ static int wait_running(struct make *m, const char *cid, struct err *e)
 
 	while (!rc) {
 		struct docker_container_state st;
-		if ((rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, e)) || st.running)
+		if ((rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, e)))
 			break;
+		if (st.running) {
+			memcpy(m->s->agent_ip, st.ip, sizeof(st.ip));
+			break;
+		}
 		if (strcmp(st.status, "created") ||
 		    (long)time(NULL) - m->started > m->n->cfg->start_timeout)
 			rc = err_set(e, ERR_FAIL, "container is %s", st.status);
@@ -344,6 +348,8 @@ static int hand_over_warm(struct make *m, struct err *e)
 	if (!rc && !(rc = docker_container_inspect(m->s->container_id, &st, DOCKER_CALL_MS, e)) &&
 	    !st.running)
 		rc = err_set(e, ERR_FAIL, "the warm container is %s", st.status);
+	if (!rc)
+		memcpy(m->s->agent_ip, st.ip, sizeof(st.ip));
 	return rc;
 }
 
@@ -458,8 +464,9 @@ static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], st
 		return failed(m, rc, detail, e);
 	m->s->pooled = m->warm;
 	PGresult *res = db_exec(n->db, e, &code,
-				"UPDATE sandboxes SET state = 'ready' WHERE id = $1 AND state = 'starting'"
-				" RETURNING rfc3339(created_at)", 1, m->s->id);
+				"UPDATE sandboxes SET state = 'ready', agent_ip = nullif($2, '')::inet"
+				" WHERE id = $1 AND state = 'starting' RETURNING rfc3339(created_at)",
+				2, m->s->id, m->s->agent_ip);
 	if (!res) {
 		/* The database went away: a container nobody can reach must not stay. */
 		sandbox_remove_container(m->s->container_id);

@@ -8,8 +8,9 @@
 #define ADDR_CACHE 16
 
 /* The containers' addresses on the sandbox network, as Docker's inspect reports them (the
- * container cannot choose it), cached per worker: a container keeps its address while it
- * lives, and an address reused by a later container answers with another key. */
+ * container cannot choose it): the one written at the start (sandboxes.agent_ip), else asked,
+ * and cached per worker. A container keeps its address while it lives, and an address
+ * reused by a later container answers with another key. */
 static struct {
 	char cid[80];
 	char ip[16];
@@ -26,7 +27,10 @@ static int addr_of(const struct sandbox *s, const char *network, char ip[16], st
 			memcpy(ip, addr_cache[i].ip, 16);
 			return 0;
 		}
-	if ((rc = docker_container_ip(s->container_id, network, ip, 16, DOCKER_CALL_MS, e)))
+	/* The address the engine gave at the start (sandboxes.agent_ip) spares the inspect. */
+	if (s->agent_ip[0])
+		snprintf(ip, 16, "%s", s->agent_ip);
+	else if ((rc = docker_container_ip(s->container_id, network, ip, 16, DOCKER_CALL_MS, e)))
 		return rc;
 	i = addr_next++ % ADDR_CACHE;
 	snprintf(addr_cache[i].cid, sizeof(addr_cache[i].cid), "%s", s->container_id);

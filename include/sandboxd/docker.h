@@ -134,8 +134,11 @@ struct docker_container_state {
 	int oom_killed;
 	int exit_code;
 	int64_t pid;
+	/* Its IPv4 address as the engine reports it (never what the container says) when it
+	 * is on one network exactly; else "". */
+	char ip[16];
 };
-/* GET /containers/{id}/json: the State part. */
+/* GET /containers/{id}/json: the State part, and the address (ip above). */
 int docker_container_inspect(const char *id, struct docker_container_state *out,
 			     long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 /* DELETE /containers/{id}?force=1&v=1 (kills it, removes its anonymous volumes). A

@@ -22,6 +22,11 @@ check_eq "the create is audited pooled: $POOLED" "$POOLED" \
 	"$(sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
 AT_EXIT+=("api POST '$SB/$A/close' '' '$OT' >/dev/null 2>&1")
 CA=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$A")")
+# Where the workers reach its agent without asking the engine (sql/024): the address the
+# engine gives it, written at the start, for a warm container as for a cold one.
+ip_of() { docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$1"; }
+check_eq "its row holds its container's address ($POOLED pooled)" "$(ip_of "$CA")" \
+	"$(sql "select host(agent_ip) from sandboxes where id = '$A'")"
 run() { api POST "$SB/$ID/exec" "$1" "$OT"; }
 # Rows of execs that ran (a 400 before the run names no backend).
 RAN="action = 'sandbox.exec' and status <> 400"
