@@ -163,6 +163,8 @@ static void create_audit(struct req *r, const struct sandbox *s, int rc, int64_t
 	}
 	if (rc == 0)
 		json_add_bool(r->audit_details, "pooled", s->pooled);
+	if (rc == 0 && s->handed[0])
+		json_add_str(r->audit_details, "handed_by", s->handed);
 	if (detail[0])
 		json_add_str(r->audit_details, "error", detail);
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include "sandboxd/boxuser.h"
 #include "sandboxd/buf.h"
 #include "sandboxd/container.h"
@@ -111,6 +112,34 @@ int sandbox_put_clone(const char *cid, unsigned owner, const char *params, size_
 		tar.len -= 2 * TAR_BLOCK;
 		rc = tar_write_file(&tar, ".sandboxd/go", 0600, owner, now, "", 0, e);
 	}
+	if (!rc)
+		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, e);
+	if (tar.data)
+		OPENSSL_cleanse(tar.data, tar.len);
+	buf_release(&tar);
+	return rc;
+}
+
+int sandbox_agent_key_new(char hex[SANDBOX_AGENT_KEY_HEX + 1])
+{
+	unsigned char k[SANDBOX_AGENT_KEY_HEX / 2];
+
+	if (RAND_bytes(k, sizeof(k)) != 1)
+		return -1;
+	for (size_t i = 0; i < sizeof(k); i++)
+		snprintf(hex + 2 * i, 3, "%02x", k[i]);
+	OPENSSL_cleanse(k, sizeof(k));
+	return 0;
+}
+
+int sandbox_put_agent_key(const char *cid, unsigned owner, const char *key, struct err *e)
+{
+	struct buf tar;
+	int rc;
+
+	buf_init(&tar, 4096);
+	rc = tar_write_file(&tar, ".sandboxd/agent.key", 0400, owner, (int64_t)time(NULL), key,
+			    strlen(key), e);
 	if (!rc)
 		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, e);
 	if (tar.data)

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <git2.h>
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
+#include "sandboxd/agent_client.h"
 #include "sandboxd/boxuser.h"
 #include "sandboxd/clock.h"
 #include "sandboxd/container.h"
@@ -21,6 +21,7 @@
 #include "sandboxd/metrics.h"
 #include "sandboxd/num.h"
 #include "sandboxd/randid.h"
+#include "sandboxd/sbagent.h"
 #include "sandboxd/sandbox.h"
 #include "sandboxd/scripts.h"
 #include "sandboxd/secrets.h"
@@ -353,41 +354,99 @@ static int hand_over_warm(struct make *m, struct err *e)
 	return rc;
 }
 
+/* One file written whole through the agent at ip (a connection serves one request). */
+static int agent_put(struct make *m, const char *ip, const char *path, const char *data,
+		     size_t len, struct err *e)
+{
+	struct agent_conn c = { .fd = -1 };
+	struct files_source src = { .data = (const unsigned char *)data, .size = len };
+	int rc = agent_connect(&c, ip, SANDBOX_AGENT_PORT, (const unsigned char *)m->agent_key,
+			       SANDBOX_AGENT_KEY_HEX, SBAGENT_CONNECT_MS, e);
+
+	if (!rc)
+		rc = agent_file_write(&c, path, 0600, &src, e);
+	agent_close(&c);
+	return rc;
+}
+
+/* The parameters through a warm container's agent (025): the file, then the marker
+ * clone.sh waits for, each written whole or not at all; the agent's answer is its word
+ * that the container runs, so no inspect follows. */
+static int hand_over_agent(struct make *m, const char *ip, struct err *e)
+{
+	struct buf f;
+	int rc;
+
+	buf_init(&f, 8192);
+	rc = clone_params(m, &f, e);
+	if (!rc && !(rc = agent_put(m, ip, CLONE_PARAMS_PATH, f.data, f.len, e)))
+		rc = agent_put(m, ip, CLONE_GO_PATH, "", 0, e);
+	if (f.data)
+		OPENSSL_cleanse(f.data, f.len);
+	buf_release(&f);
+	return rc;
+}
+
 /* 2 and 3 from the warm pool (only ever of the default image: another image's create finds
  * none and starts cold): a container of the image, started ahead, claimed for this
  * sandbox in one statement (no other create can take it) and recorded as its container in
- * the same commit; then the parameters, which its waiting clone.sh reads at once. 1 when
- * the pool had none (the cold path follows), 0 when the sandbox has its container. A
- * claimed container that fails here is removed (it never goes back): the cold path then. */
+ * the same commit; then the parameters, which its waiting clone.sh reads at once: through
+ * its agent, running since its start with the key the claim moves to the sandbox, else by
+ * the archive API. 1 when the pool had none (the cold path follows), 0 when the sandbox
+ * has its container. A claimed container that fails here is removed (it never goes back):
+ * the cold path then. */
 static int claim_warm(struct make *m, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
 	char cid[DOCKER_ID_MAX];
-	int rc = warm_claim(n->db, image_of(n)->ref, m->s->id, m->s->engine, cid, e);
+	struct warm_agent a;
+	int rc = warm_claim(n->db, image_of(n)->ref, m->s->id, m->s->engine, cid, &a, e);
 
 	if (rc == ERR_NOTFOUND)
 		return 1;
+	/* Its agent's key is the sandbox's from now: one agent per container, whatever path
+	 * the parameters take (clone.sh starts no second one). */
+	if (!rc && a.key[0]) {
+		memcpy(m->agent_key, a.key, sizeof(m->agent_key));
+		memcpy(m->s->agent_key, a.key, sizeof(m->s->agent_key));
+		OPENSSL_cleanse(a.key, sizeof(a.key));
+	}
 	/* The claim may have found one on another engine than the placement (a race): the
 	 * sandbox is where its container is, and its calls go there before any is made. */
 	if (rc || (rc = engine_use(n->db, m->s->engine, e)) ||
 	    (rc = str_copy(m->s->container_id, sizeof(m->s->container_id), cid)) ||
 	    (rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, engine = $3,"
-				   " disk_enforced = (SELECT w.disk_enforced FROM warm_containers w"
-				   "   WHERE w.container_id = $2 LIMIT 1) IS TRUE WHERE id = $1", 3,
-			 m->s->id, cid, m->s->engine)) || (rc = commit_now(n->db, e)))
+				   " agent_key = $4, disk_enforced = (SELECT w.disk_enforced"
+				   "   FROM warm_containers w WHERE w.container_id = $2 LIMIT 1) IS TRUE"
+				   " WHERE id = $1", 4,
+			 m->s->id, cid, m->s->engine, m->agent_key)) || (rc = commit_now(n->db, e)))
 		return rc == ERR_TOOBIG ? err_set(e, ERR_FAIL, "container id too long") : rc;
 	m->warm = 1;
 	/* Limits of its own: the warm container, made with the defaults, is changed live
 	 * before its clone starts (Docker's update, one call; a cold start costs far more). */
-	if ((!n->limits.memory && !n->limits.nano_cpus) ||
-	    !(rc = docker_container_update(cid, n->limits.memory ? n->limits.memory
-								 : n->cfg->sandbox_memory,
-					   n->limits.nano_cpus ? n->limits.nano_cpus
-							       : (int64_t)n->cfg->sandbox_cpus * 1000000000,
-					   DOCKER_CALL_MS, e)))
-		rc = hand_over_warm(m, e);
-	if (rc == 0)
+	if ((n->limits.memory || n->limits.nano_cpus) &&
+	    (rc = docker_container_update(cid, n->limits.memory ? n->limits.memory
+								: n->cfg->sandbox_memory,
+					  n->limits.nano_cpus ? n->limits.nano_cpus
+							      : (int64_t)n->cfg->sandbox_cpus * 1000000000,
+					  DOCKER_CALL_MS, e)))
+		goto failed;
+	if (n->cfg->agent && a.ip[0]) {
+		struct err ea;
+		if (!hand_over_agent(m, a.ip, &ea)) {
+			memcpy(m->s->agent_ip, a.ip, sizeof(a.ip));
+			snprintf(m->s->handed, sizeof(m->s->handed), "agent");
+			return 0;
+		}
+		/* Not done: nothing was, or the file without the marker (clone.sh waits on). */
+		log_warn("sandbox %s: the warm container's agent did not take the parameters (%s):"
+			 " by the archive API instead", m->s->id, ea.msg);
+	}
+	if (!(rc = hand_over_warm(m, e))) {
+		snprintf(m->s->handed, sizeof(m->s->handed), "archive");
 		return 0;
+	}
+failed:
 	log_warn("sandbox %s: the warm container %.12s failed (%s): a cold start instead",
 		 m->s->id, cid, e->msg);
 	warm_discard(n->db, cid, e->msg);
@@ -479,19 +538,6 @@ static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], st
 	return rc ? err_set(e, ERR_FAIL, "created_at is too long") : 0;
 }
 
-/* A fresh agent key: 32 random bytes as hex (the agent's key file holds the hex text). */
-static int agent_key(char hex[SANDBOX_AGENT_KEY_HEX + 1])
-{
-	unsigned char k[SANDBOX_AGENT_KEY_HEX / 2];
-
-	if (RAND_bytes(k, sizeof(k)) != 1)
-		return -1;
-	for (size_t i = 0; i < sizeof(k); i++)
-		snprintf(hex + 2 * i, 3, "%02x", k[i]);
-	OPENSSL_cleanse(k, sizeof(k));
-	return 0;
-}
-
 int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 		   char detail[SANDBOX_DETAIL_MAX], struct err *e)
 {
@@ -523,7 +569,7 @@ int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 	    (rc = resolve(n->cfg, n->repo, ref, out->commit, &m.is_branch, e)))
 		return rc;
 	if (randid(out->id, sizeof(out->id), "sb_", 12) || token_mint(TOKEN_SANDBOX, m.token) ||
-	    agent_key(m.agent_key))
+	    sandbox_agent_key_new(m.agent_key))
 		return err_set(e, ERR_FAIL, "RNG failed");
 	memcpy(out->agent_key, m.agent_key, sizeof(out->agent_key));
 	rc = make(&m, &locked, detail, e);

@@ -4,38 +4,57 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <openssl/crypto.h>
+#include "sandboxd/agent_client.h"
+#include "sandboxd/boxuser.h"
+#include "sandboxd/clock.h"
 #include "sandboxd/container.h"
 #include "sandboxd/engine.h"
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
 #include "sandboxd/randid.h"
 #include "sandboxd/sandbox.h"
+#include "sandboxd/sbagent.h"
 #include "sandboxd/warm.h"
 #include "sandboxd/banned.h"
 
 #define WARM_ID_LEN 27                 /* "wc_" + 24 hex */
 #define WARM_START_STALE "30 seconds"
+#define WARM_AGENT_WAIT_MS 5000        /* a started container's agent answers within it */
 
 int warm_claim(struct db *db, const char *image, const char *sandbox_id,
-	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct err *e)
+	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct warm_agent *agent,
+	       struct err *e)
 {
 	int rc, code = 0;
+	/* The key leaves the pool's row in the claim's statement: it is the sandbox's now. */
 	PGresult *res = db_exec(db, e, &code,
-		"UPDATE warm_containers SET state = 'claimed', claimed_by = $2, claimed_at = now()"
-		" WHERE id = (SELECT w.id FROM warm_containers w"
-		"              JOIN docker_engines d ON d.name = w.instance"
-		"             WHERE w.state = 'ready' AND w.image = $1 AND w.container_id IS NOT NULL"
-		"               AND d.state = 'active' AND coalesce(d.relay_url, '') IN ('', $4)"
-		"             ORDER BY d.down_since IS NULL DESC, w.instance = $3 DESC, w.created_at"
-		"             LIMIT 1 FOR UPDATE OF w SKIP LOCKED)"
-		" RETURNING container_id, instance", 4, image, sandbox_id, engine, engine_relay_url());
+		"WITH c AS (SELECT w.id, w.agent_key, w.agent_ip FROM warm_containers w"
+		"             JOIN docker_engines d ON d.name = w.instance"
+		"            WHERE w.state = 'ready' AND w.image = $1 AND w.container_id IS NOT NULL"
+		"              AND d.state = 'active' AND coalesce(d.relay_url, '') IN ('', $4)"
+		"            ORDER BY d.down_since IS NULL DESC, w.instance = $3 DESC, w.created_at"
+		"            LIMIT 1 FOR UPDATE OF w SKIP LOCKED)"
+		" UPDATE warm_containers w SET state = 'claimed', claimed_by = $2, claimed_at = now(),"
+		"        agent_key = NULL"
+		"   FROM c WHERE w.id = c.id"
+		" RETURNING w.container_id, w.instance, coalesce(c.agent_key, ''),"
+		"           coalesce(host(c.agent_ip), '')", 4, image, sandbox_id, engine,
+		engine_relay_url());
 
+	memset(agent, 0, sizeof(*agent));
 	if (!res)
 		return code;
 	rc = PQntuples(res) == 1 ? 0 : ERR_NOTFOUND;
 	if (!rc && (str_copy(cid, DOCKER_ID_MAX, db_val(res, 0, 0)) ||
 		    str_copy(engine, ENGINE_NAME_MAX + 1, db_val(res, 0, 1))))
 		rc = err_set(e, ERR_FAIL, "a warm container's id does not fit");
+	/* Anything but a whole key and an address: the archive path, as before 025. */
+	if (!rc && strlen(db_val(res, 0, 2)) == SANDBOX_AGENT_KEY_HEX &&
+	    !str_copy(agent->ip, sizeof(agent->ip), db_val(res, 0, 3)) && agent->ip[0])
+		memcpy(agent->key, db_val(res, 0, 2), sizeof(agent->key));
+	else
+		agent->ip[0] = 0;
 	PQclear(res);
 	return rc == ERR_NOTFOUND ? err_set(e, rc, "the warm pool is empty") : rc;
 }
@@ -110,17 +129,42 @@ static int repair(const struct config *cfg, struct db *db, const char *engine, s
 	return 0;
 }
 
+/* Waits (WARM_AGENT_WAIT_MS at most) until the agent at ip answers the handshake of key. */
+static void agent_wait(const char *ip, const char *key)
+{
+	int64_t until = clock_ms() + WARM_AGENT_WAIT_MS;
+	struct err e = { .msg = "" };
+
+	for (;;) {
+		struct agent_conn c = { .fd = -1 };
+		int rc = agent_connect(&c, ip, SANDBOX_AGENT_PORT, (const unsigned char *)key,
+				       SANDBOX_AGENT_KEY_HEX, SBAGENT_CONNECT_MS, &e);
+		agent_close(&c);
+		if (!rc)
+			return;
+		if (clock_ms() >= until)
+			break;
+		usleep(20000);
+	}
+	log_warn("warm container at %s: its agent did not answer (%s): its claim goes by the"
+		 " archive API", ip, e.msg);
+}
+
 /* One new warm container, its row first: 0, or the step's error (the row then failed). */
 static int start_one(const struct config *cfg, struct db *db, const char *engine, struct err *e)
 {
 	static const char *const env[] = {
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
 	char id[WARM_ID_LEN + 1], owner[64], cid[DOCKER_ID_MAX] = "";
-	struct docker_container_state st;
+	char key[SANDBOX_AGENT_KEY_HEX + 1];
+	struct docker_container_state st = { .running = 0 };
+	struct boxuser bu;
 	int rc, enforced = 0;
 
-	if (randid(id, sizeof(id), "wc_", 12))
+	if (randid(id, sizeof(id), "wc_", 12) || sandbox_agent_key_new(key))
 		return err_set(e, ERR_FAIL, "RNG failed");
+	if ((rc = boxuser_get(cfg, &bu, e)))
+		return rc;
 	snprintf(owner, sizeof(owner), WARM_OWNER_PREFIX "%s", id);
 	/* Its row under the placement lock: a warm container takes room on its engine. */
 	if ((rc = db_begin(db, e)))
@@ -129,8 +173,9 @@ static int start_one(const struct config *cfg, struct db *db, const char *engine
 		db_rollback(db);
 		return rc ? rc : 1;
 	}
-	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, instance, image)"
-				" VALUES ($1, $2, $3)", 3, id, engine, config_default_image(cfg))) ||
+	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, instance, image, agent_key)"
+				" VALUES ($1, $2, $3, $4)", 4, id, engine, config_default_image(cfg),
+			 key)) ||
 	    (rc = db_commit(db, e))) {
 		db_rollback(db);
 		return rc;
@@ -139,12 +184,19 @@ static int start_one(const struct config *cfg, struct db *db, const char *engine
 					 &enforced, e)) &&
 	    !(rc = db_run(db, e, "UPDATE warm_containers SET container_id = $2, disk_enforced = $3"
 				 " WHERE id = $1", 3, id, cid, enforced ? "true" : "false")) &&
+	    !(rc = sandbox_put_agent_key(cid, bu.uid, key, e)) &&
 	    !(rc = docker_container_start(cid, (long)cfg->start_timeout * 1000, e)) &&
 	    !(rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, e)) && !st.running)
 		rc = err_set(e, ERR_FAIL, "the warm container is %s", st.status);
+	/* Ready once its agent answers with the key (a claim then hands over through it at
+	 * once); one that does not within the start limit is claimed by the archive path. */
+	if (!rc && cfg->agent && st.ip[0])
+		agent_wait(st.ip, key);
+	OPENSSL_cleanse(key, sizeof(key));
 	if (!rc)
-		rc = db_run(db, e, "UPDATE warm_containers SET state = 'ready'"
-				   " WHERE id = $1 AND state = 'starting'", 1, id);
+		rc = db_run(db, e, "UPDATE warm_containers SET state = 'ready',"
+				   "       agent_ip = nullif($2, '')::inet"
+				   " WHERE id = $1 AND state = 'starting'", 2, id, st.ip);
 	if (rc)
 		fail(db, id, cid, e->msg);
 	return rc;

@@ -14,6 +14,20 @@ set -u
 state=/workspace/.sandboxd
 mkdir -p "$state"
 
+agent=/usr/local/lib/sandboxd/sandboxd-agent
+start_agent() {
+	"$agent" --listen 0.0.0.0:7070 --key "$state/agent.key" --dir "$state/agent" \
+		</dev/null >/dev/null 2>"$state/agent.log" &
+	echo "$!" >"$state/agent.pid"
+}
+# A warm container's agent starts with it, on the key the pool put beside the script (0400):
+# the claim sends the parameters file and the marker through it.
+if [ -x "$agent" ] && [ -s /tmp/.sandboxd/agent.key ] &&
+	(umask 0377 && cat /tmp/.sandboxd/agent.key >"$state/agent.key"); then
+	rm -f /tmp/.sandboxd/agent.key
+	start_agent
+fi
+
 # A warm container (the pool) starts before anyone asks for it and waits here for the
 # marker the service puts after the parameters file; a cold one finds both at once. The
 # wait is read's time-out on a FIFO held open both ways: no process is started per look.
@@ -39,11 +53,12 @@ rm -f /tmp/.sandboxd/go
 } </tmp/.sandboxd/clone
 rm -f /tmp/.sandboxd/clone
 
-agent=/usr/local/lib/sandboxd/sandboxd-agent
-if [ -x "$agent" ] && [ -n "$key" ] && (umask 0377 && printf '%s' "$key" >"$state/agent.key"); then
-	"$agent" --listen 0.0.0.0:7070 --key "$state/agent.key" --dir "$state/agent" \
-		</dev/null >/dev/null 2>"$state/agent.log" &
-	echo "$!" >"$state/agent.pid"
+# A cold container's agent, or a warm one's that is gone (the parameters then came by the
+# archive API; the key is the same).
+if ! { [ -s "$state/agent.pid" ] && kill -0 "$(cat "$state/agent.pid")" 2>/dev/null; } &&
+	[ -x "$agent" ] && [ -n "$key" ] && rm -f "$state/agent.key" &&
+	(umask 0377 && printf '%s' "$key" >"$state/agent.key"); then
+	start_agent
 fi
 unset key
 

@@ -30,9 +30,18 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 			  const struct sandbox_limits *lim, long timeout_ms,
 			  char cid[DOCKER_ID_MAX], int *disk_enforced, struct err *e)
 	__attribute__((warn_unused_result));
+/* Where clone.sh reads the clone's parameters, and the marker it waits for. */
+#define CLONE_PARAMS_PATH "/tmp/.sandboxd/clone"
+#define CLONE_GO_PATH     "/tmp/.sandboxd/go"
 /* The clone's parameters into a container: one archive, the parameters file, then the
  * marker clone.sh waits for, so that it never reads a file half written; both 0600 and
  * owner's (the uid the container runs as, boxuser.h). params is cleansed by the caller. */
 int sandbox_put_clone(const char *cid, unsigned owner, const char *params, size_t len,
 		      struct err *e) __attribute__((warn_unused_result));
+/* A fresh agent key: 32 random bytes as hex (the agent's key file holds the hex text). */
+int sandbox_agent_key_new(char hex[SANDBOX_AGENT_KEY_HEX + 1]) __attribute__((warn_unused_result));
+/* A warm container's agent key into it before its start, where clone.sh looks for it
+ * (/tmp/.sandboxd/agent.key, 0400, owner's): its agent then starts with the container. */
+int sandbox_put_agent_key(const char *cid, unsigned owner, const char *key, struct err *e)
+	__attribute__((warn_unused_result));
 #endif

@@ -12,16 +12,24 @@
 #include "sandboxd/docker.h"
 #include "sandboxd/engine_list.h"
 #include "sandboxd/err.h"
+#include "sandboxd/sandbox.h"
 
 
+/* A claimed container's agent, running since the container's start (025): its key (hex,
+ * "" for a container started before 025: the parameters then go by the archive API) and
+ * its address as the engine reported it (""). The key is the sandbox's from the claim on. */
+struct warm_agent {
+	char key[SANDBOX_AGENT_KEY_HEX + 1];
+	char ip[16];
+};
 /* Claims a ready warm container of image on an active, healthy engine of this host's (none
  * that another host owns: engine.h) for sandbox_id (engine's first; skipping rows another
  * claim holds), in the caller's transaction: its container id into cid, its engine into
- * engine. ERR_NOTFOUND when the pool has none, or
- * ERR_DB. */
+ * engine, its agent into agent (the row keeps no key). ERR_NOTFOUND when the pool has
+ * none, or ERR_DB. */
 int warm_claim(struct db *db, const char *image, const char *sandbox_id,
-	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct err *e)
-	__attribute__((warn_unused_result));
+	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct warm_agent *agent,
+	       struct err *e) __attribute__((warn_unused_result));
 /* The reaper's pass over engine (outside any transaction; Docker calls already go to it):
  * fails warm rows whose start timed out or whose container is no longer running (removing
  * it: such a one is never handed out), then starts new ones until the engine has

@@ -20,6 +20,13 @@ mk_sandbox "sba$SFX" agent
 A=$ID
 check_eq "the create is audited pooled: $POOLED" "$POOLED" \
 	"$(sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
+# A pooled create hands the clone's parameters through the warm container's agent; with the
+# agent off, by the archive API (a cold create names neither).
+HANDED=''
+[ "$POOLED" = true ] && HANDED=archive
+[ "$POOLED" = true ] && [ "$WANT" = agent ] && HANDED=agent
+check_eq "its parameters went in by: ${HANDED:-(cold)}" "$HANDED" \
+	"$(sql "select details->>'handed_by' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
 AT_EXIT+=("api POST '$SB/$A/close' '' '$OT' >/dev/null 2>&1")
 CA=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$A")")
 # Where the workers reach its agent without asking the engine (sql/024): the address the

@@ -40,6 +40,15 @@ while read -r wid cid; do
 	check_eq 'no parameters, no token in it' "" "$(docker exec "$cid" sh -c 'ls /tmp/.sandboxd 2>/dev/null; env | grep -o "dst_[A-Za-z0-9]*"')"
 	check_eq 'its first process is clone.sh, waiting' sandboxd-clone \
 		"$(docker exec "$cid" sh -c "tr '\\0' '\\n' </proc/1/cmdline | tail -n 1")"
+	# Its agent runs already, on a key of its own in the row (025), at the engine's address.
+	key=$(sql "select agent_key from warm_containers where id = '$wid'")
+	check_cond 'its agent runs already, with a key of its own in its row' \
+		"[[ \$key =~ ^[0-9a-f]{64}\$ ]] && docker exec '$cid' pgrep -x sandboxd-agent >/dev/null"
+	check_eq "its row holds the engine's address for it" \
+		"$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$cid")" \
+		"$(sql "select host(agent_ip) from warm_containers where id = '$wid'")"
+	check_eq 'the key is in no environment of it' 0 \
+		"$(docker exec "$cid" sh -c 'cat /proc/[0-9]*/environ 2>/dev/null' | tr '\0' '\n' | grep -cF "${key:-none}")"
 done <<<"$WARM"
 
 # The operator's view of it (GET /metrics, refreshed from the table every 5 s).
@@ -54,6 +63,10 @@ A=$(_json .id)
 check_eq 'its container is the oldest warm one' "$WCID" "$(row_cid "$A")"
 check_eq 'whose row is claimed by it' "claimed $A" "$(sql "select state || ' ' || claimed_by from warm_containers where id = '$WID'")"
 check_eq 'the create is audited as pooled' true "$(pooled_of "$A")"
+check_eq 'its parameters went through the agent (no archive call)' agent \
+	"$(sql "select details->>'handed_by' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
+check_eq "the key left the pool's row for the sandbox's" "|true" \
+	"$(sql "select coalesce(w.agent_key, '') || '|' || (length(s.agent_key) = 64) from warm_containers w join sandboxes s on s.id = w.claimed_by where w.id = '$WID'")"
 check 'its clone is done' wait_until 60 clone_done "$A"
 api POST "$SB/$A/exec" '{"cmd":"cat x; printenv SANDBOX_ID; git rev-parse --abbrev-ref HEAD"}' "$OT"
 expect_json .stdout "x"$'\n'"$A"$'\n'"main" 'a command sees the repository and its sandbox'
@@ -102,6 +115,21 @@ for id in "${IDS[@]}"; do
 	expect_json .stdout "$id" "$id ($(pooled_of "$id" | sed 's/true/pooled/;s/false/cold/')) runs its own commands"
 	api POST "$SB/$id/close" "" "$OT"
 done
+
+# ---- a warm container whose agent is gone gets its parameters by the archive API ---------------
+check 'the pool is full again' wait_until 60 pool_full
+while read -r _ cid; do docker exec "$cid" pkill -KILL -x sandboxd-agent; done <<<"$(rows ready)"
+api POST "$SB" '{}' "$OT"
+expect_status 201 "a create while the warm containers' agents are dead"
+D=$(_json .id)
+check_eq 'pooled all the same, its parameters by the archive API' 'true archive' \
+	"$(sql "select (details->>'pooled') || ' ' || (details->>'handed_by') from audit_log where action = 'sandbox.create' and sandbox_id = '$D'")"
+api POST "$SB/$D/exec" '{"cmd":"cat x"}' "$OT"
+expect_json .stdout x 'and works'
+check_eq 'through an agent that clone.sh started again, on the same key' agent \
+	"$(sql "select details->>'backend' from audit_log where action = 'sandbox.exec' and sandbox_id = '$D' order by id desc limit 1")"
+api POST "$SB/$D/close" "" "$OT"
+# The other one (with no agent) is claimed the same way, or replaced: either serves.
 
 # ---- a warm container killed behind the service's back is never handed out ---------------------
 check 'the pool is full again' wait_until 60 pool_full
