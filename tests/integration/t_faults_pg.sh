@@ -73,10 +73,11 @@ curl -sS -o "$_T/caught.body" -w '%{http_code}' --max-time 60 -H "Authorization:
 	-H 'Content-Type: application/json' -d '{}' "$SANDBOXD_URL$SB" >"$_T/caught.status" 2>/dev/null &
 CAUGHT=$!
 # A cold create blocks on its update of the row; one that takes a warm container already on
-# the claim (warm_containers.claimed_by references the row: the key check waits too).
+# the claim (warm_containers.claimed_by references the row: the key check waits too; the
+# claim's statement starts with its WITH).
 create_blocked() {
 	[[ $(sql_super "select count(*) from pg_stat_activity where wait_event_type = 'Lock'
-	  and (query ilike 'UPDATE sandboxes%' or query ilike 'UPDATE warm_containers%')") -ge 1 ]]
+	  and (query ilike 'UPDATE sandboxes%' or query ~* '^(WITH .*)?UPDATE warm_containers')") -ge 1 ]]
 }
 check 'a create waits on its row, its container made' wait_until 30 create_blocked
 CID=$(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$S' and s.state = 'starting'")
