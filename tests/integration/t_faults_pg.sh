@@ -75,14 +75,11 @@ CAUGHT=$!
 # A cold create blocks on its update of the row; one that takes a warm container already on
 # the claim (warm_containers.claimed_by references the row: the key check waits too; the
 # claim's statement starts with its WITH).
-create_blocked() {
-	[[ $(sql_super "select count(*) from pg_stat_activity where wait_event_type = 'Lock'
-	  and (query ilike 'UPDATE sandboxes%' or query ~* '^(WITH .*)?UPDATE warm_containers')") -ge 1 ]]
-}
+BLOCKED="wait_event_type = 'Lock' and (query ilike 'UPDATE sandboxes%' or query ~* '^(WITH .*)?UPDATE warm_containers')"
+create_blocked() { [[ $(sql_super "select count(*) from pg_stat_activity where $BLOCKED") -ge 1 ]]; }
 check 'a create waits on its row, its container made' wait_until 30 create_blocked
 CID=$(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$S' and s.state = 'starting'")
-check_eq "its database connection is cut" t "$(sql_super "select bool_and(pg_terminate_backend(pid)) from pg_stat_activity
-  where wait_event_type = 'Lock' and (query ilike 'UPDATE sandboxes%' or query ilike 'UPDATE warm_containers%')")"
+check_eq "its database connection is cut" t "$(sql_super "select bool_and(pg_terminate_backend(pid)) from pg_stat_activity where $BLOCKED")"
 wait "$CAUGHT" 2>/dev/null
 sql_super "select pg_terminate_backend(pid) from pg_stat_activity where query ilike '%pg_sleep(60)%' and pid <> pg_backend_pid()" >/dev/null
 wait "$LOCKER" 2>/dev/null
