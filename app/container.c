@@ -96,6 +96,18 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 	return rc;
 }
 
+/* An archive made for cid (rc its making's outcome) extracted under /tmp, then wiped: it
+ * holds a credential. */
+static int put_secret_tar(const char *cid, struct buf *tar, int rc, struct err *e)
+{
+	if (!rc)
+		rc = docker_archive_put(cid, "/tmp", tar->data, tar->len, DOCKER_CALL_MS, e);
+	if (tar->data)
+		OPENSSL_cleanse(tar->data, tar->len);
+	buf_release(tar);
+	return rc;
+}
+
 int sandbox_put_clone(const char *cid, unsigned owner, const char *params, size_t len,
 		      struct err *e)
 {
@@ -112,12 +124,7 @@ int sandbox_put_clone(const char *cid, unsigned owner, const char *params, size_
 		tar.len -= 2 * TAR_BLOCK;
 		rc = tar_write_file(&tar, ".sandboxd/go", 0600, owner, now, "", 0, e);
 	}
-	if (!rc)
-		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, e);
-	if (tar.data)
-		OPENSSL_cleanse(tar.data, tar.len);
-	buf_release(&tar);
-	return rc;
+	return put_secret_tar(cid, &tar, rc, e);
 }
 
 int sandbox_agent_key_new(char hex[SANDBOX_AGENT_KEY_HEX + 1])
@@ -140,10 +147,5 @@ int sandbox_put_agent_key(const char *cid, unsigned owner, const char *key, stru
 	buf_init(&tar, 4096);
 	rc = tar_write_file(&tar, ".sandboxd/agent.key", 0400, owner, (int64_t)time(NULL), key,
 			    strlen(key), e);
-	if (!rc)
-		rc = docker_archive_put(cid, "/tmp", tar.data, tar.len, DOCKER_CALL_MS, e);
-	if (tar.data)
-		OPENSSL_cleanse(tar.data, tar.len);
-	buf_release(&tar);
-	return rc;
+	return put_secret_tar(cid, &tar, rc, e);
 }

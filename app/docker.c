@@ -939,12 +939,27 @@ static int get_bool(json_object *o, const char *key, int *out)
 	return 0;
 }
 
+/* A network entry's IPv4 address (its "IPAddress", checked to be one) into ip (ip_len bytes);
+ * -1, ip untouched, when it has none. */
+static int net_ip(json_object *net, char *ip, size_t ip_len)
+{
+	json_object *addr;
+	struct in_addr a;
+
+	if (!json_object_object_get_ex(net, "IPAddress", &addr) ||
+	    !json_object_is_type(addr, json_type_string) ||
+	    (size_t)json_object_get_string_len(addr) >= ip_len ||
+	    inet_pton(AF_INET, json_object_get_string(addr), &a) != 1)
+		return -1;
+	memcpy(ip, json_object_get_string(addr), (size_t)json_object_get_string_len(addr) + 1);
+	return 0;
+}
+
 /* The one network's IPv4 address of an inspect answer into ip[16]; "" when the container is
  * on none or on several (then the caller asks by network: docker_container_ip). */
 static void one_ip(json_object *resp, char ip[16])
 {
-	json_object *ns, *nets, *addr;
-	struct in_addr a;
+	json_object *ns, *nets;
 
 	ip[0] = 0;
 	if (!json_object_object_get_ex(resp, "NetworkSettings", &ns) ||
@@ -953,12 +968,7 @@ static void one_ip(json_object *resp, char ip[16])
 		return;
 	json_object_object_foreach(nets, name, net) {
 		(void)name;
-		if (json_object_object_get_ex(net, "IPAddress", &addr) &&
-		    json_object_is_type(addr, json_type_string) &&
-		    json_object_get_string_len(addr) < 16 &&
-		    inet_pton(AF_INET, json_object_get_string(addr), &a) == 1)
-			memcpy(ip, json_object_get_string(addr),
-			       (size_t)json_object_get_string_len(addr) + 1);
+		(void)net_ip(net, ip, 16);
 	}
 }
 
@@ -1008,8 +1018,7 @@ int docker_container_ip(const char *id, const char *network, char *ip, size_t ip
 			long timeout_ms, struct err *e)
 {
 	char path[DOCKER_ID_MAX + 64];
-	json_object *resp = NULL, *ns, *nets, *net, *addr;
-	struct in_addr a;
+	json_object *resp = NULL, *ns, *nets, *net;
 	struct call c;
 	int rc;
 
@@ -1022,15 +1031,9 @@ int docker_container_ip(const char *id, const char *network, char *ip, size_t ip
 		return rc;
 	if (!json_object_object_get_ex(resp, "NetworkSettings", &ns) ||
 	    !json_object_object_get_ex(ns, "Networks", &nets) ||
-	    !json_object_object_get_ex(nets, network, &net) ||
-	    !json_object_object_get_ex(net, "IPAddress", &addr) ||
-	    !json_object_is_type(addr, json_type_string) ||
-	    inet_pton(AF_INET, json_object_get_string(addr), &a) != 1 ||
-	    (size_t)json_object_get_string_len(addr) >= ip_len)
+	    !json_object_object_get_ex(nets, network, &net) || net_ip(net, ip, ip_len))
 		rc = err_set(e, ERR_NOTFOUND, "container %.12s has no IPv4 address on %s", id,
 			     network);
-	else
-		memcpy(ip, json_object_get_string(addr), (size_t)json_object_get_string_len(addr) + 1);
 	json_object_put(resp);
 	return rc;
 }
