@@ -354,14 +354,13 @@ static int hand_over_warm(struct make *m, struct err *e)
 	return rc;
 }
 
-/* One file written whole through the agent at ip (a connection serves one request). */
-static int agent_put(struct make *m, const char *ip, const char *path, const char *data,
-		     size_t len, struct err *e)
+/* One file written whole through the sandbox's agent (a connection serves one request). */
+static int agent_put(struct make *m, const char *path, const char *data, size_t len,
+		     struct err *e)
 {
 	struct agent_conn c = { .fd = -1 };
 	struct files_source src = { .data = (const unsigned char *)data, .size = len };
-	int rc = agent_connect(&c, ip, SANDBOX_AGENT_PORT, (const unsigned char *)m->agent_key,
-			       SANDBOX_AGENT_KEY_HEX, SBAGENT_CONNECT_MS, e);
+	int rc = sbagent_connect(m->s, m->s->network, &c, e);
 
 	if (!rc)
 		rc = agent_file_write(&c, path, 0600, &src, e);
@@ -369,18 +368,18 @@ static int agent_put(struct make *m, const char *ip, const char *path, const cha
 	return rc;
 }
 
-/* The parameters through a warm container's agent (025): the file, then the marker
- * clone.sh waits for, each written whole or not at all; the agent's answer is its word
- * that the container runs, so no inspect follows. */
-static int hand_over_agent(struct make *m, const char *ip, struct err *e)
+/* The parameters through a warm container's agent (025), at the sandbox's agent_ip with its
+ * key: the file, then the marker clone.sh waits for, each written whole or not at all; the
+ * agent's answer is its word that the container runs, so no inspect follows. */
+static int hand_over_agent(struct make *m, struct err *e)
 {
 	struct buf f;
 	int rc;
 
 	buf_init(&f, 8192);
 	rc = clone_params(m, &f, e);
-	if (!rc && !(rc = agent_put(m, ip, CLONE_PARAMS_PATH, f.data, f.len, e)))
-		rc = agent_put(m, ip, CLONE_GO_PATH, "", 0, e);
+	if (!rc && !(rc = agent_put(m, CLONE_PARAMS_PATH, f.data, f.len, e)))
+		rc = agent_put(m, CLONE_GO_PATH, "", 0, e);
 	if (f.data)
 		OPENSSL_cleanse(f.data, f.len);
 	buf_release(&f);
@@ -433,8 +432,8 @@ static int claim_warm(struct make *m, struct err *e)
 		goto failed;
 	if (n->cfg->agent && a.ip[0]) {
 		struct err ea;
-		if (!hand_over_agent(m, a.ip, &ea)) {
-			memcpy(m->s->agent_ip, a.ip, sizeof(a.ip));
+		memcpy(m->s->agent_ip, a.ip, sizeof(a.ip));
+		if (!hand_over_agent(m, &ea)) {
 			snprintf(m->s->handed, sizeof(m->s->handed), "agent");
 			return 0;
 		}
@@ -452,6 +451,7 @@ failed:
 	warm_discard(n->db, cid, e->msg);
 	m->warm = 0;
 	m->s->container_id[0] = 0;
+	m->s->agent_ip[0] = 0;
 	return 1;
 }
 
