@@ -5,7 +5,8 @@
 # iptables), loads the runner image into it, starts a second stack (PostgreSQL, sandboxd,
 # nginx: its own database, so that its reaper is the only one that sees this engine) pointed
 # at it, and restarts that engine. While it is down: /healthz 503 naming docker, a create
-# fails cleanly, and the reaper fails nothing. Once it is back: the sandboxes whose
+# takes the one warm container (its agent needs no engine) and the next fails cleanly, and
+# the reaper fails nothing. Once it is back: the sandboxes whose
 # containers died are failed by the reaper, their tokens revoked, their containers removed,
 # and new sandboxes work. The stack reaches that engine over tcp:// with mutual TLS (certificates
 # made here), as a service on another host would. Everything it starts is removed on exit,
@@ -43,7 +44,7 @@ private_stack_up stack 'a second stack (PostgreSQL, sandboxd, nginx) on that eng
 	SANDBOXD_WORKERS=2 SANDBOXD_BRIDGE="$BR" \
 	SANDBOXD_DOCKER_HOST="tcp://127.0.0.1:$TLS_PORT" SANDBOXD_DOCKER_CA="$T/ca.pem" \
 	SANDBOXD_DOCKER_CERT="$T/client.pem" SANDBOXD_DOCKER_KEY="$T/client-key.pem" \
-	SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256 \
+	SANDBOXD_REAPER_INTERVAL=1 SANDBOXD_SANDBOX_MEMORY_MB=256 SANDBOXD_POOL_SIZE=1 \
 	SANDBOXD_SANDBOX_NETWORK=bridge SANDBOXD_EGRESS=open SANDBOXD_IMAGES=minimal=sandboxd-runner:minimal
 # The engine takes no client without a certificate of its CA: the stack's answers below
 # come through TLS with the service's own.
@@ -74,6 +75,11 @@ is_state() { [[ $(state "$1") == "$2" ]]; }
 live_tokens() { sql "select count(*) from tokens where sandbox_id = '$1' and revoked_at is null"; }
 check_eq "A has a live git token" 1 "$(live_tokens "$A")"
 
+# The pool (one container) is full again before the engine dies: the first create while it
+# is down takes that container, the second has none to take.
+warm_ready() { [[ $(sql "select count(*) from warm_containers where state = 'ready'") == 1 ]]; }
+check 'the warm pool has its one container ready' wait_until 60 warm_ready
+
 # ---- the engine dies (SIGKILL): unreachable, its containers may live on ------------------------
 P=$(dockerd_pid)
 kill -KILL "$P"
@@ -82,9 +88,17 @@ check 'dockerd is killed' wait_until 10 gone
 api GET /healthz "" -
 expect_status 503 'engine down: /healthz 503'
 expect_json_match .message '[Dd]ocker' 'naming docker'
+# A warm container is handed over through its agent, which needs no engine.
 api POST "$SB" '{}' "$OT"
-expect_error 503 'the sandbox container did not start; try again' 'engine down: a create answers 503'
-DOWNID=$(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$O' and s.id not in ('$A', '$B')")
+expect_status 201 'engine down: a create takes the warm container'
+W=$(_json .id)
+check_eq 'handed over through its agent' 'true agent' \
+	"$(sql "select (details->>'pooled') || ' ' || (details->>'handed_by') from audit_log where action = 'sandbox.create' and sandbox_id = '$W'")"
+api POST "$SB/$W/exec" '{"cmd":"cat x"}' "$OT"
+expect_json .stdout x 'and it clones and execs without the engine'
+api POST "$SB" '{}' "$OT"
+expect_error 503 'the sandbox container did not start; try again' 'engine down, pool empty: a create answers 503'
+DOWNID=$(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$O' and s.id not in ('$A', '$B', '$W')")
 check_eq 'and its row is failed, not left starting' failed "$(state "$DOWNID")"
 # A's container lives on without its engine: a worker that already knows A's address
 # reaches A's agent without Docker and serves the call; one that must ask Docker for it
@@ -128,7 +142,8 @@ agrees() { # SANDBOX
 }
 check 'after the crash, A agrees with its container within 20 s' wait_until 20 agrees "$A"
 check 'and B' wait_until 20 agrees "$B"
-printf '#   after the crash: A %s, B %s\n' "$(state "$A")" "$(state "$B")"
+check 'and W, the warm one taken while it was down' wait_until 20 agrees "$W"
+printf '#   after the crash: A %s, B %s, W %s\n' "$(state "$A")" "$(state "$B")" "$(state "$W")"
 if [[ $(state "$A") == ready ]]; then
 	api POST "$SB/$A/exec" '{"cmd":"cat x"}' "$OT"
 	expect_json .stdout x 'A, still ready, execs'
@@ -148,9 +163,10 @@ check 'dockerd answers again' wait_until 60 ping_ok
 check 'the reaper fails E, whose container died' wait_until 20 is_state "$E" failed
 check_eq "with the reason" 'container gone' "$(sql "select end_reason from sandboxes where id = '$E'")"
 check_eq 'its git token is revoked' 0 "$(live_tokens "$E")"
-check_eq 'A, B and E: each failure is audited once, by the reaper' 3 \
-	"$(sql "select count(*) from audit_log where action = 'sandbox.reconcile' and via = 'reaper' and sandbox_id in ('$A', '$B', '$E')")"
-no_containers() { [[ -z $(for s in "$A" "$B" "$E"; do dk ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$s")"; done) ]]; }
+check 'and W, whose container died now or at the crash' wait_until 20 is_state "$W" failed
+check_eq 'A, B, W and E: each failure is audited once, by the reaper' 4 \
+	"$(sql "select count(*) from audit_log where action = 'sandbox.reconcile' and via = 'reaper' and sandbox_id in ('$A', '$B', '$W', '$E')")"
+no_containers() { [[ -z $(for s in "$A" "$B" "$W" "$E"; do dk ps -aq --filter "label=sandboxd.sandbox=$(owner_label_of "$s")"; done) ]]; }
 check 'no container is left of them' wait_until 20 no_containers
 api POST "$SB/$A/exec" '{"cmd":"true"}' "$OT"
 expect_error 410 'sandbox is failed' 'A answers 410 sandbox is failed'
