@@ -77,6 +77,9 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 		 * Missing on the host: a sandbox without one (its execs take Docker exec). */
 		.ro_bind_source = access(cfg->agent_path, R_OK) == 0 ? cfg->agent_path : NULL,
 		.ro_bind_target = SANDBOX_AGENT_BIN,
+		/* Its first process reads there what the service writes before the start: the
+		 * clone's parameters, or a warm container's agent key (app/sh/clone.sh). */
+		.open_stdin = 1,
 	};
 
 	if (!dc.ro_bind_source)
@@ -141,9 +144,20 @@ int sandbox_agent_key_new(char hex[SANDBOX_AGENT_KEY_HEX + 1])
 
 int sandbox_put_agent_key(const char *cid, unsigned owner, const char *key, struct err *e)
 {
+	char line[8 + SANDBOX_AGENT_KEY_HEX];
 	struct buf tar;
+	struct err es;
 	int rc;
 
+	/* On its input ("key", then the key: clone.sh tells it from a cold container's
+	 * parameters), else as a file. */
+	snprintf(line, sizeof(line), "key\n%s\n", key);
+	rc = docker_stdin_put(cid, line, strlen(line), DOCKER_CALL_MS, &es);
+	OPENSSL_cleanse(line, sizeof(line));
+	if (!rc)
+		return 0;
+	log_warn("warm container %.12s: its input did not take the agent's key (%s): by the "
+		 "archive API instead", cid, es.msg);
 	buf_init(&tar, 4096);
 	rc = tar_write_file(&tar, ".sandboxd/agent.key", 0400, owner, (int64_t)time(NULL), key,
 			    strlen(key), e);

@@ -1,4 +1,7 @@
 /* docker.c: the Docker Engine API over libcurl (API v1.41, one handle per process). */
+#define _GNU_SOURCE /* memmem */
+#include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,30 +330,36 @@ static int docker_error(struct call *c)
 	return code;
 }
 
-/* The URL of c on t, and the TLS client settings when t has them. */
-static int set_target(struct call *c, const struct target *t, struct buf *url)
+/* The URL of path on t for h, and the TLS client settings when t has them. */
+static int target_on(CURL *h, const char *op, const struct target *t, const char *path,
+		     struct buf *url, struct err *e)
 {
 	int tls = t->cert != NULL, rc;
 
 	if (strncmp(t->host, "unix://", 7) == 0) {
-		curl_easy_setopt(handle, CURLOPT_UNIX_SOCKET_PATH, t->host + 7);
-		rc = buf_printf(url, "http://localhost%s%s", DOCKER_API, c->path);
+		curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, t->host + 7);
+		rc = buf_printf(url, "http://localhost%s%s", DOCKER_API, path);
 	} else {
 		const char *hostport = t->host + (strncmp(t->host, "tcp://", 6) == 0 ? 6 : 8);
 		rc = buf_printf(url, "%s://%s%s%s", tls ? "https" : "http", hostport, DOCKER_API,
-				c->path);
+				path);
 	}
 	if (rc)
-		return err_set(c->e, ERR_INVALID, "docker %s: request path too long", c->op);
+		return err_set(e, ERR_INVALID, "docker %s: request path too long", op);
 	if (tls) {
-		curl_easy_setopt(handle, CURLOPT_CAINFO, t->ca);
-		curl_easy_setopt(handle, CURLOPT_SSLCERT, t->cert);
-		curl_easy_setopt(handle, CURLOPT_SSLKEY, t->key);
-		curl_easy_setopt(handle, CURLOPT_SSL_VERIFYPEER, 1L);
-		curl_easy_setopt(handle, CURLOPT_SSL_VERIFYHOST, 2L);
+		curl_easy_setopt(h, CURLOPT_CAINFO, t->ca);
+		curl_easy_setopt(h, CURLOPT_SSLCERT, t->cert);
+		curl_easy_setopt(h, CURLOPT_SSLKEY, t->key);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
 	}
-	curl_easy_setopt(handle, CURLOPT_URL, url->data);
+	curl_easy_setopt(h, CURLOPT_URL, url->data);
 	return 0;
+}
+
+static int set_target(struct call *c, const struct target *t, struct buf *url)
+{
+	return target_on(handle, c->op, t, c->path, url, c->e);
 }
 
 /* What every call sets: time limits, callbacks, buffers. */
@@ -752,6 +761,10 @@ static int create_body(const struct docker_create *c, json_object **out)
 	json_add_str(o, "User", c->user ? c->user : DEFAULT_USER);
 	json_add_str(o, "WorkingDir", "/workspace");
 	json_add_bool(o, "AttachStdin", 0);
+	/* An input the service writes once before the start (docker_stdin_put), closed when
+	 * it has written (StdinOnce): no later attach reaches the process. */
+	json_add_bool(o, "OpenStdin", c->open_stdin != 0);
+	json_add_bool(o, "StdinOnce", c->open_stdin != 0);
 	json_add_bool(o, "Tty", 0);
 	json_add_bool(o, "NetworkDisabled", 0);
 	if ((rc = add_strings(o, "Env", c->env)) || (rc = add_strings(o, "Cmd", c->cmd)))
@@ -1140,6 +1153,137 @@ int docker_volume_list(const char *label, const char *value_label, docker_list_f
 int docker_volume_remove(const char *name, long timeout_ms, struct err *e)
 {
 	return object_call(VOLUME, "remove volume", "DELETE", name, "", timeout_ms, e);
+}
+
+/* ---- a container's standard input ---- */
+
+/* Until h's socket is ready for events, or the deadline: 0, else -1. */
+static int sock_wait(CURL *h, short events, int64_t deadline)
+{
+	curl_socket_t fd = CURL_SOCKET_BAD;
+	int64_t left;
+
+	if (curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, &fd) != CURLE_OK || fd == CURL_SOCKET_BAD)
+		return -1;
+	while ((left = deadline - clock_ms()) > 0) {
+		struct pollfd p = { .fd = fd, .events = events };
+		int n = poll(&p, 1, (int)left);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -1;
+	}
+	return -1;
+}
+
+static int stdin_send(CURL *h, const char *p, size_t n, int64_t deadline, struct err *e)
+{
+	while (n) {
+		size_t sent = 0;
+		CURLcode cc = curl_easy_send(h, p, n, &sent);
+
+		if (cc == CURLE_AGAIN) {
+			if (sock_wait(h, POLLOUT, deadline))
+				return err_set(e, ERR_DOCKER, "docker attach stdin: not sent in time");
+			continue;
+		}
+		if (cc != CURLE_OK)
+			return err_set(e, ERR_DOCKER, "docker attach stdin: %s", curl_easy_strerror(cc));
+		p += sent;
+		n -= sent;
+	}
+	return 0;
+}
+
+/* The engine's answer to the attach, up to its blank line: 101 (upgraded) or 200 (the raw
+ * stream without the upgrade) is the connection taken over; anything else is its refusal. */
+static int stdin_answer(CURL *h, int64_t deadline, struct err *e)
+{
+	char head[2048];
+	size_t len = 0;
+
+	while (!memmem(head, len, "\r\n\r\n", 4)) {
+		size_t got = 0;
+		CURLcode cc;
+
+		if (len == sizeof(head))
+			return err_set(e, ERR_FAIL, "docker attach stdin: an answer header over %zu bytes",
+				       sizeof(head));
+		cc = curl_easy_recv(h, head + len, sizeof(head) - len, &got);
+		if (cc == CURLE_AGAIN) {
+			if (sock_wait(h, POLLIN, deadline))
+				return err_set(e, ERR_DOCKER, "docker attach stdin: no answer in time");
+			continue;
+		}
+		if (cc != CURLE_OK || got == 0)
+			return err_set(e, ERR_DOCKER, "docker attach stdin: %s",
+				       cc != CURLE_OK ? curl_easy_strerror(cc) : "the engine closed");
+		len += got;
+	}
+	if (len < 12 || memcmp(head, "HTTP/1.", 7) ||
+	    (memcmp(head + 8, " 101", 4) && memcmp(head + 8, " 200", 4))) {
+		size_t line = strcspn(head, "\r\n");
+		return err_set(e, ERR_FAIL, "docker attach stdin: answered %.*s",
+			       (int)(line < 64 ? line : 64), head);
+	}
+	return 0;
+}
+
+int docker_stdin_put(const char *id, const void *data, size_t len, long timeout_ms,
+		     struct err *e)
+{
+	static const char op[] = "attach stdin";
+	struct target t = configured();
+	char path[OBJECT_PATH_MAX], curlerr[CURL_ERROR_SIZE] = "";
+	struct buf url, req;
+	struct timespec t0;
+	CURL *h;
+	int rc;
+
+	if (cur.refused)
+		return err_set(e, ERR_DOCKER, "%s", cur.why);
+	if ((rc = object_path(path, CONTAINER, id, "/attach?stream=1&stdin=1", e)))
+		return rc;
+	/* A handle of its own: CONNECT_ONLY leaves the connection to us, and the process's
+	 * handle keeps its connection for the calls around this one. */
+	if (!(h = curl_easy_init()))
+		return err_set(e, ERR_FAIL, "docker %s: curl_easy_init failed", op);
+	buf_init(&url, 4096);
+	buf_init(&req, 1024);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int64_t deadline = clock_ms() + (timeout_ms > 0 ? timeout_ms : DOCKER_TIMEOUT_MS);
+	if ((rc = target_on(h, op, &t, path, &url, e)))
+		goto out;
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curlerr);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms < 10000 ? timeout_ms : 10000L);
+	CURLcode cc = curl_easy_perform(h);
+	if (cc != CURLE_OK) {
+		rc = err_set(e, ERR_DOCKER, "docker %s: %s", op,
+			     curlerr[0] ? curlerr : curl_easy_strerror(cc));
+		goto out;
+	}
+	/* The upgrade, as the docker CLI asks for it: the answer is 101 and the connection is
+	 * the container's input from then on. No body: the engine would take its bytes for
+	 * the request's. */
+	if (buf_printf(&req, "POST %s%s HTTP/1.1\r\nHost: docker\r\nConnection: Upgrade\r\n"
+			     "Upgrade: tcp\r\nContent-Length: 0\r\n\r\n", DOCKER_API, path)) {
+		rc = err_set(e, ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (!(rc = stdin_send(h, req.data, req.len, deadline, e)) &&
+	    !(rc = stdin_answer(h, deadline, e)))
+		rc = stdin_send(h, data, len, deadline, e);
+out:
+	/* Closed: the engine has the bytes, and gives them to the process when it runs (its
+	 * input then closes: StdinOnce). */
+	curl_easy_cleanup(h);
+	metrics_observe_docker(metrics_docker_op(op), clock_us_since(&t0));
+	buf_release(&url);
+	buf_release(&req);
+	return rc;
 }
 
 /* ---- exec ---- */

@@ -31,7 +31,7 @@ static const int codes[] = {
 #define NCODES (sizeof(codes) / sizeof(codes[0]))
 static const char *const classes[] = { "1xx", "2xx", "3xx", "4xx", "5xx", "other" };
 static const char *const docker_ops[METRICS_DOCKER_OPS] = {
-	"create", "start", "exec", "inspect", "remove", "archive", "list", "pull", "ping", "other",
+	"create", "start", "exec", "inspect", "remove", "archive", "list", "pull", "ping", "attach", "other",
 };
 static const char *const pools[METRICS_POOLS] = { "api", "git", "reaper", "holder" };
 static const char *const states[METRICS_STATES] = {
@@ -184,6 +184,7 @@ int metrics_docker_op(const char *op)
 		{ "list volumes", METRICS_DOCKER_LIST },
 		{ "pull image", METRICS_DOCKER_PULL },
 		{ "ping", METRICS_DOCKER_PING },
+		{ "attach stdin", METRICS_DOCKER_ATTACH },
 	};
 	for (size_t i = 0; op && i < sizeof(ops) / sizeof(ops[0]); i++)
 		if (strcmp(op, ops[i].name) == 0)

@@ -41,8 +41,20 @@ struct make {
 	int try_warm;              /* a warm container may serve it */
 	int warm_only;             /* its engine has room for it only in a warm container */
 	long started;              /* time(NULL) at the start: the start limit counts from it */
+	struct timespec t0;        /* CLOCK_MONOTONIC at the start */
+	int64_t at[5];             /* µs from t0 to the end of each step (lap), for the log */
 	const char *why;           /* what the client reads when the container did not start */
 };
+
+/* Steps done up to i: the time they took, for the create's log line (make). */
+static void lap(struct make *m, int i)
+{
+	int64_t now = clock_us_since(&m->t0);
+
+	for (int k = 0; k <= i; k++)
+		if (!m->at[k])
+			m->at[k] = now;
+}
 
 /* The image it runs: the create's or the repository's choice, else the default. */
 static const struct config_image *image_of(const struct sandbox_new *n)
@@ -284,8 +296,11 @@ static int clone_params(struct make *m, struct buf *f, struct err *e)
 }
 
 /* The parameters made and put into the container (the token leaves memory when the
- * create ends: a warm container that fails here leaves it for the cold start). */
-static int hand_over(struct make *m, struct err *e)
+ * create ends: a warm container that fails here leaves it for the cold start). A cold
+ * container, not started yet, reads them on its input (written there in about a
+ * millisecond); else, or when that fails, they go in as files by the archive API (tens of
+ * milliseconds), which clone.sh finds at its start and prefers. */
+static int hand_over(struct make *m, int cold, struct err *e)
 {
 	struct boxuser bu;
 	struct buf f;
@@ -293,10 +308,22 @@ static int hand_over(struct make *m, struct err *e)
 
 	buf_init(&f, 8192);
 	rc = clone_params(m, &f, e);
+	if (!rc && cold) {
+		struct err es;
+		if (!docker_stdin_put(m->s->container_id, f.data, f.len, DOCKER_CALL_MS, &es)) {
+			snprintf(m->s->handed, sizeof(m->s->handed), "stdin");
+			goto out;
+		}
+		log_warn("sandbox %s: its input did not take the parameters (%s): by the archive "
+			 "API instead", m->s->id, es.msg);
+	}
 	if (!rc)
 		rc = boxuser_get(m->n->cfg, &bu, e);
 	if (!rc)
 		rc = sandbox_put_clone(m->s->container_id, bu.uid, f.data, f.len, e);
+	if (!rc)
+		snprintf(m->s->handed, sizeof(m->s->handed), "archive");
+out:
 	if (f.data)
 		OPENSSL_cleanse(f.data, f.len);
 	buf_release(&f);
@@ -331,11 +358,13 @@ static int start(struct make *m, struct err *e)
 {
 	const char *cid = m->s->container_id;
 	long left;
-	int rc = hand_over(m, e);
+	int rc = hand_over(m, 1, e);
 
+	lap(m, 2);
 	left = (long)m->n->cfg->start_timeout * 1000 - ((long)time(NULL) - m->started) * 1000;
 	if (!rc)
 		rc = docker_container_start(cid, left > 1000 ? left : 1000, e);
+	lap(m, 3);
 	return rc ? rc : wait_running(m, cid, e);
 }
 
@@ -344,7 +373,7 @@ static int start(struct make *m, struct err *e)
 static int hand_over_warm(struct make *m, struct err *e)
 {
 	struct docker_container_state st;
-	int rc = hand_over(m, e);
+	int rc = hand_over(m, 0, e);
 
 	if (!rc && !(rc = docker_container_inspect(m->s->container_id, &st, DOCKER_CALL_MS, e)) &&
 	    !st.running)
@@ -421,6 +450,7 @@ static int claim_warm(struct make *m, struct err *e)
 			 m->s->id, cid, m->s->engine, m->agent_key)) || (rc = commit_now(n->db, e)))
 		return rc == ERR_TOOBIG ? err_set(e, ERR_FAIL, "container id too long") : rc;
 	m->warm = 1;
+	lap(m, 1);
 	/* Limits of its own: the warm container, made with the defaults, is changed live
 	 * before its clone starts (Docker's update, one call; a cold start costs far more). */
 	if ((n->limits.memory || n->limits.nano_cpus) &&
@@ -441,14 +471,13 @@ static int claim_warm(struct make *m, struct err *e)
 		log_warn("sandbox %s: the warm container's agent did not take the parameters (%s):"
 			 " by the archive API instead", m->s->id, ea.msg);
 	}
-	if (!(rc = hand_over_warm(m, e))) {
-		snprintf(m->s->handed, sizeof(m->s->handed), "archive");
+	if (!(rc = hand_over_warm(m, e)))
 		return 0;
-	}
 failed:
 	log_warn("sandbox %s: the warm container %.12s failed (%s): a cold start instead",
 		 m->s->id, cid, e->msg);
 	warm_discard(n->db, cid, e->msg);
+	memset(m->at + 1, 0, sizeof(m->at) - sizeof(m->at[0])); /* the cold start's steps */
 	m->warm = 0;
 	m->s->container_id[0] = 0;
 	m->s->agent_ip[0] = 0;
@@ -516,11 +545,20 @@ static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], st
 		      (!n->limits.disk || n->limits.disk == n->cfg->sandbox_disk);
 	if ((rc = insert_rows(m, e)))
 		return rc;
+	lap(m, 0);
 	rc = m->try_warm ? claim_warm(m, e) : 1;
-	if (rc == 1 && !(rc = cold_engine(m, e)) && !(rc = make_container(m, e)))
+	if (rc == 1 && !(rc = cold_engine(m, e)) && !(rc = make_container(m, e))) {
+		lap(m, 1);
 		rc = start(m, e);
+	}
 	if (rc)
 		return failed(m, rc, detail, e);
+	lap(m, 4);
+	log_info("sandbox %s: %s in %.1f ms: rows %.1f, %s %.1f, parameters %.1f, start %.1f,"
+		 " running %.1f", m->s->id, m->warm ? "claimed" : "started", m->at[4] / 1e3,
+		 m->at[0] / 1e3, m->warm ? "claim" : "create", (m->at[1] - m->at[0]) / 1e3,
+		 (m->at[2] - m->at[1]) / 1e3, (m->at[3] - m->at[2]) / 1e3,
+		 (m->at[4] - m->at[3]) / 1e3);
 	m->s->pooled = m->warm;
 	PGresult *res = db_exec(n->db, e, &code,
 				"UPDATE sandboxes SET state = 'ready', agent_ip = nullif($2, '')::inet"
@@ -543,10 +581,9 @@ int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 {
 	const char *ref = n->ref;
 	struct make m = { .n = n, .s = out, .started = (long)time(NULL) };
-	struct timespec t0;
 	int rc, locked = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_MONOTONIC, &m.t0);
 	memset(out, 0, sizeof(*out));
 	detail[0] = 0;
 	snprintf(out->image, sizeof(out->image), "%s", image_of(n)->name);
@@ -574,7 +611,7 @@ int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 	memcpy(out->agent_key, m.agent_key, sizeof(out->agent_key));
 	rc = make(&m, &locked, detail, e);
 	if (rc == 0)
-		metrics_observe_create(clock_us_since(&t0));
+		metrics_observe_create(clock_us_since(&m.t0));
 	OPENSSL_cleanse(m.token, sizeof(m.token));
 	OPENSSL_cleanse(m.agent_key, sizeof(m.agent_key));
 	if (locked) {

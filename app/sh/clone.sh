@@ -1,6 +1,8 @@
 # clone.sh: the container's first process: clone, check out, configure, then wait. The
-# values come from a file the service puts in place, before the start or into a warm container that waits for it (never from the
-# container's environment, which every exec would inherit), removed once read: the git URL
+# values come on its input (a cold start: the service writes them there before the start),
+# or from a file the service puts in place, before the start or into a warm container that
+# waits for it, removed once read (never from the container's environment, which every
+# exec would inherit): the git URL
 # (http://host:port/owner/name.git, no credential in it), the sandbox's token, the commit, the branch (empty: a detached
 # HEAD), the author's name and email, the depth (empty: all history) and the filter (empty
 # or blob:none), the agent's key. The agent (bind-mounted read-only
@@ -20,8 +22,37 @@ start_agent() {
 		</dev/null >/dev/null 2>"$state/agent.log" &
 	echo "$!" >"$state/agent.pid"
 }
-# A warm container's agent starts with it, on the key the pool put beside the script (0400):
-# the claim sends the parameters file and the marker through it.
+read_params() {
+	read -r url && read -r token && read -r commit && read -r branch && read -r name &&
+		read -r email && read -r depth && read -r filter && read -r key
+}
+# The container's input is a pipe the service writes to before the start: a cold
+# container's clone parameters, or a warm one's agent key alone (the line "key", then the
+# key). When that write failed, the service put the same as files by the archive API
+# instead (the parameters and the marker, or /tmp/.sandboxd/agent.key), found here at once.
+# The input is read to its end or not at all, and never again.
+if [ ! -e /tmp/.sandboxd/go ] && [ ! -e /tmp/.sandboxd/agent.key ] && [ -p /dev/stdin ]; then
+	got=0
+	if read -r url; then
+		if [ "$url" = key ]; then
+			read -r key && got=key
+		else
+			read -r token && read -r commit && read -r branch && read -r name &&
+				read -r email && read -r depth && read -r filter && read -r key && got=params
+		fi
+	fi
+	exec </dev/null
+	case $got in
+	key) # a warm container's: its agent starts at once, the claim hands over through it
+		(umask 0377 && printf '%s' "$key" >"$state/agent.key") && [ -x "$agent" ] && start_agent
+		unset key ;;
+	0)
+		echo 'the sandbox parameters did not arrive whole' >"$state/clone.log"
+		echo "failed" >"$state/clone.state"
+		exec sleep infinity ;;
+	esac
+fi
+# A warm container's key put as a file (the write to its input failed): the same.
 if [ -x "$agent" ] && [ -s /tmp/.sandboxd/agent.key ] &&
 	(umask 0377 && cat /tmp/.sandboxd/agent.key >"$state/agent.key"); then
 	rm -f /tmp/.sandboxd/agent.key
@@ -29,29 +60,22 @@ if [ -x "$agent" ] && [ -s /tmp/.sandboxd/agent.key ] &&
 fi
 
 # A warm container (the pool) starts before anyone asks for it and waits here for the
-# marker the service puts after the parameters file; a cold one finds both at once. The
-# wait is read's time-out on a FIFO held open both ways: no process is started per look.
-if [ ! -e /tmp/.sandboxd/go ]; then
-	wait_fifo=$(mktemp -u /tmp/.sandboxd-wait.XXXXXX)
-	mkfifo -m 600 "$wait_fifo" && exec 9<>"$wait_fifo" && rm -f "$wait_fifo"
-	until [ -e /tmp/.sandboxd/go ]; do
-		read -r -t 0.01 -u 9 _ || true
-	done
-	exec 9<&-
+# marker the service puts after the parameters file (through its agent); a cold one whose
+# parameters came as files finds both at once. The wait is read's time-out on a FIFO held
+# open both ways: no process is started per look.
+if [ "${got:-}" != params ]; then
+	if [ ! -e /tmp/.sandboxd/go ]; then
+		wait_fifo=$(mktemp -u /tmp/.sandboxd-wait.XXXXXX)
+		mkfifo -m 600 "$wait_fifo" && exec 9<>"$wait_fifo" && rm -f "$wait_fifo"
+		until [ -e /tmp/.sandboxd/go ]; do
+			read -r -t 0.01 -u 9 _ || true
+		done
+		exec 9<&-
+	fi
+	rm -f /tmp/.sandboxd/go
+	read_params </tmp/.sandboxd/clone
+	rm -f /tmp/.sandboxd/clone
 fi
-rm -f /tmp/.sandboxd/go
-{
-	read -r url
-	read -r token
-	read -r commit
-	read -r branch
-	read -r name
-	read -r email
-	read -r depth
-	read -r filter
-	read -r key
-} </tmp/.sandboxd/clone
-rm -f /tmp/.sandboxd/clone
 
 # A cold container's agent, or a warm one's that is gone (the parameters then came by the
 # archive API; the key is the same).

@@ -40,8 +40,9 @@ int sandbox_put_clone(const char *cid, unsigned owner, const char *params, size_
 		      struct err *e) __attribute__((warn_unused_result));
 /* A fresh agent key: 32 random bytes as hex (the agent's key file holds the hex text). */
 int sandbox_agent_key_new(char hex[SANDBOX_AGENT_KEY_HEX + 1]) __attribute__((warn_unused_result));
-/* A warm container's agent key into it before its start, where clone.sh looks for it
- * (/tmp/.sandboxd/agent.key, 0400, owner's): its agent then starts with the container. */
+/* A warm container's agent key into it before its start: on its input (docker_stdin_put:
+ * the line "key", then the key), else where clone.sh also looks (/tmp/.sandboxd/agent.key,
+ * 0400, owner's, by the archive API); its agent then starts with the container. */
 int sandbox_put_agent_key(const char *cid, unsigned owner, const char *key, struct err *e)
 	__attribute__((warn_unused_result));
 #endif

@@ -108,6 +108,9 @@ struct docker_create {
 	/* A host file bind-mounted read-only at ro_bind_target (both absolute; NULL: none):
 	 * the sandbox's agent. */
 	const char *ro_bind_source, *ro_bind_target;
+	/* An input for the first process, written once before the start (docker_stdin_put)
+	 * and closed after it (OpenStdin, StdinOnce); 0: none (/dev/null). */
+	int open_stdin;
 };
 
 /* POST /containers/create with the hardening always on: CapDrop (ALL unless cap_drop), SecurityOpt
@@ -122,6 +125,13 @@ int docker_storage_refused(const struct err *e) __attribute__((warn_unused_resul
  * fails leaves the container: the caller removes it. */
 int docker_container_start(const char *id, long timeout_ms, struct err *e)
 	__attribute__((warn_unused_result));
+/* Writes data to the input of container id (made with open_stdin), before its start: the
+ * attach the docker CLI makes (POST …/attach?stream=1&stdin=1, upgraded) on a connection
+ * of its own, the bytes, and the connection closed. The engine holds them until the first
+ * process runs and reads them, then closes its input (StdinOnce). About a millisecond,
+ * where an archive PUT costs tens (the engine re-executes itself to extract). */
+int docker_stdin_put(const char *id, const void *data, size_t len, long timeout_ms,
+		     struct err *e) __attribute__((warn_unused_result));
 
 /* GET /containers/{id}/json?size=1: the bytes its writable layer holds (SizeRw), which
  * the engine walks the layer to count: seconds for a large tree, so the reaper asks it

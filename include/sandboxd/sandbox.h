@@ -32,7 +32,7 @@ struct sandbox {
 	char container_id[80];
 	char created_at[32], last_used_at[32], idle_stop_at[32];
 	int pooled;                /* sandbox_create only: its container came from the warm pool */
-	char handed[8];            /* and how its parameters went in: "agent" or "archive" */
+	char handed[8];            /* and how its parameters went in: "agent", "stdin" or "archive" */
 	/* Its agent's key (sandboxes.agent_key, SANDBOX_AGENT_KEY_HEX hex digits; "": none:
 	 * made before the agent, or ended). */
 	char agent_key[65];

@@ -20,6 +20,7 @@
 
 static int failures;
 static char container[DOCKER_ID_MAX + 1];
+static char stdin_box[DOCKER_ID_MAX + 1];
 
 static void ok(const char *name)
 {
@@ -397,8 +398,51 @@ int main(int argc, char **argv)
 		check(rc == 0 && l.found, "list by label key", e.msg);
 	}
 
+	/* A container's input, written before its start (a cold create's parameters): the
+	 * bytes whole, more than a pipe holds, and then its end, which the command waits for
+	 * before it renames the file. */
+	{
+		const char *cmd[] = {"bash", "-c", "cat >/tmp/in.part && mv /tmp/in.part /tmp/in; "
+				     "exec sleep infinity", NULL};
+		struct docker_create c = {.image = image, .labels = labels, .cmd = cmd,
+					  .open_stdin = 1};
+		size_t n = 200 * 1024 + 3;
+		int tries;
+
+		rc = docker_container_create(&c, stdin_box, 30000, &e);
+		check(rc == 0, "create a container with an input", e.msg);
+		t = now();
+		if (!rc)
+			rc = docker_stdin_put(stdin_box, bin, n, 10000, &e);
+		timing("attach stdin and write 200 KiB", t);
+		check(rc == 0, "its input takes 200 KiB before the start", e.msg);
+		if (!rc)
+			rc = docker_container_start(stdin_box, 60000, &e);
+		check(rc == 0, "and it starts", e.msg);
+		memset(&f, 0, sizeof(f));
+		for (tries = 0; !rc && tries < 100; tries++) {
+			rc = docker_archive_read_file(stdin_box, "/tmp/in", 1 << 20, &f, &type, 10000,
+						      &e);
+			if (rc != ERR_NOTFOUND)
+				break;
+			rc = 0;
+			usleep(50000);
+		}
+		snprintf(why, sizeof(why), "rc %d size %llu after %d looks: %s", rc,
+			 (unsigned long long)f.size, tries, e.msg);
+		check(rc == 0 && f.size == n && memcmp(f.data, bin, n) == 0,
+		      "the process read the same bytes, then the end of its input", why);
+		tar_file_release(&f);
+		rc = docker_stdin_put("sandboxd-no-such-container", "x", 1, 5000, &e);
+		check(rc == ERR_FAIL && strcmp(e.msg, "docker attach stdin: answered HTTP/1.1 404 "
+						      "Not Found") == 0,
+		      "the input of a missing container: refused with the engine's status", e.msg);
+	}
+
 out:
 	free(bin);
+	if (stdin_box[0] && docker_container_remove(stdin_box, 30000, &e))
+		fail("remove the container with an input", e.msg);
 	if (container[0]) {
 		t = now();
 		rc = docker_container_remove(container, 30000, &e);

@@ -21,11 +21,11 @@ A=$ID
 check_eq "the create is audited pooled: $POOLED" "$POOLED" \
 	"$(sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
 # A pooled create hands the clone's parameters through the warm container's agent; with the
-# agent off, by the archive API (a cold create names neither).
-HANDED=''
+# agent off, by the archive API. A cold create writes them to its container's input.
+HANDED=stdin
 [ "$POOLED" = true ] && HANDED=archive
 [ "$POOLED" = true ] && [ "$WANT" = agent ] && HANDED=agent
-check_eq "its parameters went in by: ${HANDED:-(cold)}" "$HANDED" \
+check_eq "its parameters went in by: $HANDED" "$HANDED" \
 	"$(sql "select details->>'handed_by' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
 AT_EXIT+=("api POST '$SB/$A/close' '' '$OT' >/dev/null 2>&1")
 CA=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$A")")
@@ -44,6 +44,13 @@ left_rows() { [ "$(sql "select count(*) from audit_log where sandbox_id = '$A' a
 last_row() { # SANDBOX: backend|agent_error of its newest exec row
 	sql "select coalesce(details->>'backend', '') || '|' || coalesce(details->>'agent_error', '') from audit_log where sandbox_id = '$1' and action = 'sandbox.exec' order by id desc limit 1"
 }
+
+# The container's input (tini's, the first process) is the pipe the service wrote to before
+# the start (a cold container's clone parameters, a warm one's agent key): read whole by
+# clone.sh and closed once written (StdinOnce), nothing is left to read there.
+run '{"cmd":"readlink /proc/1/fd/0; timeout 5 cat /proc/1/fd/0 | wc -c"}'
+expect_json_match .stdout $'^pipe:\\[[0-9]+\\]\n0$' \
+	"the container's input, where its secrets came, is at its end: 0 bytes left to read"
 
 # --- the SPEC's rules over the backend --------------------------------------------------------
 run '{"cmd":"cat x; echo to-err >&2; exit 3"}'

@@ -223,4 +223,23 @@ check_eq 'two running, four creates at once: two 201 and two 429' '201x2 429x2' 
 check_eq 'never more than the limit' 4 "$(running)"
 close_all
 check_eq 'nothing of the race runs any more' '' "$(for s in $(sql "select s.id from sandboxes s join accounts a on a.id = s.account_id where a.login = '$L'"); do docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$s")"; done)"
+
+# ---- a cold container's parameters, cut short on its input ---------------------------------
+# A cold create writes the clone's parameters to its container's input before the start
+# (app/sh/clone.sh reads them there). Input that ends before them all (a write cut short)
+# fails the clone with a reason, and the container waits, as after any failed clone.
+CUT=$(docker create -i --label "sandboxd.test=cut$SFX" sandboxd-runner:minimal \
+	bash -c "$(cat "$ROOT/app/sh/clone.sh")" sandboxd-clone)
+AT_EXIT+=("docker rm -f '$CUT' >/dev/null 2>&1")
+printf 'http://sandboxd.internal/o/r.git\ndst_cut\n' | timeout 60 docker start -a -i "$CUT" >/dev/null 2>&1 &
+cut_state() { [[ $(docker exec "$CUT" cat /workspace/.sandboxd/clone.state 2>/dev/null) == failed ]]; }
+check 'parameters cut short on the input: the clone is failed' wait_until 20 cut_state
+check_eq 'with the reason' 'the sandbox parameters did not arrive whole' \
+	"$(docker exec "$CUT" cat /workspace/.sandboxd/clone.log)"
+check_eq 'and the container waits (its first process is sleep)' running \
+	"$(docker inspect -f '{{.State.Status}}' "$CUT")"
+check_eq 'no part of them is left in it' '' \
+	"$(docker exec "$CUT" sh -c 'grep -rl dst_cut /tmp /workspace 2>/dev/null')"
+docker rm -f "$CUT" >/dev/null 2>&1
+wait
 finish
