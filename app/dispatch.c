@@ -305,7 +305,8 @@ void dispatch(struct req *r, const struct route *routes, size_t nroutes)
 	action = r->status == 401 || !r->match.route ? auth_action(r) : r->match.route->action;
 	request_finish(r, action);
 send:
-	log_info("%s %s %d", r->method ? r->method : "-", r->path ? r->path : "-", r->status);
+	log_info("%s %s %d %.1fms", r->method ? r->method : "-", r->path ? r->path : "-", r->status,
+		 (double)clock_us_since(&r->started) / 1e3);
 	/* Before the answer goes: a client that has its answer finds it counted. A parked
 	 * call is counted by its replay, a relayed one by the host it went to. */
 	if (!r->parked && !r->relay_out)

@@ -102,7 +102,9 @@ int sandbox_env(struct pool *p, const struct sandbox *s, const char *repo, size_
 	v[i++] = pool_printf(p, "SANDBOX_REPOSITORY=%s", repo);
 	v[i++] = pool_printf(p, "SANDBOX_REF=%s", s->ref);
 	v[i++] = pool_printf(p, "SANDBOX_COMMIT=%s", s->commit);
-	v[i++] = pool_printf(p, "HOME=%s", boxuser_home());
+	/* The home of the user its container was made with; asked of the engine only for a
+	 * sandbox made before 026. */
+	v[i++] = pool_printf(p, "HOME=%s", s->home[0] ? s->home : boxuser_home());
 	v[i++] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 	v[i] = NULL;
 	for (size_t k = 0; k < i; k++)
@@ -131,7 +133,7 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		      "       coalesce(s.nano_cpus, 0), coalesce(s.memory_bytes, 0),"
 		      "       coalesce(s.disk_bytes, 0), coalesce(s.engine, ''),"
 		      "       coalesce(d.relay_url, ''), coalesce(s.token_sealed, ''),"
-		      "       coalesce(host(s.agent_ip), '')"
+		      "       coalesce(host(s.agent_ip), ''), coalesce(s.home, '')"
 		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
 		      "  LEFT JOIN docker_engines d ON d.name = s.engine"
 		      " WHERE s.id = $1 AND s.repository_id = $2",
@@ -167,6 +169,7 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 	cut |= str_copy(out->engine, sizeof(out->engine), db_val(res, 0, nf + 4)) != 0;
 	cut |= str_copy(out->token_sealed, sizeof(out->token_sealed), db_val(res, 0, nf + 6)) != 0;
 	cut |= str_copy(out->agent_ip, sizeof(out->agent_ip), db_val(res, 0, nf + 7)) != 0;
+	cut |= str_copy(out->home, sizeof(out->home), db_val(res, 0, nf + 8)) != 0;
 	if (!engine_here(db_val(res, 0, nf + 5)))
 		cut |= str_copy(out->host, sizeof(out->host), db_val(res, 0, nf + 5)) != 0;
 	PQclear(res);

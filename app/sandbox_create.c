@@ -258,8 +258,14 @@ static int make_container(struct make *m, struct err *e)
 		return rc;
 	if (str_copy(m->s->container_id, sizeof(m->s->container_id), cid))
 		return err_set(e, ERR_FAIL, "container id %.12s… is too long", cid);
-	rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, disk_enforced = $3"
-			      " WHERE id = $1", 3, m->s->id, cid, enforced ? "true" : "false");
+	/* Its user's home, as sandbox_container_new chose the user (boxuser_get keeps the
+	 * engine's answer it just used). */
+	struct boxuser bu;
+	if ((rc = boxuser_get(n->cfg, &bu, e)))
+		return rc;
+	rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, disk_enforced = $3,"
+			      " home = $4 WHERE id = $1", 4, m->s->id, cid, enforced ? "true" : "false",
+		    bu.home);
 	return rc ? rc : commit_now(n->db, e);
 }
 
@@ -445,7 +451,9 @@ static int claim_warm(struct make *m, struct err *e)
 	    (rc = str_copy(m->s->container_id, sizeof(m->s->container_id), cid)) ||
 	    (rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, engine = $3,"
 				   " agent_key = $4, disk_enforced = (SELECT w.disk_enforced"
-				   "   FROM warm_containers w WHERE w.container_id = $2 LIMIT 1) IS TRUE"
+				   "   FROM warm_containers w WHERE w.container_id = $2 LIMIT 1) IS TRUE,"
+				   " home = (SELECT w.home FROM warm_containers w"
+				   "   WHERE w.container_id = $2 LIMIT 1)"
 				   " WHERE id = $1", 4,
 			 m->s->id, cid, m->s->engine, m->agent_key)) || (rc = commit_now(n->db, e)))
 		return rc == ERR_TOOBIG ? err_set(e, ERR_FAIL, "container id too long") : rc;

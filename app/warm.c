@@ -173,9 +173,9 @@ static int start_one(const struct config *cfg, struct db *db, const char *engine
 		db_rollback(db);
 		return rc ? rc : 1;
 	}
-	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, instance, image, agent_key)"
-				" VALUES ($1, $2, $3, $4)", 4, id, engine, config_default_image(cfg),
-			 key)) ||
+	if ((rc = db_run(db, e, "INSERT INTO warm_containers (id, instance, image, agent_key, home)"
+				" VALUES ($1, $2, $3, $4, $5)", 5, id, engine, config_default_image(cfg),
+			 key, bu.home)) ||
 	    (rc = db_commit(db, e))) {
 		db_rollback(db);
 		return rc;

@@ -42,6 +42,9 @@ struct sandbox {
 	/* Its container's address (sandboxes.agent_ip, 024), as the engine reported it at the
 	 * start; "": not known (ask the engine). */
 	char agent_ip[16];
+	/* The HOME of its container's user (sandboxes.home, 026), decided when the container
+	 * was made; "": made before 026 (boxuser_home()). */
+	char home[16];
 	char saved_ref[96];        /* where a stop saved its work (sandbox_save.h), or "" */
 	char image[CONFIG_IMAGE_NAME_MAX + 1]; /* its SANDBOXD_IMAGES name; "": made before 016 */
 	/* Its egress (none, web, open) and the Docker network that gives it; both "" for a

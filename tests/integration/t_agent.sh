@@ -52,6 +52,12 @@ run '{"cmd":"readlink /proc/1/fd/0; timeout 5 cat /proc/1/fd/0 | wc -c"}'
 expect_json_match .stdout $'^pipe:\\[[0-9]+\\]\n0$' \
 	"the container's input, where its secrets came, is at its end: 0 bytes left to read"
 
+# Its user's home is the row's, decided when its container was made (026): an exec's HOME
+# needs no question to the engine.
+check_eq "the row holds its user's home ($POOLED pooled)" "$BOX_HOME" "$(sql "select home from sandboxes where id = '$A'")"
+run '{"cmd":"echo $HOME"}'
+expect_json .stdout "$BOX_HOME" 'which is the HOME of its commands'
+
 # --- the SPEC's rules over the backend --------------------------------------------------------
 run '{"cmd":"cat x; echo to-err >&2; exit 3"}'
 expect_status 200 'an exec: 200'
