@@ -38,20 +38,16 @@ static int env_with_home(const struct boxuser *bu, const char **env, const char 
 /* -1 not known yet, 0 the engine refused StorageOpt size, 1 it took it. */
 static int storage_quota = -1;
 
-int sandbox_container_new(const struct config *cfg, const char *owner, const char **env,
-			  const struct sandbox_limits *lim, long timeout_ms,
+int sandbox_container_new(const struct config *cfg, const struct boxuser *bu, const char *owner,
+			  const char **env, const struct sandbox_limits *lim, long timeout_ms,
 			  char cid[DOCKER_ID_MAX], int *disk_enforced, struct err *e)
 {
 	size_t np = strlen(WARM_OWNER_PREFIX);
 	char label[64], ilabel[96], plabel[64], home[64];
 	const char *envh[32];
-	struct boxuser bu;
 	int rc;
 
-	/* Which user the engine allows decides the container's: never made without knowing. */
-	if ((rc = boxuser_get(cfg, &bu, e)))
-		return rc;
-	if (env_with_home(&bu, env, envh, sizeof(envh) / sizeof(envh[0]), home, sizeof(home)))
+	if (env_with_home(bu, env, envh, sizeof(envh) / sizeof(envh[0]), home, sizeof(home)))
 		return err_set(e, ERR_INVALID, "too many environment variables for a container");
 
 	snprintf(label, sizeof(label), SANDBOX_LABEL "=%s", owner);
@@ -65,7 +61,7 @@ int sandbox_container_new(const struct config *cfg, const char *owner, const cha
 	struct docker_create dc = {
 		.image = lim && lim->image ? lim->image : config_default_image(cfg),
 		.labels = labels, .volume_labels = labels,
-		.env = envh, .cmd = cmd, .user = bu.user, .cap_drop = bu.cap_drop,
+		.env = envh, .cmd = cmd, .user = bu->user, .cap_drop = bu->cap_drop,
 		.extra_hosts = hosts,
 		.network = lim && lim->network ? lim->network : cfg->sandbox_network,
 		.memory = lim && lim->memory ? lim->memory : cfg->sandbox_memory,
@@ -111,13 +107,30 @@ static int put_secret_tar(const char *cid, struct buf *tar, int rc, struct err *
 	return rc;
 }
 
+/* Bytes for a container's first process on its input, before its start: 0, or the
+ * failure, logged (the caller then takes the archive API). what names them in the log. */
+static int put_input(const char *cid, const char *what, const char *data, size_t len)
+{
+	struct err e;
+	int rc = docker_stdin_put(cid, data, len, DOCKER_CALL_MS, &e);
+
+	if (rc)
+		log_warn("container %.12s: its input did not take %s (%s): by the archive API "
+			 "instead", cid, what, e.msg);
+	return rc;
+}
+
 int sandbox_put_clone(const char *cid, unsigned owner, const char *params, size_t len,
-		      struct err *e)
+		      int started, const char **how, struct err *e)
 {
 	struct buf tar;
 	int64_t now = (int64_t)time(NULL);
 	int rc;
 
+	*how = "stdin";
+	if (!started && !put_input(cid, "the clone's parameters", params, len))
+		return 0;
+	*how = "archive";
 	/* One archive, the parameters file and then the marker clone.sh waits for: Docker
 	 * extracts in order, so the marker appears only once the file is whole. tar_write_file
 	 * ends an archive, so the first one's end blocks come off before the second entry. */
@@ -146,18 +159,15 @@ int sandbox_put_agent_key(const char *cid, unsigned owner, const char *key, stru
 {
 	char line[8 + SANDBOX_AGENT_KEY_HEX];
 	struct buf tar;
-	struct err es;
 	int rc;
 
 	/* On its input ("key", then the key: clone.sh tells it from a cold container's
 	 * parameters), else as a file. */
 	snprintf(line, sizeof(line), "key\n%s\n", key);
-	rc = docker_stdin_put(cid, line, strlen(line), DOCKER_CALL_MS, &es);
+	rc = put_input(cid, "the agent's key", line, strlen(line));
 	OPENSSL_cleanse(line, sizeof(line));
 	if (!rc)
 		return 0;
-	log_warn("warm container %.12s: its input did not take the agent's key (%s): by the "
-		 "archive API instead", cid, es.msg);
 	buf_init(&tar, 4096);
 	rc = tar_write_file(&tar, ".sandboxd/agent.key", 0400, owner, (int64_t)time(NULL), key,
 			    strlen(key), e);

@@ -37,6 +37,7 @@ struct make {
 	char token[TOKEN_LEN + 1];
 	char agent_key[SANDBOX_AGENT_KEY_HEX + 1]; /* its agent's key; cleansed with the token */
 	int is_branch;
+	unsigned uid;              /* the container's user (boxuser.h), for files put in it */
 	int warm;                  /* the container came from the warm pool */
 	int try_warm;              /* a warm container may serve it */
 	int warm_only;             /* its engine has room for it only in a warm container */
@@ -210,15 +211,15 @@ static int insert_rows(struct make *m, struct err *e)
 /* Creates the container, pulling the image once when it is missing and pulling is on
  * (there may be no registry): the first sandbox on a host waits for the pull, within the
  * start limit; workers that pull at once are one pull for Docker. */
-static int create_container(struct make *m, const char **env, char *cid, int *enforced,
-			    struct err *e)
+static int create_container(struct make *m, const struct boxuser *bu, const char **env,
+			    char *cid, int *enforced, struct err *e)
 {
 	const struct config *cfg = m->n->cfg;
 	struct sandbox_limits lim = m->n->limits;
 	const char *image = lim.image = image_of(m->n)->ref;
 	lim.network = m->s->network;
 	long left = (long)cfg->start_timeout * 1000;
-	int rc = sandbox_container_new(cfg, m->s->id, env, &lim,
+	int rc = sandbox_container_new(cfg, bu, m->s->id, env, &lim,
 				       left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, cid, enforced, e);
 
 	/* The engine refuses what it cannot give (more CPUs than it has): the client reads
@@ -240,29 +241,29 @@ static int create_container(struct make *m, const char **env, char *cid, int *en
 				     "pulled: %s", image, e->msg);
 		return err_set(e, ERR_NOTFOUND, "%s", m->why ? m->why : "no image");
 	}
-	return sandbox_container_new(cfg, m->s->id, env, &lim, DOCKER_CALL_MS, cid, enforced, e);
+	return sandbox_container_new(cfg, bu, m->s->id, env, &lim, DOCKER_CALL_MS, cid, enforced, e);
 }
 
-/* 2. The container, labelled with the sandbox, hardened; its id recorded. */
+/* 2. The container, labelled with the sandbox, hardened; its id recorded, and its user's
+ * home: which user the engine allows decides the container's, asked once here, so the
+ * row says what the container runs as. */
 static int make_container(struct make *m, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
 	char cid[DOCKER_ID_MAX] = "";
+	struct boxuser bu;
 	const char **env;
 	size_t nenv;
 	int rc, enforced = 0;
 
-	if ((rc = sandbox_env(n->pool, m->s, pool_printf(n->pool, "%s/%s", n->repo->owner,
+	if ((rc = boxuser_get(n->cfg, &bu, e)) ||
+	    (rc = sandbox_env(n->pool, m->s, pool_printf(n->pool, "%s/%s", n->repo->owner,
 							 n->repo->name), 0, &env, &nenv, e)) ||
-	    (rc = create_container(m, env, cid, &enforced, e)))
+	    (rc = create_container(m, &bu, env, cid, &enforced, e)))
 		return rc;
+	m->uid = bu.uid;
 	if (str_copy(m->s->container_id, sizeof(m->s->container_id), cid))
 		return err_set(e, ERR_FAIL, "container id %.12s… is too long", cid);
-	/* Its user's home, as sandbox_container_new chose the user (boxuser_get keeps the
-	 * engine's answer it just used). */
-	struct boxuser bu;
-	if ((rc = boxuser_get(n->cfg, &bu, e)))
-		return rc;
 	rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, disk_enforced = $3,"
 			      " home = $4 WHERE id = $1", 4, m->s->id, cid, enforced ? "true" : "false",
 		    bu.home);
@@ -302,34 +303,19 @@ static int clone_params(struct make *m, struct buf *f, struct err *e)
 }
 
 /* The parameters made and put into the container (the token leaves memory when the
- * create ends: a warm container that fails here leaves it for the cold start). A cold
- * container, not started yet, reads them on its input (written there in about a
- * millisecond); else, or when that fails, they go in as files by the archive API (tens of
- * milliseconds), which clone.sh finds at its start and prefers. */
+ * create ends: a warm container that fails here leaves it for the cold start): on a cold
+ * container's input, else as files by the archive API (sandbox_put_clone). */
 static int hand_over(struct make *m, int cold, struct err *e)
 {
-	struct boxuser bu;
+	const char *how = "";
 	struct buf f;
 	int rc;
 
 	buf_init(&f, 8192);
 	rc = clone_params(m, &f, e);
-	if (!rc && cold) {
-		struct err es;
-		if (!docker_stdin_put(m->s->container_id, f.data, f.len, DOCKER_CALL_MS, &es)) {
-			snprintf(m->s->handed, sizeof(m->s->handed), "stdin");
-			goto out;
-		}
-		log_warn("sandbox %s: its input did not take the parameters (%s): by the archive "
-			 "API instead", m->s->id, es.msg);
-	}
-	if (!rc)
-		rc = boxuser_get(m->n->cfg, &bu, e);
-	if (!rc)
-		rc = sandbox_put_clone(m->s->container_id, bu.uid, f.data, f.len, e);
-	if (!rc)
-		snprintf(m->s->handed, sizeof(m->s->handed), "archive");
-out:
+	if (!rc && !(rc = sandbox_put_clone(m->s->container_id, m->uid, f.data, f.len, !cold, &how,
+					    e)))
+		snprintf(m->s->handed, sizeof(m->s->handed), "%s", how);
 	if (f.data)
 		OPENSSL_cleanse(f.data, f.len);
 	buf_release(&f);
@@ -433,7 +419,7 @@ static int claim_warm(struct make *m, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
 	char cid[DOCKER_ID_MAX];
-	struct warm_agent a;
+	struct warm_claimed a;
 	int rc = warm_claim(n->db, image_of(n)->ref, m->s->id, m->s->engine, cid, &a, e);
 
 	if (rc == ERR_NOTFOUND)
@@ -450,14 +436,21 @@ static int claim_warm(struct make *m, struct err *e)
 	if (rc || (rc = engine_use(n->db, m->s->engine, e)) ||
 	    (rc = str_copy(m->s->container_id, sizeof(m->s->container_id), cid)) ||
 	    (rc = db_run(n->db, e, "UPDATE sandboxes SET container_id = $2, engine = $3,"
-				   " agent_key = $4, disk_enforced = (SELECT w.disk_enforced"
-				   "   FROM warm_containers w WHERE w.container_id = $2 LIMIT 1) IS TRUE,"
-				   " home = (SELECT w.home FROM warm_containers w"
-				   "   WHERE w.container_id = $2 LIMIT 1)"
-				   " WHERE id = $1", 4,
-			 m->s->id, cid, m->s->engine, m->agent_key)) || (rc = commit_now(n->db, e)))
+				   " agent_key = $4, disk_enforced = $5, home = nullif($6, '')"
+				   " WHERE id = $1", 6, m->s->id, cid, m->s->engine, m->agent_key,
+			 a.disk_enforced ? "true" : "false", a.home)) ||
+	    (rc = commit_now(n->db, e)))
 		return rc == ERR_TOOBIG ? err_set(e, ERR_FAIL, "container id too long") : rc;
 	m->warm = 1;
+	/* The user it was made with (a row from before 026 has no home: asked now, as then). */
+	if (a.home[0]) {
+		m->uid = strcmp(a.home, "/root") ? (unsigned)n->cfg->sandbox_uid : 0;
+	} else {
+		struct boxuser bu;
+		if ((rc = boxuser_get(n->cfg, &bu, e)))
+			goto failed;
+		m->uid = bu.uid;
+	}
 	lap(m, 1);
 	/* Limits of its own: the warm container, made with the defaults, is changed live
 	 * before its clone starts (Docker's update, one call; a cold start costs far more). */

@@ -23,7 +23,7 @@
 #define WARM_AGENT_WAIT_MS 5000        /* a started container's agent answers within it */
 
 int warm_claim(struct db *db, const char *image, const char *sandbox_id,
-	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct warm_agent *agent,
+	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct warm_claimed *got,
 	       struct err *e)
 {
 	int rc, code = 0;
@@ -39,22 +39,25 @@ int warm_claim(struct db *db, const char *image, const char *sandbox_id,
 		"        agent_key = NULL"
 		"   FROM c WHERE w.id = c.id"
 		" RETURNING w.container_id, w.instance, coalesce(c.agent_key, ''),"
-		"           coalesce(host(c.agent_ip), '')", 4, image, sandbox_id, engine,
+		"           coalesce(host(c.agent_ip), ''), coalesce(w.home, ''), w.disk_enforced",
+		4, image, sandbox_id, engine,
 		engine_relay_url());
 
-	memset(agent, 0, sizeof(*agent));
+	memset(got, 0, sizeof(*got));
 	if (!res)
 		return code;
 	rc = PQntuples(res) == 1 ? 0 : ERR_NOTFOUND;
 	if (!rc && (str_copy(cid, DOCKER_ID_MAX, db_val(res, 0, 0)) ||
-		    str_copy(engine, ENGINE_NAME_MAX + 1, db_val(res, 0, 1))))
-		rc = err_set(e, ERR_FAIL, "a warm container's id does not fit");
+		    str_copy(engine, ENGINE_NAME_MAX + 1, db_val(res, 0, 1)) ||
+		    str_copy(got->home, sizeof(got->home), db_val(res, 0, 4))))
+		rc = err_set(e, ERR_FAIL, "a warm container's row does not fit");
+	got->disk_enforced = !rc && strcmp(db_val(res, 0, 5), "t") == 0;
 	/* Anything but a whole key and an address: the archive path, as before 025. */
 	if (!rc && strlen(db_val(res, 0, 2)) == SANDBOX_AGENT_KEY_HEX &&
-	    !str_copy(agent->ip, sizeof(agent->ip), db_val(res, 0, 3)) && agent->ip[0])
-		memcpy(agent->key, db_val(res, 0, 2), sizeof(agent->key));
+	    !str_copy(got->ip, sizeof(got->ip), db_val(res, 0, 3)) && got->ip[0])
+		memcpy(got->key, db_val(res, 0, 2), sizeof(got->key));
 	else
-		agent->ip[0] = 0;
+		got->ip[0] = 0;
 	PQclear(res);
 	return rc == ERR_NOTFOUND ? err_set(e, rc, "the warm pool is empty") : rc;
 }
@@ -180,7 +183,7 @@ static int start_one(const struct config *cfg, struct db *db, const char *engine
 		db_rollback(db);
 		return rc;
 	}
-	if (!(rc = sandbox_container_new(cfg, owner, (const char **)env, NULL, DOCKER_CALL_MS, cid,
+	if (!(rc = sandbox_container_new(cfg, &bu, owner, (const char **)env, NULL, DOCKER_CALL_MS, cid,
 					 &enforced, e)) &&
 	    !(rc = db_run(db, e, "UPDATE warm_containers SET container_id = $2, disk_enforced = $3"
 				 " WHERE id = $1", 3, id, cid, enforced ? "true" : "false")) &&

@@ -15,20 +15,24 @@
 #include "sandboxd/sandbox.h"
 
 
-/* A claimed container's agent, running since the container's start (025): its key (hex,
- * "" for a container started before 025: the parameters then go by the archive API) and
- * its address as the engine reported it (""). The key is the sandbox's from the claim on. */
-struct warm_agent {
+/* What a claim learns of its container, all from the warm row: its agent, running since
+ * the container's start (025), with its key (hex, "" for a container started before 025:
+ * the parameters then go by the archive API) and its address as the engine reported it
+ * (""); its user's home ("" before 026) and whether the engine limits its disk. The key is
+ * the sandbox's from the claim on. */
+struct warm_claimed {
 	char key[SANDBOX_AGENT_KEY_HEX + 1];
 	char ip[16];
+	char home[16];
+	int disk_enforced;
 };
 /* Claims a ready warm container of image on an active, healthy engine of this host's (none
  * that another host owns: engine.h) for sandbox_id (engine's first; skipping rows another
  * claim holds), in the caller's transaction: its container id into cid, its engine into
- * engine, its agent into agent (the row keeps no key). ERR_NOTFOUND when the pool has
+ * engine, the rest into got (the row keeps no key). ERR_NOTFOUND when the pool has
  * none, or ERR_DB. */
 int warm_claim(struct db *db, const char *image, const char *sandbox_id,
-	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct warm_agent *agent,
+	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct warm_claimed *got,
 	       struct err *e) __attribute__((warn_unused_result));
 /* The reaper's pass over engine (outside any transaction; Docker calls already go to it):
  * fails warm rows whose start timed out or whose container is no longer running (removing

@@ -668,6 +668,17 @@ sql() {
 	return $rc
 }
 
+# create_audit SANDBOX FIELD...: those fields of the details of SANDBOX's sandbox.create
+# audit row, joined by '|' (a field it lacks is empty): how the create was made, e.g.
+# `create_audit "$ID" pooled handed_by` says "true|agent".
+create_audit() {
+	local id=$1 f cols=()
+	shift
+	for f; do cols+=("coalesce(details->>'$f', '')"); done
+	local IFS=,
+	sql "select concat_ws('|', ${cols[*]}) from audit_log where action = 'sandbox.create' and sandbox_id = '$id'"
+}
+
 # sql_super 'query': as the cluster's superuser (sees every session in pg_stat_activity);
 # falls back to sql when there is none to use.
 sql_super() {

@@ -19,14 +19,14 @@ POOLED=true
 mk_sandbox "sba$SFX" agent
 A=$ID
 check_eq "the create is audited pooled: $POOLED" "$POOLED" \
-	"$(sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
+	"$(create_audit "$A" pooled)"
 # A pooled create hands the clone's parameters through the warm container's agent; with the
 # agent off, by the archive API. A cold create writes them to its container's input.
 HANDED=stdin
 [ "$POOLED" = true ] && HANDED=archive
 [ "$POOLED" = true ] && [ "$WANT" = agent ] && HANDED=agent
 check_eq "its parameters went in by: $HANDED" "$HANDED" \
-	"$(sql "select details->>'handed_by' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
+	"$(create_audit "$A" handed_by)"
 AT_EXIT+=("api POST '$SB/$A/close' '' '$OT' >/dev/null 2>&1")
 CA=$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$A")")
 # Where the workers reach its agent without asking the engine (sql/024): the address the

@@ -65,7 +65,7 @@ refused() {
 	check_eq "$2 is refused (curl: could not connect)" 7 "$rc"
 	check "and at once, not after a timeout (${ms} ms)" [ "$ms" -lt 4000 ]
 }
-audit_egress() { sql "select details->>'egress' from audit_log where action = 'sandbox.create' and sandbox_id = '$1'"; }
+audit_egress() { create_audit "$1" egress; }
 
 # --- bad values: 400, nothing made -------------------------------------------------------------
 BEFORE=$(sql "select count(*) from sandboxes s join repositories r on r.id = s.repository_id where r.name = 'site' and s.account_id = (select id from accounts where login = 'egs$SFX')")
@@ -91,7 +91,7 @@ check_eq "it is on the deployment's network $NET" "$NET" "$(net_of "$CID")"
 check_eq 'its create is audited with egress open' open "$(audit_egress "$DEF")"
 if [ "${SANDBOXD_POOL_SIZE:-2}" -gt 0 ]; then
 	check_eq 'and it came from the warm pool' true \
-		"$(sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$DEF'")"
+		"$(create_audit "$DEF" pooled)"
 fi
 check_eq 'the row keeps egress and network' "open|$NET" "$(sql "select egress || '|' || network from sandboxes where id = '$DEF'")"
 
@@ -105,7 +105,7 @@ api GET "$SB/$NONE" '' "$OT"
 expect_json .egress none 'GET shows egress none'
 check_eq "it is on $NET-none only" "$NET-none" "$(net_of "$CID")"
 check_eq 'its create is audited with egress none, not pooled' 'none|false' \
-	"$(sql "select concat_ws('|', details->>'egress', details->>'pooled') from audit_log where action = 'sandbox.create' and sandbox_id = '$NONE'")"
+	"$(create_audit "$NONE" egress pooled)"
 refused "http://$NS_IP:80/" 'none: port 80 of the namespace'
 refused "http://$NS_IP:443/" 'none: port 443'
 refused "http://$NS_IP:8081/" 'none: port 8081'

@@ -92,8 +92,7 @@ expect_json_match .message '[Dd]ocker' 'naming docker'
 api POST "$SB" '{}' "$OT"
 expect_status 201 'engine down: a create takes the warm container'
 W=$(_json .id)
-check_eq 'handed over through its agent' 'true agent' \
-	"$(sql "select (details->>'pooled') || ' ' || (details->>'handed_by') from audit_log where action = 'sandbox.create' and sandbox_id = '$W'")"
+check_eq 'handed over through its agent' 'true|agent' "$(create_audit "$W" pooled handed_by)"
 api POST "$SB/$W/exec" '{"cmd":"cat x"}' "$OT"
 expect_json .stdout x 'and it clones and execs without the engine'
 api POST "$SB" '{}' "$OT"

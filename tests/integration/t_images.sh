@@ -91,7 +91,7 @@ expect_status 201 'a create without an image on that repository'
 check_eq 'runs the repository'"'"'s image' minimal "$(_json .image)"
 MIN=$ID
 check_eq 'started cold, the warm pool notwithstanding (audited pooled false, image minimal)' 'false|minimal' \
-	"$(sql "select (details->>'pooled') || '|' || (details->>'image') from audit_log where action = 'sandbox.create' and sandbox_id = '$MIN'")"
+	"$(create_audit "$MIN" pooled image)"
 run 'command -v node || printf "no-node "; tr "\n" " " </usr/share/sandboxd-runner/packages'
 check_eq 'inside: no node, and the packages file minimal'"'"'s build wrote' \
 	"no-node $(jq -r '.[1].packages | map("\(.name)=\(.version)") | join(" ")' <<<"$LIST") " "$(_json .stdout)"

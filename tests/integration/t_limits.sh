@@ -23,7 +23,7 @@ api POST "$SB" '{"cpus":0.5,"memoryMiB":256}' "$OT"
 expect_status 201 'a create asking for 0.5 CPUs and 256 MiB'
 A=$(_json .id)
 AT_EXIT+=("api POST '$SB/$A/close' '' '$OT' >/dev/null 2>&1")
-check_eq "pooled: $POOLED" "$POOLED" "$(sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
+check_eq "pooled: $POOLED" "$POOLED" "$(create_audit "$A" pooled)"
 check_eq 'the sandbox sees its limits in its cgroup' '268435456|50000 100000|' "$(inside "$A")"
 check_eq 'and so does the engine (no swap)' '268435456|268435456|500000000' "$(engine "$A")"
 api GET "$SB/$A" '' "$OT"
@@ -83,7 +83,7 @@ expect_status 201 'a create asking for 512 MiB of disk'
 D=$(_json .id)
 AT_EXIT+=("api POST '$SB/$D/close' '' '$OT' >/dev/null 2>&1")
 check_eq 'its own disk limit starts cold (a warm container has the default)' false \
-	"$(sql "select coalesce(details->>'pooled', 'false') from audit_log where action = 'sandbox.create' and sandbox_id = '$D'")"
+	"$(create_audit "$D" pooled)"
 api GET "$SB/$D" '' "$OT"
 expect_json .resources.diskMiB 512 'GET says diskMiB 512'
 check_eq 'the engine was asked for it (StorageOpt size), or the reaper measures it' 'ok' \

@@ -24,7 +24,7 @@ pool_full() { (($(ready_count) >= POOL)); }
 label_of() { docker inspect -f '{{index .Config.Labels "sandboxd.sandbox"}}' "$1" 2>/dev/null; }
 status_of() { docker inspect -f '{{.State.Status}}' "$1" 2>/dev/null; }
 gone() { [[ -z $(docker ps -aq --no-trunc --filter "id=$1") ]]; }
-pooled_of() { sql "select details->>'pooled' from audit_log where action = 'sandbox.create' and sandbox_id = '$1'"; }
+pooled_of() { create_audit "$1" pooled; }
 row_cid() { sql "select container_id from sandboxes where id = '$1'"; }
 clone_done() { api GET "$SB/$1" "" "$OT"; [[ $(_json .clone.state) == "done" ]]; }
 
@@ -64,7 +64,7 @@ check_eq 'its container is the oldest warm one' "$WCID" "$(row_cid "$A")"
 check_eq 'whose row is claimed by it' "claimed $A" "$(sql "select state || ' ' || claimed_by from warm_containers where id = '$WID'")"
 check_eq 'the create is audited as pooled' true "$(pooled_of "$A")"
 check_eq 'its parameters went through the agent (no archive call)' agent \
-	"$(sql "select details->>'handed_by' from audit_log where action = 'sandbox.create' and sandbox_id = '$A'")"
+	"$(create_audit "$A" handed_by)"
 check_eq "the key left the pool's row for the sandbox's" "|true" \
 	"$(sql "select coalesce(w.agent_key, '') || '|' || (length(s.agent_key) = 64) from warm_containers w join sandboxes s on s.id = w.claimed_by where w.id = '$WID'")"
 check 'its clone is done' wait_until 60 clone_done "$A"
@@ -122,8 +122,8 @@ while read -r _ cid; do docker exec "$cid" pkill -KILL -x sandboxd-agent; done <
 api POST "$SB" '{}' "$OT"
 expect_status 201 "a create while the warm containers' agents are dead"
 D=$(_json .id)
-check_eq 'pooled all the same, its parameters by the archive API' 'true archive' \
-	"$(sql "select (details->>'pooled') || ' ' || (details->>'handed_by') from audit_log where action = 'sandbox.create' and sandbox_id = '$D'")"
+check_eq 'pooled all the same, its parameters by the archive API' 'true|archive' \
+	"$(create_audit "$D" pooled handed_by)"
 api POST "$SB/$D/exec" '{"cmd":"cat x"}' "$OT"
 expect_json .stdout x 'and works'
 check_eq 'through an agent that clone.sh started again, on the same key' agent \
