@@ -1,10 +1,17 @@
 /* gitenv.c: the environment of git http-backend for one request (gitenv.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "sandboxd/gitenv.h"
 #include "sandboxd/log.h"
 #include "sandboxd/banned.h"
 
 #define ENV_MAX 64  /* a push uses about 46 */
+#define ENV_PATH "/usr/local/bin:/usr/bin:/bin"
 
 /* The child's environment is built from scratch: nothing of ours or of the client's
  * headers leaks in, and the trusted values for the hook have names that no header can
@@ -23,6 +30,57 @@ static int env_put(struct strv *env, const struct var *v, size_t n)
 	return env->err;
 }
 
+/* `git --exec-path` into out: 0, or -1 (out then ""). */
+static int ask_exec_path(const char *git, char *out, size_t len)
+{
+	char *const argv[] = { (char *)git, (char *)"--exec-path", NULL };
+	char *const envp[] = { (char *)"PATH=" ENV_PATH, NULL };
+	size_t n = 0;
+	ssize_t k;
+	int fd[2], status = 0;
+	pid_t pid;
+
+	out[0] = 0;
+	if (pipe2(fd, O_CLOEXEC))
+		return -1;
+	if ((pid = fork()) == 0) {
+		if (dup2(fd[1], 1) >= 0)
+			execve(git, argv, envp);
+		_exit(127);
+	}
+	close(fd[1]);
+	while (pid > 0 && n + 1 < len &&
+	       ((k = read(fd[0], out + n, len - 1 - n)) > 0 || (k < 0 && errno == EINTR)))
+		n += k > 0 ? (size_t)k : 0;
+	close(fd[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0 || n == 0 || n + 1 >= len || out[0] != '/')
+		return out[0] = 0, -1;
+	out[n] = 0;
+	out[strcspn(out, "\n")] = 0;
+	return 0;
+}
+
+const char *gitenv_exec_path(const char *git)
+{
+	static char path[512], asked_for[512];
+	static int asked;
+	char prog[600];
+
+	if (asked && strcmp(asked_for, git) == 0)
+		return path;
+	asked = 1;
+	snprintf(asked_for, sizeof(asked_for), "%s", git);
+	if (ask_exec_path(git, path, sizeof(path)) ||
+	    snprintf(prog, sizeof(prog), "%s/git-http-backend", path) >= (int)sizeof(prog) ||
+	    access(prog, X_OK)) {
+		log_warn("git's exec path is not known (%s --exec-path): http-backend runs "
+			 "through git", git);
+		path[0] = 0;
+	}
+	return path;
+}
+
 /* What http-backend itself reads. */
 static int env_cgi(struct strv *env, struct req *r, const struct git_route *g,
 		   const struct repo *repo, const struct git_pusher *who)
@@ -30,8 +88,11 @@ static int env_cgi(struct strv *env, struct req *r, const struct git_route *g,
 	const char *service = g->service == GIT_UPLOAD_PACK ? "git-upload-pack"
 			      : g->service == GIT_RECEIVE_PACK ? "git-receive-pack" : "info/refs";
 	const char *path = pool_printf(r->pool, "/%s/%s.git/%s", repo->owner, repo->name, service);
+	const char *exec_path = gitenv_exec_path(r->cfg->git_bin);
+	const char *bin = exec_path[0] ? pool_printf(r->pool, "%s:%s", exec_path, ENV_PATH)
+				       : ENV_PATH;
 	const struct var vars[] = {
-		{ "PATH", "/usr/local/bin:/usr/bin:/bin" },
+		{ "PATH", bin },
 		{ "HOME", "/nonexistent" },
 		{ "GIT_CONFIG_NOSYSTEM", "1" },
 		{ "GIT_CONFIG_GLOBAL", "/dev/null" },
@@ -49,7 +110,7 @@ static int env_cgi(struct strv *env, struct req *r, const struct git_route *g,
 		{ "GIT_NAMESPACE", who ? who->namespace_ : NULL },
 	};
 
-	if (!path)
+	if (!path || !bin)
 		return ERR_NOMEM;
 	return env_put(env, vars, sizeof(vars) / sizeof(vars[0]));
 }

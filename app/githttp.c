@@ -103,7 +103,15 @@ static pid_t spawn(const char *git, char *const *envp, int in[2], int out[2],
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || child_fds(extra))
 		_exit(127);
+	/* git's own http-backend program, run directly when its place is known: through
+	 * `git http-backend`, git would start it as one more process. */
+	const char *dir = gitenv_exec_path(git);
+	char prog[600];
 	char *argv[] = { (char *)git, (char *)"http-backend", NULL };
+	if (dir[0] && snprintf(prog, sizeof(prog), "%s/git-http-backend", dir) < (int)sizeof(prog)) {
+		char *direct[] = { prog, NULL };
+		execve(prog, direct, envp);
+	}
 	execve(git, argv, envp);
 	_exit(127);
 }

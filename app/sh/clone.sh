@@ -96,17 +96,37 @@ auth="Authorization: Basic $(printf 'x-access-token:%s' "$token" | base64 -w0)"
 unset token
 export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="http.$base.extraHeader" GIT_CONFIG_VALUE_0="$auth"
 
-# A branch is checked out with plumbing: porcelain refuses names git itself accepts in a
-# push (-dash, --track=x), and `--` cannot help `checkout -B`.
+# A branch is checked out without porcelain, which refuses names git itself accepts in a
+# push (-dash, --track=x), and `--` cannot help `checkout -B`: HEAD is pointed at the
+# branch (or the commit) by hand, in git's own format, and one reset makes the branch (its
+# reflog says so), the index and the files. One git process: each costs milliseconds that
+# the first exec waits for.
 checkout() {
 	if [ -n "$branch" ]; then
-		git update-ref "refs/heads/$branch" "$commit" &&
-			git symbolic-ref HEAD "refs/heads/$branch" &&
-			git config "branch.$branch.remote" origin &&
-			git config "branch.$branch.merge" "refs/heads/$branch"
+		printf 'ref: refs/heads/%s\n' "$branch" >.git/HEAD
 	else
-		git update-ref --no-deref HEAD "$commit"
-	fi && git reset -q --hard
+		printf '%s\n' "$commit" >.git/HEAD
+	fi && git reset -q --hard "$commit"
+}
+
+# quoted VAR VALUE: VALUE for git's configuration file, quoted, into VAR (no subshell):
+# \ and " escaped (the service has taken newlines out of the name and the email; a ref
+# name has none).
+quoted() {
+	local v=${2//\\/\\\\}
+	printf -v "$1" '"%s"' "${v//\"/\\\"}"
+}
+# The clone's configuration, written at once rather than by a git process per key: the
+# credential's header for the service's URL only, the branch's upstream, the author.
+configure() {
+	local qb qm qn qe
+	quoted qn "$name" && quoted qe "$email" && quoted qb "$branch" &&
+		quoted qm "refs/heads/$branch" || return
+	{
+		printf '[http "%s"]\n\textraHeader = %s\n' "$base" "$auth"
+		[ -z "$branch" ] || printf '[branch %s]\n\tremote = origin\n\tmerge = %s\n' "$qb" "$qm"
+		printf '[user]\n\tname = %s\n\temail = %s\n' "$qn" "$qe"
+	} >>.git/config
 }
 
 # How much to fetch: everything (the default); the last $depth commits of the one commit
@@ -138,11 +158,9 @@ lfs_pull() {
 }
 
 cd /workspace || exit 1
-if fetch_repo 2>"$state/clone.log" &&
-	printf '[http "%s"]\n\textraHeader = %s\n' "$base" "$auth" >>.git/config &&
+if fetch_repo 2>"$state/clone.log" && configure &&
 	unset GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0 &&
-	checkout 2>>"$state/clone.log" &&
-	git config user.name "$name" && git config user.email "$email"; then
+	checkout 2>>"$state/clone.log"; then
 	lfs_pull
 	echo "done" >"$state/clone.state"
 else

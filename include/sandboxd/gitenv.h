@@ -18,4 +18,10 @@ int gitenv_build(struct req *r, const struct git_route *g, const struct repo *re
 		 const struct git_pusher *who, int scanned, struct strv *env, struct err *e)
 	__attribute__((warn_unused_result));
 
+/* git's own directory of programs (`git --exec-path`, e.g. /usr/lib/git-core) for the git
+ * at path git, asked once per process (one short run of git), "" when that failed: then
+ * http-backend runs as `git http-backend`, one more exec of git a request (githttp.c).
+ * The child's PATH starts with it, as git itself sets it for the programs it runs. */
+const char *gitenv_exec_path(const char *git);
+
 #endif

@@ -91,13 +91,17 @@ api GET "$SB/$ID/execs/$XID?stdoutOffset=$TE" "" "$OT"
 check_eq 'the offset just past the token shows what follows' '|after||' "$(_json .stdout | tr '\n' '|')"
 
 # --- 10: odd ref names --------------------------------------------------------------------------
-for b in -dash HEAD --track=x; do
+for b in -dash HEAD --track=x 'q"uote'; do
 	git -C "$W" checkout -q -B "tmp$SFX" main
 	echo "on $b" >"$W/which" && git -C "$W" add which && git -C "$W" commit -qm "$b"
 	git -C "$W" push -q "http://t:$OT@$HOSTPORT/$R.git" "HEAD:refs/heads/$b"
 done
-check_eq 'the three branches are in the repository' 3 \
-	"$(git --git-dir "$REPOS_DIR/$R.git" for-each-ref refs/heads/-dash refs/heads/HEAD 'refs/heads/--track=x' | wc -l)"
+check_eq 'the four branches are in the repository' 4 \
+	"$(git --git-dir "$REPOS_DIR/$R.git" for-each-ref refs/heads/-dash refs/heads/HEAD 'refs/heads/--track=x' 'refs/heads/q"uote' | wc -l)"
+# clone.sh writes the clone's configuration itself, quoted: an author whose name has quotes
+# and a backslash (newlines the service takes out) keeps them.
+ODD_NAME='Ann "Q" O\Brien; #1'
+sql "update accounts set name = \$n\$$ODD_NAME\$n\$ where login = 'hx$SFX'" >/dev/null
 try_ref() { # REF WANT_BRANCH WANT_FILE_TEXT
 	api POST "$SB" "$(jq -nc --arg r "$1" '{ref: $r}')" "$OT"
 	expect_status 201 "a sandbox on ref '$1'"
@@ -107,10 +111,15 @@ try_ref() { # REF WANT_BRANCH WANT_FILE_TEXT
 	check "its clone of '$1' is done" wait_until 60 eval "api GET '$SB/$id' '' '$OT'; [ \"\$(_json .clone.state)\" = done ]"
 	check_eq "HEAD is on '$2'" "$2" "$(docker exec -u "$BOX_USER" -w /workspace/repo "$cid" git symbolic-ref -q --short HEAD)"
 	check_eq "the work tree holds '$1''s files" "$3" "$(docker exec -w /workspace/repo "$cid" sh -c 'cat which 2>/dev/null || echo none; cat x')"
+	check_eq "its upstream is origin/$2" "origin/$2" \
+		"$(docker exec -u "$BOX_USER" -w /workspace/repo "$cid" git rev-parse --abbrev-ref '@{upstream}')"
+	check_eq "the author's name, quotes and backslash kept" "$ODD_NAME" \
+		"$(docker exec -u "$BOX_USER" -w /workspace/repo "$cid" git config user.name)"
 	api POST "$SB/$id/close" '' "$OT"
 }
 try_ref -dash -dash $'on -dash\nx'
 try_ref --track=x --track=x $'on --track=x\nx'
+try_ref 'q"uote' 'q"uote' $'on q"uote\nx'
 try_ref refs/heads/-dash -dash $'on -dash\nx'
 try_ref HEAD main $'none\nx'
 # A commit whose tree git refuses to check out (a .git directory in it), put in place with
