@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include "sandboxd/boxuser.h"
 #include "sandboxd/docker.h"
 #include "sandboxd/banned.h"
@@ -11,15 +12,86 @@
  * and MKNOD (device nodes), SPEC.md §4. */
 static const char *const root_drop[] = { "NET_RAW", "MKNOD", NULL };
 
-/* Each engine's answer (engine.h: calls go to one at a time), per process: it changes
- * only when the engine restarts. */
+/* Each engine's answer (engine.h: calls go to one at a time): it changes only when the
+ * engine restarts. Shared by every process forked after boxuser_share (master.c), so that
+ * one worker's question serves them all for BOXUSER_TTL_S (a create that asks costs the
+ * engine's /info, about 8 ms); without it, each process keeps its own. A seqlock: a writer
+ * makes seq odd while it writes, and one that finds it odd leaves the writing to the
+ * other; a reader copies, and looks again while seq moved. */
 #define KEPT_MAX 16
-static struct {
+struct kept {
 	char host[520];
 	char iso[8];
 	time_t at;
-} kept[KEPT_MAX];
-static int nkept;
+};
+struct share {
+	unsigned seq;
+	int n;
+	struct kept k[KEPT_MAX];
+};
+static struct share own, *sh = &own;
+
+int boxuser_share(void)
+{
+	void *p = mmap(NULL, sizeof(struct share), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -1;
+	sh = p;
+	return 0;
+}
+
+/* host's kept answer into out (its time into *at): 1, or 0 when none (or none readable). */
+static int kept_get(const char *host, char out[8], time_t *at)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned seq = __atomic_load_n(&sh->seq, __ATOMIC_ACQUIRE);
+		int found = 0, n;
+
+		if (seq & 1)
+			continue;
+		n = sh->n < KEPT_MAX ? sh->n : KEPT_MAX;
+		for (int i = 0; i < n && !found; i++)
+			if (strncmp(sh->k[i].host, host, sizeof(sh->k[i].host)) == 0) {
+				memcpy(out, sh->k[i].iso, 8);
+				*at = sh->k[i].at;
+				found = 1;
+			}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&sh->seq, __ATOMIC_RELAXED) == seq) {
+			out[7] = 0;
+			return found;
+		}
+	}
+	return 0;
+}
+
+/* host's answer kept (iso NULL: forgotten, so the next look asks), unless another process
+ * is writing. */
+static void kept_put(const char *host, const char *iso, time_t now)
+{
+	unsigned seq = __atomic_load_n(&sh->seq, __ATOMIC_RELAXED);
+	int i;
+
+	if ((seq & 1) || !__atomic_compare_exchange_n(&sh->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE,
+						      __ATOMIC_RELAXED))
+		return;
+	for (i = 0; i < sh->n && strcmp(sh->k[i].host, host); i++)
+		;
+	if (i == KEPT_MAX)
+		i = (int)(now % KEPT_MAX);    /* more engines than slots: one is asked again */
+	if (iso) {
+		snprintf(sh->k[i].host, sizeof(sh->k[i].host), "%s", host);
+		snprintf(sh->k[i].iso, sizeof(sh->k[i].iso), "%s", iso);
+		sh->k[i].at = now;
+		if (i == sh->n)
+			sh->n++;
+	} else if (i < sh->n) {
+		sh->k[i].at = 0;
+	}
+	__atomic_store_n(&sh->seq, seq + 2, __ATOMIC_RELEASE);
+}
 
 void boxuser_for(const struct config *cfg, const char *isolation, struct boxuser *out)
 {
@@ -36,27 +108,16 @@ void boxuser_for(const struct config *cfg, const char *isolation, struct boxuser
 static int isolation_get(char out[8], struct err *e)
 {
 	const char *host = docker_current_host();
-	time_t now = time(NULL);
-	int i, rc;
+	time_t now = time(NULL), at = 0;
+	int rc;
 
-	for (i = 0; i < nkept && strcmp(kept[i].host, host); i++)
-		;
-	if (i == KEPT_MAX)
-		i = (int)(now % KEPT_MAX);    /* more engines than slots: one is asked again */
-	if (i == nkept || strcmp(kept[i].host, host) || now - kept[i].at >= BOXUSER_TTL_S ||
-	    now < kept[i].at) {
-		if ((rc = docker_info_isolation(out, 8, DOCKER_CALL_MS, e))) {
-			if (i < nkept)
-				kept[i].at = 0;
-			return rc;
-		}
-		snprintf(kept[i].host, sizeof(kept[i].host), "%s", host);
-		memcpy(kept[i].iso, out, 8);
-		kept[i].at = now;
-		if (i == nkept)
-			nkept++;
+	if (kept_get(host, out, &at) && now - at < BOXUSER_TTL_S && now >= at)
+		return 0;
+	if ((rc = docker_info_isolation(out, 8, DOCKER_CALL_MS, e))) {
+		kept_put(host, NULL, now);
+		return rc;
 	}
-	memcpy(out, kept[i].iso, 8);
+	kept_put(host, out, now);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcgiapp.h>
+#include "sandboxd/boxuser.h"
 #include "sandboxd/log.h"
 #include "sandboxd/clock.h"
 #include "sandboxd/holder.h"
@@ -226,6 +227,8 @@ static int master_open(struct master *m)
 	struct err e = { .msg = "" };
 	if (metrics_region_map(2 * m->n + 1, &e))
 		log_error("%s: running without metrics", e.msg);
+	if (boxuser_share())
+		log_warn("the engine's user mode is kept per process: no shared page");
 	if (cfg->pid_file[0]) {
 		FILE *f = fopen(cfg->pid_file, "w");
 		if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f)) {

@@ -496,6 +496,20 @@ plot_samples "create, pool warm" "create to exec, pool warm" "create, pool empty
 # Which backend ran the execs (README "The agent"): a fallback must not pass for the agent.
 echo "exec backends (audit log): $(psql "$SANDBOXD_DATABASE_URL" -Atc "select string_agg(b || ' ' || n, ', ' order by b) from (select coalesce(details->>'backend', '?') || coalesce(' (' || (details->>'agent_error') || ')', '') b, count(*) n from audit_log where action = 'sandbox.exec' group by 1) t")"
 echo "streamed exec, a line's latency (the command writes it -> the client has it, ms): early p50 $(tr ' ' '\n' <<<"$FIRST_EARLY" | grep . | median) p99 $(tr ' ' '\n' <<<"$FIRST_EARLY" | grep . | p99); after 0.2 s (through the holder) p50 $(tr ' ' '\n' <<<"$FIRST_LATE" | grep . | median) p99 $(tr ' ' '\n' <<<"$FIRST_LATE" | grep . | p99) (goal: <= 10 ms)"
+# Where a cold create's time goes, from sandboxd's log (a "started in" line per cold
+# create: README Benchmarks): the p50 of each step and of the whole.
+LOG=$VAR/log/sandboxd.log
+if [[ -r $LOG ]] && grep -q ': started in ' "$LOG"; then
+	steps=$(grep -o ': started in .*' "$LOG" | awk -F'[:,] *' '
+		{ split($2, t, " "); v["whole"] = v["whole"] " " t[3]
+		  for (i = 3; i <= NF; i++) { split($i, kv, " "); v[kv[1]] = v[kv[1]] " " kv[2] } }
+		END { n = split("whole rows create parameters start running", o, " ")
+		      for (i = 1; i <= n; i++) if (o[i] in v) print o[i] v[o[i]] }' |
+		while read -r k vals; do
+			printf '%s %s, ' "$k" "$(tr ' ' '\n' <<<"$vals" | grep . | median)"
+		done)
+	echo "cold creates in sandboxd's log, ms (p50 of each step, $(grep -c ': started in ' "$LOG") creates): ${steps%, }"
+fi
 k="raw create, default bridge"
 echo "raw create and start on Docker's default bridge instead: $(tr ' ' '\n' <<<"${RAW[$k]}" | grep . | median) ms"
 # 1,000 more requests, then the workers' resident memory.

@@ -7,10 +7,11 @@
  * SANDBOXD_SANDBOX_UID (a uid no host account uses) with every capability dropped. Either
  * way no-new-privileges, seccomp and the limits stay (docker.h).
  *
- * The engine is asked (GET /info) once per process and the answer kept for BOXUSER_TTL_S
- * seconds: userns-remap is daemon-wide and changes only with a restart of the engine. A
- * failed question is not kept. A container is made with the user chosen then, and every
- * exec into it runs as the container's own user, so a sandbox never changes user.
+ * The engine is asked (GET /info) and the answer kept for BOXUSER_TTL_S seconds, for every
+ * process of the service (boxuser_share): userns-remap is daemon-wide and changes only
+ * with a restart of the engine. A failed question is not kept. A container is made with
+ * the user chosen then, and every exec into it runs as the container's own user, so a
+ * sandbox never changes user.
  */
 #ifndef SANDBOXD_BOXUSER_H
 #define SANDBOXD_BOXUSER_H
@@ -27,6 +28,10 @@ struct boxuser {
 	const char *home;              /* HOME: /root or /home/sandbox */
 	const char *const *cap_drop;   /* docker_create.cap_drop: NULL (ALL) or NET_RAW, MKNOD */
 };
+
+/* The kept answers shared by the processes forked after it (the master calls it before
+ * the first fork): 0, or -1 (then each process keeps its own). */
+int boxuser_share(void) __attribute__((warn_unused_result));
 
 /* Fills out from the engine's /info (or the kept answer). 0, or the Docker error
  * (ERR_FAIL, ERR_DOCKER: the engine did not answer); out then holds the fallback, which
