@@ -116,15 +116,24 @@ quoted() {
 	local v=${2//\\/\\\\}
 	printf -v "$1" '"%s"' "${v//\"/\\\"}"
 }
+# has_line TEXT: whether the clone's configuration has that line (read by the shell).
+has_line() {
+	local l
+	while IFS= read -r l; do [ "$l" = "$1" ] && return 0; done <.git/config
+	return 1
+}
 # The clone's configuration, written at once rather than by a git process per key: the
-# credential's header for the service's URL only, the branch's upstream, the author.
+# credential's header for the service's URL only, the branch's upstream (unless git clone
+# gave it one already: the remote's default branch; two would make a plain push refuse),
+# the author.
 configure() {
-	local qb qm qn qe
+	local qb qm qn qe up=
 	quoted qn "$name" && quoted qe "$email" && quoted qb "$branch" &&
 		quoted qm "refs/heads/$branch" || return
+	[ -z "$branch" ] || has_line "[branch $qb]" ||
+		printf -v up '[branch %s]\n\tremote = origin\n\tmerge = %s\n' "$qb" "$qm"
 	{
-		printf '[http "%s"]\n\textraHeader = %s\n' "$base" "$auth"
-		[ -z "$branch" ] || printf '[branch %s]\n\tremote = origin\n\tmerge = %s\n' "$qb" "$qm"
+		printf '[http "%s"]\n\textraHeader = %s\n%s' "$base" "$auth" "$up"
 		printf '[user]\n\tname = %s\n\temail = %s\n' "$qn" "$qe"
 	} >>.git/config
 }

@@ -113,6 +113,10 @@ try_ref() { # REF WANT_BRANCH WANT_FILE_TEXT
 	check_eq "the work tree holds '$1''s files" "$3" "$(docker exec -w /workspace/repo "$cid" sh -c 'cat which 2>/dev/null || echo none; cat x')"
 	check_eq "its upstream is origin/$2" "origin/$2" \
 		"$(docker exec -u "$BOX_USER" -w /workspace/repo "$cid" git rev-parse --abbrev-ref '@{upstream}')"
+	# git clone already gives the remote's default branch an upstream: one, not two (a
+	# plain `git push` refuses a branch with two).
+	check_eq "'$2' has exactly one upstream" "refs/heads/$2" \
+		"$(docker exec -u "$BOX_USER" -w /workspace/repo "$cid" git config --get-all "branch.$2.merge")"
 	check_eq "the author's name, quotes and backslash kept" "$ODD_NAME" \
 		"$(docker exec -u "$BOX_USER" -w /workspace/repo "$cid" git config user.name)"
 	api POST "$SB/$id/close" '' "$OT"
