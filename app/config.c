@@ -164,7 +164,13 @@ static int check_engines(struct config *c, struct err *e)
 	if (!engine_name_valid(c->engine_name))
 		return err_set(e, ERR_INVALID, "SANDBOXD_ENGINE_NAME must be 1 to 63 of [a-z0-9._-], "
 			       "starting with a letter or digit (by default SANDBOXD_INSTANCE)");
-	return engine_list_check(c->docker_hosts, c->engine_name, c->docker_ca[0] != 0, e);
+	if (!c->docker_ca[0] && !c->docker_insecure && engine_url_plain_tcp(c->docker_host))
+		return err_set(e, ERR_INVALID, "SANDBOXD_DOCKER_HOST is plain tcp:// (whoever "
+			       "reaches it is root on its machine): set SANDBOXD_DOCKER_CA, "
+			       "SANDBOXD_DOCKER_CERT and SANDBOXD_DOCKER_KEY, or "
+			       "SANDBOXD_DOCKER_INSECURE=1");
+	return engine_list_check(c->docker_hosts, c->engine_name, c->docker_ca[0] != 0,
+				 c->docker_insecure, e);
 }
 
 /* Several hosts: a relay URL nginx can proxy to without a resolver, and the key's file;
@@ -434,6 +440,8 @@ static const struct setting settings[] = {
 	S("SANDBOXD_HOLDER_SOCKET", holder_socket, NULL, .def_from = holder_socket_default,
 	  .check = check_holder),
 	S("SANDBOXD_SPOOL_DIR", spool_dir, "/var/tmp", .check = check_spool),
+	/* Plain tcp:// engines, on the operator's explicit word only (check_engines). */
+	N("SANDBOXD_DOCKER_INSECURE", INT, docker_insecure, 0, 0, 1),
 	S("SANDBOXD_DOCKER_CA", docker_ca, ""),
 	S("SANDBOXD_DOCKER_CERT", docker_cert, ""),
 	S("SANDBOXD_DOCKER_KEY", docker_key, ""),

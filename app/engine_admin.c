@@ -8,7 +8,7 @@
 #include "sandboxd/banned.h"
 
 int engine_add(struct db *db, const char *name, const char *url, const char *ca,
-	       const char *cert, const char *key, int max, struct err *e)
+	       const char *cert, const char *key, int max, int insecure, struct err *e)
 {
 	int ntls = !!str_or_null(ca) + !!str_or_null(cert) + !!str_or_null(key);
 	char room[16];
@@ -26,6 +26,10 @@ int engine_add(struct db *db, const char *name, const char *url, const char *ca,
 		return err_set(e, ERR_INVALID, "a unix:// engine takes no TLS files");
 	if (!ntls && strncmp(url, "https://", 8) == 0)
 		return err_set(e, ERR_INVALID, "an https:// engine needs --ca, --cert and --key");
+	if (!ntls && !insecure && engine_url_plain_tcp(url))
+		return err_set(e, ERR_INVALID, "a tcp:// engine without --ca, --cert and --key is "
+			       "plain HTTP (whoever reaches it is root on its machine): give them, "
+			       "or say --insecure");
 	if (max < 0)
 		return err_set(e, ERR_INVALID, "--max must be 0 or more");
 	snprintf(room, sizeof(room), "%d", max);

@@ -76,7 +76,12 @@ int engine_list_next(const char *list, size_t *pos, char name[ENGINE_NAME_MAX + 
 	return 1;
 }
 
-int engine_list_check(const char *list, const char *own, int tls, struct err *e)
+int engine_url_plain_tcp(const char *url)
+{
+	return strncmp(url, "tcp://", 6) == 0;
+}
+
+int engine_list_check(const char *list, const char *own, int tls, int insecure, struct err *e)
 {
 	char seen[ENGINE_LIST_MAX][ENGINE_NAME_MAX + 1], url[ENGINE_URL_MAX + 1];
 	size_t pos = 0;
@@ -94,6 +99,11 @@ int engine_list_check(const char *list, const char *own, int tls, struct err *e)
 			return err_set(e, ERR_INVALID, "SANDBOXD_DOCKER_HOSTS: engine %s is https:// "
 				       "and needs SANDBOXD_DOCKER_CA, SANDBOXD_DOCKER_CERT and "
 				       "SANDBOXD_DOCKER_KEY", seen[n]);
+		if (!tls && !insecure && engine_url_plain_tcp(url))
+			return err_set(e, ERR_INVALID, "SANDBOXD_DOCKER_HOSTS: engine %s is plain "
+				       "tcp:// (whoever reaches it is root on its machine): set "
+				       "SANDBOXD_DOCKER_CA, SANDBOXD_DOCKER_CERT and SANDBOXD_DOCKER_KEY, "
+				       "or SANDBOXD_DOCKER_INSECURE=1", seen[n]);
 		n++;
 	}
 	if (n == ENGINE_LIST_MAX && engine_list_next(list, &pos, seen[0], url, e) != 0)

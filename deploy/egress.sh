@@ -17,6 +17,25 @@
 #   SANDBOXD_SANDBOX_GIT_ADDR the address sandboxd.internal maps to (the engine's
 #                             host-gateway); default: asked of the engine, as sandboxd does
 #   SANDBOXD_DOCKER_HOST, SANDBOXD_DOCKER_CA, _CERT, _KEY: the engine, as sandboxd reaches it
+#   SANDBOXD_EGRESS_DENY      more destinations no sandbox reaches, in every mode: CIDRs
+#                             (IPv4 or IPv6), separated by commas or spaces; say here the
+#                             public addresses of the deployment's other hosts, its database
+#                             and its engines when they have any
+#   SANDBOXD_EGRESS_ALLOW_PRIVATE  CIDRs inside the closed ranges below that sandboxes may
+#                             reach after all (an internal package mirror), still within
+#                             their mode's ports; default: none
+#   SANDBOXD_EGRESS_RESOLVERS the DNS servers sandboxes may ask (port 53 only) although their
+#                             addresses are in the closed ranges; default: the nameservers of
+#                             /etc/resolv.conf (Docker hands the host's to its containers)
+#
+# Closed in every mode (cloud metadata and the hosts' own networks: what a sandbox must never
+# reach through the host's masquerade), whatever the operator's lists add: link-local
+# (169.254.0.0/16: 169.254.169.254 is every major cloud's metadata service, with the VM's
+# credentials; fe80::/10), private and shared ranges (RFC 1918, 100.64.0.0/10, fc00::/7 with
+# AWS's fd00:ec2::254), loopback, "this network" and multicast/reserved (0.0.0.0/8,
+# 127.0.0.0/8, 192.0.0.0/24, 198.18.0.0/15, 224.0.0.0/3; ::1, ::ffff:0:0/96, 64:ff9b::/96,
+# ff00::/8). The host's own addresses are its INPUT chain's: only the git port on the git
+# address and DNS on the resolvers (and on the git address, for a stub resolver there).
 #
 # Both modes: a sandbox's packets to another address of its own bridge (another sandbox)
 # are refused (the bridge must pass bridged traffic to iptables: br_netfilter, checked
@@ -54,6 +73,41 @@ say() { printf 'egress: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
 case $MODE in open | web) ;; *) die "SANDBOXD_EGRESS=$MODE: use open or web" ;; esac
+
+CLOSED4="0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.0.0.0/24 192.168.0.0/16 198.18.0.0/15 224.0.0.0/3"
+CLOSED6="::1/128 ::ffff:0:0/96 64:ff9b::/96 fc00::/7 fe80::/10 ff00::/8"
+
+is_cidr4() { [[ $1 =~ ^([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})\.([0-9]{1,3})(/([0-9]{1,2}))?$ ]] &&
+    ((BASH_REMATCH[1] < 256 && BASH_REMATCH[2] < 256 && BASH_REMATCH[3] < 256 &&
+      BASH_REMATCH[4] < 256 && ${BASH_REMATCH[6]:-32} <= 32)); }
+is_cidr6() { [[ $1 =~ ^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(/([0-9]{1,3}))?$ ]] && ((${BASH_REMATCH[2]:-128} <= 128)); }
+
+# cidrs NAME VALUE: the list's entries a line, each checked (a bad one stops everything:
+# half a rule set is worse than the old one).
+cidrs() {
+    local w
+    for w in ${2//,/ }; do
+        is_cidr4 "$w" || is_cidr6 "$w" || die "$1: '$w' is not an IPv4 or IPv6 address or CIDR"
+        echo "$w"
+    done
+}
+DENY=$(cidrs SANDBOXD_EGRESS_DENY "${SANDBOXD_EGRESS_DENY:-}")
+ALLOW_PRIVATE=$(cidrs SANDBOXD_EGRESS_ALLOW_PRIVATE "${SANDBOXD_EGRESS_ALLOW_PRIVATE:-}")
+if [ -n "${SANDBOXD_EGRESS_RESOLVERS+x}" ]; then
+    RESOLVERS=$(cidrs SANDBOXD_EGRESS_RESOLVERS "$SANDBOXD_EGRESS_RESOLVERS")
+else
+    # Loopback resolvers are the host's own (Docker does not hand them to containers).
+    RESOLVERS=$(awk '$1 == "nameserver" && $2 !~ /^127\./ && $2 != "::1" { print $2 }' /etc/resolv.conf 2>/dev/null || true)
+    RESOLVERS=$(cidrs "/etc/resolv.conf's nameserver" "$RESOLVERS")
+fi
+# of_family LIST: the entries of LIST that this family's iptables takes.
+of_family() {
+    local w
+    for w in $1; do
+        if [ "$FAM" = iptables ]; then is_cidr4 "$w" && echo "$w"; else is_cidr4 "$w" || echo "$w"; fi
+    done
+    true
+}
 [[ $BASE_NETWORK =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] ||
     die "SANDBOXD_SANDBOX_NETWORK=$BASE_NETWORK does not name a Docker network"
 
@@ -224,8 +278,8 @@ refill() {
 
 # The rules of both chains for this family: IFACE ADDR PORT.
 fwd_rules() {
-    local iface=$1 addr=$2 icmp=icmp-admin-prohibited
-    [ "$FAM" = ip6tables ] && icmp=icmp6-adm-prohibited
+    local iface=$1 addr=$2 icmp=icmp-admin-prohibited c closed=$CLOSED4
+    [ "$FAM" = ip6tables ] && icmp=icmp6-adm-prohibited closed=$CLOSED6
     echo "-m conntrack --ctstate RELATED,ESTABLISHED -j RETURN"
     # Another sandbox: out of the bridge it came in by.
     echo "-o $iface -p tcp -j REJECT --reject-with tcp-reset"
@@ -235,6 +289,31 @@ fwd_rules() {
         echo "-d $addr -p tcp -j REJECT --reject-with tcp-reset"
         echo "-d $addr -j REJECT --reject-with $icmp"
     fi
+    # The operator's own list wins over everything below.
+    for c in $(of_family "$DENY"); do
+        echo "-d $c -p tcp -j REJECT --reject-with tcp-reset"
+        echo "-d $c -j REJECT --reject-with $icmp"
+    done
+    # Names must resolve in every mode that reaches names: the resolvers, port 53 only.
+    if [ "$NMODE" != none ]; then
+        for c in $(of_family "$RESOLVERS"); do
+            echo "-d $c -p udp --dport 53 -j RETURN"
+            echo "-d $c -p tcp --dport 53 -j RETURN"
+        done
+        for c in $(of_family "$ALLOW_PRIVATE"); do
+            if [ "$NMODE" = open ]; then
+                echo "-d $c -j RETURN"
+            else
+                echo "-d $c -p udp --dport 53 -j RETURN"
+                echo "-d $c -p tcp -m multiport --dports 53,80,443 -j RETURN"
+            fi
+        done
+    fi
+    # Cloud metadata, the hosts' private networks, loopback, multicast: closed.
+    for c in $closed; do
+        echo "-d $c -p tcp -j REJECT --reject-with tcp-reset"
+        echo "-d $c -j REJECT --reject-with $icmp"
+    done
     if [ "$NMODE" = web ]; then
         echo "-p udp --dport 53 -j RETURN"
         echo "-p tcp -m multiport --dports 53,80,443 -j RETURN"
@@ -249,9 +328,13 @@ in_rules() {
     local addr=$1 port=$2 icmp=icmp-admin-prohibited
     [ "$FAM" = ip6tables ] && icmp=icmp6-adm-prohibited
     echo "-m conntrack --ctstate RELATED,ESTABLISHED -j RETURN"
+    # DNS of the host itself: on a resolver of the list that is one of its addresses, or a
+    # stub on the git address; no other port of the host's other addresses.
     if [ "$NMODE" != none ]; then
-        echo "-p udp --dport 53 -j RETURN"
-        echo "-p tcp --dport 53 -j RETURN"
+        for c in $(of_family "$RESOLVERS") $([ "$FAM" = iptables ] && echo "$addr/32"); do
+            echo "-d $c -p udp --dport 53 -j RETURN"
+            echo "-d $c -p tcp --dport 53 -j RETURN"
+        done
     fi
     if [ "$FAM" = iptables ]; then
         echo "-d $addr/32 -p tcp --dport $port -j RETURN"

@@ -38,7 +38,7 @@ static const char usage_text[] =
 	"  git-url --key PRIVATE.pem --repo OWNER/NAME [--scope git:read|git:write]...\n"
 	"          [--ttl SECONDS] [--kind normal|ephemeral] [--policy PATTERN=OP[,OP]]...\n"
 	"          [--url BASE] [--issued-at UNIX]  sign a git URL locally (no server)\n"
-	"  engine add NAME URL [--max N] [--ca F --cert F --key F]  register a Docker engine\n"
+	"  engine add NAME URL [--max N] [--ca F --cert F --key F | --insecure]  register a Docker engine\n"
 	"  engine drain NAME | engine activate NAME  stop or resume new sandboxes on it\n"
 	"  engine remove NAME                        forget it (once nothing runs there)\n"
 	"  engine list                               each engine's state, health and load\n"
@@ -829,13 +829,14 @@ static int cmd_engine(int argc, char **argv)
 		{ "ca", required_argument, NULL, 'a' },
 		{ "cert", required_argument, NULL, 'c' },
 		{ "key", required_argument, NULL, 'k' },
+		{ "insecure", no_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *ca = NULL, *cert = NULL, *key = NULL, *op = argc > 1 ? argv[1] : "";
 	int add = !strcmp(op, "add"), list = !strcmp(op, "list");
 	int64_t max = 100;
 	struct err e;
-	int c, rc, want = add ? 4 : list ? 2 : 3;
+	int c, rc, want = add ? 4 : list ? 2 : 3, insecure = 0;
 
 	if (wants_help(argc, argv))
 		return help("engine");
@@ -851,17 +852,18 @@ static int cmd_engine(int argc, char **argv)
 		case 'a': ca = optarg; break;
 		case 'c': cert = optarg; break;
 		case 'k': key = optarg; break;
+		case 'i': insecure = 1; break;
 		default: return usage(NULL);
 		}
 	}
 	if (argc < want || (add ? optind != argc : argc != want))
-		return usage(add ? "engine add NAME URL [--max N] [--ca F --cert F --key F]"
+		return usage(add ? "engine add NAME URL [--max N] [--ca F --cert F --key F | --insecure]"
 			     : list ? "engine list takes no arguments"
 				    : "engine drain|activate|remove NAME");
 	if ((rc = connect_db(&e)))
 		return fail(rc, &e);
 	if (add)
-		rc = engine_add(&db, argv[2], argv[3], ca, cert, key, (int)max, &e);
+		rc = engine_add(&db, argv[2], argv[3], ca, cert, key, (int)max, insecure, &e);
 	else if (!strcmp(op, "drain") || !strcmp(op, "activate"))
 		rc = engine_set_state(&db, argv[2], op[0] == 'd' ? "draining" : "active", &e);
 	else if (!list)

@@ -45,6 +45,7 @@ struct config {
 	int git_timeout;            /* seconds one git request may take */
 	/* Docker and sandboxes. */
 	char docker_ca[256], docker_cert[256], docker_key[256]; /* TLS for tcp:// hosts */
+	int docker_insecure;        /* SANDBOXD_DOCKER_INSECURE: plain tcp:// engines allowed */
 	/* SANDBOXD_IMAGES as given ("name=image,…"), and parsed: images[0] is the default. */
 	char images_setting[2048];
 	struct config_image images[CONFIG_IMAGES_MAX];

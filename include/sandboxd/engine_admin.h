@@ -8,9 +8,10 @@
 #include "sandboxd/err.h"
 
 /* A new engine: ERR_INVALID for a bad name, URL, TLS triple (all three files or none;
- * https:// needs them) or max; ERR_EXISTS when the name is taken. */
+ * https:// needs them, and tcp:// too unless insecure) or max; ERR_EXISTS when the name is
+ * taken. */
 int engine_add(struct db *db, const char *name, const char *url, const char *ca,
-	       const char *cert, const char *key, int max, struct err *e)
+	       const char *cert, const char *key, int max, int insecure, struct err *e)
 	__attribute__((warn_unused_result));
 /* state "active" or "draining"; ERR_NOTFOUND for an unknown name. */
 int engine_set_state(struct db *db, const char *name, const char *state, struct err *e)

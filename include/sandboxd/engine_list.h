@@ -23,10 +23,14 @@ int engine_url_valid(const char *url) __attribute__((warn_unused_result));
 int engine_list_next(const char *list, size_t *pos, char name[ENGINE_NAME_MAX + 1],
 		     char url[ENGINE_URL_MAX + 1], struct err *e) __attribute__((warn_unused_result));
 
-/* 0 when every entry of list is good, no name repeats (nor own, the host's own engine's)
- * and, unless tls (the TLS files are set), none is https://; else ERR_INVALID naming the
- * first problem. */
-int engine_list_check(const char *list, const char *own, int tls, struct err *e)
+/* 1 when url is tcp://: plain HTTP when no TLS files go with it. An engine's API is root on
+ * its machine, so plain HTTP is refused unless the operator says insecure explicitly. */
+int engine_url_plain_tcp(const char *url) __attribute__((warn_unused_result));
+
+/* 0 when every entry of list is good, no name repeats (nor own, the host's own engine's),
+ * and, unless tls (the TLS files are set), none is https:// nor (unless insecure) tcp://;
+ * else ERR_INVALID naming the first problem. */
+int engine_list_check(const char *list, const char *own, int tls, int insecure, struct err *e)
 	__attribute__((warn_unused_result));
 
 #endif

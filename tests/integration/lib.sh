@@ -832,43 +832,68 @@ basic() { # the Authorization value for HTTP Basic with the token as password
 }
 
 # egress_lab PORT…: what the egress suites reach: a network namespace of the test's own
-# (NS at NS_IP; the host's side HOST_IP on the veth VH) with a web server on each PORT, and
-# one on the host at the default bridge's address (GW:HOST_PORT, pid HOSTSRV), each
-# serving "egress-ok-$SFX" (answers URL checks it). egress_lab_down removes it all: put it
+# (NS; the host's side HOST_IP on the veth VH) with a web server on each PORT at NS_IP, a
+# stand-in for an address of the Internet (a /30 of TEST-NET-2, 198.51.100.0/24, which this
+# machine routes nowhere else); and behind it, on port 80 each, the stand-ins of what no
+# sandbox may reach: META (169.254.169.254, the clouds' metadata service) and PRIV (a 10.x
+# host of the private network), with a DNS server (dns_stub.py) on PRIV:53 that answers
+# every name with NS_IP. The host routes META and PRIV to the namespace (/32 routes, checked
+# with `ip route get` before any packet goes), so nothing ever leaves this machine. And one
+# server on the host at the default bridge's address (GW:HOST_PORT, pid HOSTSRV). Each
+# serves "egress-ok-$SFX" (answers URL checks it). egress_lab_down removes it all: put it
 # in AT_EXIT. run.sh removes namespaces named after its var dir that a killed test left.
 egress_lab() {
-	local vsum x i port
+	local vsum x i port a
 	vsum=$(printf '%s' "$SANDBOXD_VAR" | cksum | cut -d' ' -f1)
 	NS=sbxit-$vsum-$SFX
 	VH=sbxh$SFX      # host side, 12 characters (interface names hold 15)
 	VN=sbxn$SFX
 	PY=$(command -v /usr/bin/python3 python3 | head -n 1)
 	for ((i = 0; i < 50; i++)); do
-		x=$((SRANDOM % 256)).$((SRANDOM % 64 * 4))
-		ip -4 addr show | grep -q "inet 10\.213\.${x%.*}\." && { x=; continue; }
-		ip -4 route show | grep -q "^10\.213\.${x%.*}\." && { x=; continue; }
+		x=$((SRANDOM % 64 * 4))
+		ip -4 addr show | grep -q "inet 198\.51\.100\.$((x + 1))/" && { x=; continue; }
+		ip -4 route show | grep -q "^198\.51\.100\.$x/" && { x=; continue; }
+		a=$((SRANDOM % 250 + 2))
+		ip -4 route show | grep -q "^10\.213\.$((x / 4))\.$a " && { x=; continue; }
 		break
 	done
-	[ -n "$x" ] || { fail 'a free /30 in 10.213.0.0/16'; finish; }
-	HOST_IP=10.213.${x%.*}.$((${x##*.} + 1))
-	NS_IP=10.213.${x%.*}.$((${x##*.} + 2))
+	[ -n "$x" ] || { fail 'a free /30 in 198.51.100.0/24'; finish; }
+	HOST_IP=198.51.100.$((x + 1))
+	NS_IP=198.51.100.$((x + 2))
+	META=169.254.169.254
+	PRIV=10.213.$((x / 4)).$a
 	ip netns add "$NS" &&
 		ip link add "$VH" type veth peer name "$VN" &&
 		ip link set "$VN" netns "$NS" &&
 		ip addr add "$HOST_IP/30" dev "$VH" && ip link set "$VH" up &&
 		ip -n "$NS" addr add "$NS_IP/30" dev "$VN" && ip -n "$NS" link set "$VN" up &&
-		ip -n "$NS" link set lo up
-	check "namespace $NS with $NS_IP, host side $HOST_IP" [ $? -eq 0 ]
+		ip -n "$NS" link set lo up &&
+		ip -n "$NS" addr add "$META/32" dev lo && ip -n "$NS" addr add "$PRIV/32" dev lo &&
+		ip route add "$META/32" via "$NS_IP" dev "$VH" && ip route add "$PRIV/32" via "$NS_IP" dev "$VH"
+	check "namespace $NS with $NS_IP, $META and $PRIV; host side $HOST_IP" [ $? -eq 0 ]
+	for a in "$NS_IP" "$META" "$PRIV"; do
+		if ! ip route get "$a" | grep -q " dev $VH "; then
+			fail "the host routes $a to the test's namespace (no packet may leave the machine)" \
+				"$(ip route get "$a" 2>&1)"
+			egress_lab_down
+			finish
+		fi
+	done
 	mkdir -p "$_T/www" && echo "egress-ok-$SFX" >"$_T/www/index.html"
 	chmod 0755 "$_T" "$_T/www"
-	for port in "$@"; do
-		ip netns exec "$NS" "$PY" -m http.server "$port" --bind "$NS_IP" --directory "$_T/www" \
-			>"$_T/srv$port.log" 2>&1 </dev/null &
+	for a in "$@" "$META:80" "$PRIV:80"; do
+		[[ $a == *:* ]] || a=$NS_IP:$a
+		ip netns exec "$NS" "$PY" -m http.server "${a##*:}" --bind "${a%:*}" --directory "$_T/www" \
+			>"$_T/srv$a.log" 2>&1 </dev/null &
 		disown   # egress_lab_down kills them; no job notices
 	done
+	ip netns exec "$NS" "$PY" "$IT_DIR/dns_stub.py" "$PRIV" "$NS_IP" >"$_T/dns.log" 2>&1 </dev/null &
+	disown
 	for port in "$@"; do
 		check "the listener on port $port answers the host" wait_until 15 answers "http://$NS_IP:$port/"
 	done
+	check "the metadata stand-in $META answers the host" wait_until 15 answers "http://$META/"
+	check "the private stand-in $PRIV answers the host" wait_until 15 answers "http://$PRIV/"
 	# The sandboxes' sandboxd.internal (Docker's host-gateway: the default bridge's address),
 	# on a port that is not git's. Read from the bridge interface: a freshly started dockerd's
 	# `network inspect bridge` has only a Subnet in its IPAM config, no Gateway.

@@ -61,6 +61,15 @@ ctl engine add b "tcp://127.0.0.1:$TLS_PORT" --ca "$T/ca.pem" --cert "$T/client.
 	--key "$T/client-key.pem" --max 4
 check_eq 'engine b is added (TLS, room for 4)' 'engine b: added' "$CTL_OUT"
 ctl engine add b "tcp://127.0.0.1:$TLS_PORT"
+check_eq 'a plain tcp:// engine (no TLS files): exit 2' 2 "$CTL_RC"
+check_eq 'naming the danger and the way out' 'sandboxctl: a tcp:// engine without --ca, --cert and --key is plain HTTP (whoever reaches it is root on its machine): give them, or say --insecure' "$CTL_ERR"
+check_eq 'and nothing was registered (b, over TLS, only)' 1 "$(sql "select count(*) from docker_engines where url like 'tcp://%'")"
+ctl engine add plain "tcp://127.0.0.1:1" --insecure --max 0
+check_eq 'with --insecure, the operator'"'"'s explicit word, it is added' 'engine plain: added' "$CTL_OUT"
+ctl engine remove plain
+check_eq 'and removed (it never held a sandbox)' 'engine plain: removed' "$CTL_OUT"
+ctl engine add b "tcp://127.0.0.1:$TLS_PORT" --ca "$T/ca.pem" --cert "$T/client.pem" \
+	--key "$T/client-key.pem" --max 4
 check_eq 'adding it again: exit 4' 4 "$CTL_RC"
 check_eq 'saying so' 'sandboxctl: the engine b is already registered' "$CTL_ERR"
 b_seen() { [[ $(sql "select last_seen_at is not null and down_since is null from docker_engines where name = 'b'") == t ]]; }

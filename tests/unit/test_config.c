@@ -152,6 +152,7 @@ static void test_all_set(void **state)
 	env_set("SANDBOXD_REPOS_DIR", "/srv/repos");
 	env_set("SANDBOXD_PUBLIC_URL", "https://git.example.com");
 	env_set("SANDBOXD_DOCKER_HOST", "tcp://127.0.0.1:2375");
+	env_set("SANDBOXD_DOCKER_INSECURE", "1");
 	env_set("SANDBOXD_PID_FILE", "/run/sandboxd.pid");
 	env_set("SANDBOXD_WORKERS", "4");
 	env_set("SANDBOXD_BODY_LIMIT", "65536");
@@ -164,6 +165,7 @@ static void test_all_set(void **state)
 	assert_string_equal(c.repos_dir, "/srv/repos");
 	assert_string_equal(c.public_url, "https://git.example.com");
 	assert_string_equal(c.docker_host, "tcp://127.0.0.1:2375");
+	assert_int_equal(c.docker_insecure, 1);
 	assert_string_equal(c.pid_file, "/run/sandboxd.pid");
 	assert_int_equal(c.workers, 4);
 	assert_int_equal(c.body_limit, 65536);
@@ -301,6 +303,18 @@ static void test_docker_host(void **state)
 	refused("SANDBOXD_DOCKER_HOST", "/var/run/docker.sock", msg);
 	refused("SANDBOXD_DOCKER_HOST", "http://docker:2375", msg);
 	refused("SANDBOXD_DOCKER_HOST", "npipe:////./pipe/docker_engine", msg);
+	/* Plain tcp:// only on the operator's explicit word; with TLS files it is TLS. */
+	refused("SANDBOXD_DOCKER_HOST", "tcp://docker:2375", "SANDBOXD_DOCKER_HOST is plain "
+		"tcp:// (whoever reaches it is root on its machine): set SANDBOXD_DOCKER_CA, "
+		"SANDBOXD_DOCKER_CERT and SANDBOXD_DOCKER_KEY, or SANDBOXD_DOCKER_INSECURE=1");
+	env_set("SANDBOXD_DOCKER_CA", "/etc/sandboxd/ca.pem");
+	accepted("SANDBOXD_DOCKER_HOST", "tcp://docker:2376", &c);
+	env_set("SANDBOXD_DOCKER_CA", "");
+	env_set("SANDBOXD_DOCKER_INSECURE", "1");
+	accepted("SANDBOXD_DOCKER_HOST", "tcp://docker:2375", &c);
+	assert_int_equal(c.docker_insecure, 1);
+	refused("SANDBOXD_DOCKER_INSECURE", "yes",
+		"SANDBOXD_DOCKER_INSECURE must be an integer between 0 and 1");
 }
 
 /* The engines (engine.h): the own one's name (SANDBOXD_INSTANCE by default) and
@@ -350,6 +364,11 @@ static void test_engines(void **state)
 	refused("SANDBOXD_ENGINE_NAME", "Host A", "SANDBOXD_ENGINE_NAME must be 1 to 63 of "
 		"[a-z0-9._-], starting with a letter or digit (by default SANDBOXD_INSTANCE)");
 	env_set("SANDBOXD_ENGINE_NAME", "");
+	refused("SANDBOXD_DOCKER_HOSTS", "b=tcp://10.0.0.2:2376, c=unix:///run/c.sock",
+		"SANDBOXD_DOCKER_HOSTS: engine b is plain tcp:// (whoever reaches it is root on its "
+		"machine): set SANDBOXD_DOCKER_CA, SANDBOXD_DOCKER_CERT and SANDBOXD_DOCKER_KEY, or "
+		"SANDBOXD_DOCKER_INSECURE=1");
+	env_set("SANDBOXD_DOCKER_INSECURE", "1");
 	accepted("SANDBOXD_DOCKER_HOSTS", "b=tcp://10.0.0.2:2376, c=unix:///run/c.sock", &c);
 	refused("SANDBOXD_DOCKER_HOSTS", "b=tcp://10.0.0.2", "SANDBOXD_DOCKER_HOSTS: engine b: "
 		"'tcp://10.0.0.2' must be unix:///path, tcp://host:port or https://host:port");

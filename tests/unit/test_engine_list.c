@@ -77,13 +77,23 @@ static void test_list(void **state)
 	pos = 0;
 	assert_int_equal(engine_list_next("=tcp://h:1", &pos, name, url, &e), -1);
 	assert_string_equal(e.msg, "SANDBOXD_DOCKER_HOSTS: '=tcp://h:1' is not name=url");
-	assert_int_equal(engine_list_check("b=tcp://h:1,c=tcp://h:2", "a", 1, &e), 0);
-	assert_int_equal(engine_list_check("", "a", 1, &e), 0);
-	assert_int_equal(engine_list_check("b=tcp://h:1,b=tcp://h:2", "a", 1, &e), ERR_INVALID);
+	assert_int_equal(engine_list_check("b=tcp://h:1,c=tcp://h:2", "a", 1, 0, &e), 0);
+	assert_int_equal(engine_list_check("", "a", 1, 0, &e), 0);
+	assert_int_equal(engine_list_check("b=tcp://h:1,b=tcp://h:2", "a", 1, 0, &e), ERR_INVALID);
 	assert_string_equal(e.msg, "SANDBOXD_DOCKER_HOSTS: the engine name b is used twice");
-	assert_int_equal(engine_list_check("a=tcp://h:1", "a", 1, &e), ERR_INVALID);
-	assert_int_equal(engine_list_check("b=https://h:1", "a", 1, &e), 0);
-	assert_int_equal(engine_list_check("b=https://h:1", "a", 0, &e), ERR_INVALID);
+	assert_int_equal(engine_list_check("a=tcp://h:1", "a", 1, 0, &e), ERR_INVALID);
+	assert_int_equal(engine_list_check("b=https://h:1", "a", 1, 0, &e), 0);
+	assert_int_equal(engine_list_check("b=https://h:1", "a", 0, 0, &e), ERR_INVALID);
+	/* Plain tcp:// (no TLS files): root on the engine's machine for whoever reaches it. */
+	assert_int_equal(engine_list_check("b=unix:///run/b.sock,c=tcp://h:2", "a", 0, 0, &e),
+			 ERR_INVALID);
+	assert_string_equal(e.msg, "SANDBOXD_DOCKER_HOSTS: engine c is plain tcp:// (whoever "
+			    "reaches it is root on its machine): set SANDBOXD_DOCKER_CA, "
+			    "SANDBOXD_DOCKER_CERT and SANDBOXD_DOCKER_KEY, or SANDBOXD_DOCKER_INSECURE=1");
+	assert_int_equal(engine_list_check("b=unix:///run/b.sock,c=tcp://h:2", "a", 0, 1, &e), 0);
+	assert_int_equal(engine_list_check("b=unix:///run/b.sock", "a", 0, 0, &e), 0);
+	assert_int_equal(engine_url_plain_tcp("tcp://h:2"), 1);
+	assert_int_equal(engine_url_plain_tcp("https://h:2"), 0);
 }
 
 /* More entries than a host registers is refused, not cut. */
@@ -95,9 +105,9 @@ static void test_too_many(void **state)
 
 	for (int i = 0; i < ENGINE_LIST_MAX; i++)
 		o += (size_t)snprintf(list + o, sizeof(list) - o, "e%d=tcp://h:%d,", i, 1000 + i);
-	assert_int_equal(engine_list_check(list, "own", 1, &e), 0);
+	assert_int_equal(engine_list_check(list, "own", 1, 0, &e), 0);
 	snprintf(list + o, sizeof(list) - o, "x=tcp://h:1");
-	assert_int_equal(engine_list_check(list, "own", 1, &e), ERR_INVALID);
+	assert_int_equal(engine_list_check(list, "own", 1, 0, &e), ERR_INVALID);
 	assert_string_equal(e.msg, "SANDBOXD_DOCKER_HOSTS: at most 32 engines");
 }
 
