@@ -91,15 +91,19 @@ cidrs() {
         echo "$w"
     done
 }
-DENY=$(cidrs SANDBOXD_EGRESS_DENY "${SANDBOXD_EGRESS_DENY:-}")
-ALLOW_PRIVATE=$(cidrs SANDBOXD_EGRESS_ALLOW_PRIVATE "${SANDBOXD_EGRESS_ALLOW_PRIVATE:-}")
-if [ -n "${SANDBOXD_EGRESS_RESOLVERS+x}" ]; then
-    RESOLVERS=$(cidrs SANDBOXD_EGRESS_RESOLVERS "$SANDBOXD_EGRESS_RESOLVERS")
-else
-    # Loopback resolvers are the host's own (Docker does not hand them to containers).
-    RESOLVERS=$(awk '$1 == "nameserver" && $2 !~ /^127\./ && $2 != "::1" { print $2 }' /etc/resolv.conf 2>/dev/null || true)
-    RESOLVERS=$(cidrs "/etc/resolv.conf's nameserver" "$RESOLVERS")
-fi
+# The operator's lists, for apply (remove and status need none of them, so a bad entry
+# never stands in the way of taking the rules away).
+read_lists() {
+    DENY=$(cidrs SANDBOXD_EGRESS_DENY "${SANDBOXD_EGRESS_DENY:-}") || exit 1
+    ALLOW_PRIVATE=$(cidrs SANDBOXD_EGRESS_ALLOW_PRIVATE "${SANDBOXD_EGRESS_ALLOW_PRIVATE:-}") || exit 1
+    if [ -n "${SANDBOXD_EGRESS_RESOLVERS+x}" ]; then
+        RESOLVERS=$(cidrs SANDBOXD_EGRESS_RESOLVERS "$SANDBOXD_EGRESS_RESOLVERS") || exit 1
+    else
+        # Loopback resolvers are the host's own (Docker does not hand them to containers).
+        RESOLVERS=$(awk '$1 == "nameserver" && $2 !~ /^127\./ && $2 != "::1" { print $2 }' /etc/resolv.conf 2>/dev/null || true)
+        RESOLVERS=$(cidrs "/etc/resolv.conf's nameserver" "$RESOLVERS") || exit 1
+    fi
+}
 # of_family LIST: the entries of LIST that this family's iptables takes.
 of_family() {
     local w
@@ -426,6 +430,7 @@ apply_one() { # PORT ADDR
 
 apply_rules() {
     local port addr name mode
+    read_lists
     port=$(git_port)
     addr=$(git_addr)
     is_ipv4 "$addr" || die "the git address $addr is not an IPv4 address"

@@ -23,7 +23,7 @@ NET=${SANDBOXD_SANDBOX_NETWORK:-}
 EGRESS="$ROOT/deploy/egress.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v iptables >/dev/null || [ -z "$NET" ]; then
-	ok 'not root, no iptables or no sandbox network: egress checks skipped'
+	skip 'not root, no iptables or no sandbox network: egress checks'
 	finish
 fi
 
@@ -79,11 +79,12 @@ fetch() {
 }
 code() { fetch "$1" | cut -d' ' -f1; }
 # resolves: a question for test.sandboxd.invalid sent from the sandbox to the lab's resolver
-# (PRIV:53, UDP, bash's /dev/udp: the image has no DNS tool), answered with NS_IP.
+# (PRIV:53, UDP, bash's /dev/udp: the image has no DNS tool; dd reads one datagram),
+# answered with NS_IP.
 resolves() {
 	box timeout 5 bash -c 'exec 3<>/dev/udp/$0/53 &&
 		printf "\x51\x7a\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x04test\x08sandboxd\x07invalid\x00\x00\x01\x00\x01" >&3 &&
-		timeout 3 head -c 512 <&3 | od -An -tu1 | tr -s " \n" " "' "$PRIV" 2>/dev/null |
+		timeout 3 dd bs=512 count=1 <&3 2>/dev/null | od -An -tu1 | tr -s " \n" " "' "$PRIV" 2>/dev/null |
 		grep -q " ${NS_IP//./ } *\$"
 }
 # The closed stand-ins and a resolver answer, the same in every mode that reaches names.
