@@ -37,7 +37,7 @@ FUZZ_MAIN := tests/fuzz/replay.c
 endif
 
 LIB_SRC := $(filter-out app/bin/%,$(wildcard app/*.c))
-AGENT_LIB := app/agentproto.c app/agentwire.c app/sha256.c app/err.c
+AGENT_LIB := app/agentproto.c app/agentwire.c app/sha256.c app/err.c app/hex.c
 LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/migrations.o $(B)/obj/scripts.o
 AGENT   := $(B)/sandboxd-agent
 BINS    := $(B)/sandboxd $(B)/sandboxctl $(B)/sandboxd-hook $(B)/hooks/pre-receive \

@@ -10,6 +10,7 @@
 #include "sandboxd/giturl.h"
 #include "sandboxd/json.h"
 #include "sandboxd/policy.h"
+#include "sandboxd/randid.h"
 #include "sandboxd/banned.h"
 
 static const char *const kinds[] = { "normal", "ephemeral", NULL };
@@ -83,7 +84,6 @@ static void url_answer(struct req *r, const struct jwt_claims *c, const struct r
 int api_git_urls_create(struct req *r, struct err *e)
 {
 	struct jwt_claims *c = pool_alloc(r->pool, sizeof(*c));
-	unsigned char rnd[16];
 	char kid[JWT_KID_MAX + 1], *tok = NULL;
 	EVP_PKEY *key = NULL;
 	struct repo repo;
@@ -107,10 +107,8 @@ int api_git_urls_create(struct req *r, struct err *e)
 	snprintf(c->aud, sizeof(c->aud), "%s", GITURL_AUDIENCE);
 	snprintf(c->owner, sizeof(c->owner), "%.39s", repo.owner);
 	snprintf(c->name, sizeof(c->name), "%.100s", repo.name);
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+	if (randid(c->jti, sizeof(c->jti), "", 16))
 		return err_set(e, ERR_FAIL, "RNG failed");
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(c->jti + 2 * i, 3, "%02x", rnd[i]);
 	rc = giturl_signing_key(r->db, &key, kid, e);
 	if (!rc)
 		rc = jwt_sign(key, kid, c, &tok, e);

@@ -22,6 +22,7 @@
 #include "sandboxd/log.h"
 #include "sandboxd/num.h"
 #include "sandboxd/repo.h"
+#include "sandboxd/hex.h"
 #include "sandboxd/banned.h"
 
 #define CHUNK 65536
@@ -218,8 +219,7 @@ static int take_body(struct req *r, int fd, int64_t len, const char *oid, struct
 		rc = err_set(e, ERR_INVALID, "the body ended after %lld of its %lld bytes",
 			     (long long)got, (long long)len);
 	if (!rc && EVP_DigestFinal_ex(md, digest, &dlen) == 1) {
-		for (unsigned i = 0; i < dlen; i++)
-			snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+		hex_encode(hex, digest, dlen);
 		if (strcmp(hex, oid))
 			rc = err_http(e, 422, "the object's content does not match its oid (its "
 				      "SHA-256 is %s)", hex);

@@ -14,6 +14,7 @@
 #include "sandboxd/sandbox.h"
 #include "sandboxd/scripts.h"
 #include "sandboxd/tar.h"
+#include "sandboxd/hex.h"
 #include "sandboxd/banned.h"
 
 /* env with HOME=<the user's home> in front (an exec inherits the container's). */
@@ -149,8 +150,7 @@ int sandbox_agent_key_new(char hex[SANDBOX_AGENT_KEY_HEX + 1])
 
 	if (RAND_bytes(k, sizeof(k)) != 1)
 		return -1;
-	for (size_t i = 0; i < sizeof(k); i++)
-		snprintf(hex + 2 * i, 3, "%02x", k[i]);
+	hex_encode(hex, k, sizeof(k));
 	OPENSSL_cleanse(k, sizeof(k));
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* pushreport.c: the refs a push's hooks accepted that git did not update. */
 #include <string.h>
 #include "sandboxd/pushreport.h"
+#include "sandboxd/hex.h"
 #include "sandboxd/banned.h"
 
 #define OID_HEX 40
@@ -8,8 +9,7 @@
 /* 1 when s is exactly OID_HEX lowercase hex digits. */
 static int oid_ok(const char *s)
 {
-	size_t n = strspn(s, "0123456789abcdef");
-	return n == OID_HEX && s[n] == 0;
+	return strlen(s) == OID_HEX && hex_is(s, OID_HEX);
 }
 
 /* Cuts one line "<kind> <old> <new> <ref>" of len bytes into r; 1 for accepted, 2 for

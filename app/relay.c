@@ -5,13 +5,13 @@
 #include <string.h>
 #include "sandboxd/num.h"
 #include "sandboxd/relay.h"
+#include "sandboxd/hex.h"
 #include "sandboxd/banned.h"
 
 #define VERSION "v1"
 #define TIME_DIGITS 12                 /* to the year 33658: far enough */
 #define ADDR_CHARS "0123456789abcdefABCDEF.:"
 #define ID_CHARS "0123456789abcdefABCDEF-"
-#define HEX "0123456789abcdef"
 
 static int method_ok(const char *m)
 {
@@ -128,20 +128,9 @@ int relay_sign(const unsigned char key[RELAY_KEY_LEN], const struct relay_reques
 		return err_set(e, ERR_INVALID, "the clock is out of range");
 	snprintf(time, sizeof(time), "%lld", (long long)now);
 	mac_of(key, q, time, addr, request_id, mac);
-	for (size_t i = 0; i < SHA256_LEN; i++) {
-		hex[2 * i] = HEX[mac[i] >> 4];
-		hex[2 * i + 1] = HEX[mac[i] & 15];
-	}
-	hex[2 * SHA256_LEN] = 0;
+	hex_encode(hex, mac, SHA256_LEN);
 	snprintf(out, RELAY_TOKEN_MAX + 1, VERSION "_%s_%s_%s_%s", time, addr, request_id, hex);
 	return 0;
-}
-
-static int hexval(char c)
-{
-	const char *p = c ? strchr(HEX, c) : NULL;
-
-	return p ? (int)(p - HEX) : -1;
 }
 
 /* The next '_'-separated field of text[*pos..n) into out (at most max bytes): its length,
@@ -188,12 +177,9 @@ int relay_parse(const char *text, size_t n, struct relay_claims *c, struct err *
 		return err_set(e, ERR_DENIED, BAD);
 	if (next_field(text, n, &pos, mac, 2 * SHA256_LEN, 1) != 2 * SHA256_LEN)
 		return err_set(e, ERR_DENIED, BAD);
-	for (size_t i = 0; i < SHA256_LEN; i++) {
-		int hi = hexval(mac[2 * i]), lo = hexval(mac[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return err_set(e, ERR_DENIED, BAD);
-		c->mac[i] = (unsigned char)(hi << 4 | lo);
-	}
+	/* Lower case only, as relay_sign writes it: one spelling of a token. */
+	if (!hex_is(mac, 2 * SHA256_LEN) || hex_decode(c->mac, mac, SHA256_LEN))
+		return err_set(e, ERR_DENIED, BAD);
 	return 0;
 }
 
@@ -243,14 +229,8 @@ int relay_key_parse(const char *key_hex, size_t n, unsigned char key[RELAY_KEY_L
 	if (n != 2 * RELAY_KEY_LEN)
 		return err_set(e, ERR_INVALID, "it must hold %d hex digits (openssl rand -hex 32)",
 			       2 * RELAY_KEY_LEN);
-	for (size_t i = 0; i < RELAY_KEY_LEN; i++) {
-		char a = key_hex[2 * i], b = key_hex[2 * i + 1];
-		int hi = hexval(a >= 'A' && a <= 'F' ? (char)(a - 'A' + 'a') : a);
-		int lo = hexval(b >= 'A' && b <= 'F' ? (char)(b - 'A' + 'a') : b);
-		if (hi < 0 || lo < 0)
-			return err_set(e, ERR_INVALID, "it must hold %d hex digits (openssl rand "
-				       "-hex 32)", 2 * RELAY_KEY_LEN);
-		key[i] = (unsigned char)(hi << 4 | lo);
-	}
+	if (hex_decode(key, key_hex, RELAY_KEY_LEN))
+		return err_set(e, ERR_INVALID, "it must hold %d hex digits (openssl rand -hex 32)",
+			       2 * RELAY_KEY_LEN);
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include "sandboxd/tar.h"
 #include "sandboxd/token.h"
 #include "sandboxd/warm.h"
+#include "sandboxd/hex.h"
 #include "sandboxd/banned.h"
 
 /* What one create carries from step to step. */
@@ -99,7 +100,7 @@ static int resolve(const struct config *cfg, const struct repo *repo, const char
 		if (i == 2) {
 			git_oid oid;
 			size_t n = strlen(ref);
-			int hex = n >= 4 && n <= 40 && strspn(ref, "0123456789abcdef") == n;
+			int hex = n >= 4 && n <= 40 && hex_is(ref, n);
 			if (strncmp(ref, "refs/", 5) == 0 &&
 			    git_reference_name_is_valid(&valid, ref) == 0 && valid) {
 				if (git_revparse_single(&obj, g, ref) < 0)

@@ -10,6 +10,7 @@
 #include "sandboxd/log.h"
 #include "sandboxd/sandbox_save.h"
 #include "sandboxd/scripts.h"
+#include "sandboxd/randid.h"
 #include "sandboxd/banned.h"
 
 #define SAVE_TTL 300               /* seconds the push's credential lives */
@@ -20,7 +21,6 @@ static int mint(struct db *db, const struct sandbox *s, char **tok, char start[4
 		struct err *e)
 {
 	struct jwt_claims c;
-	unsigned char rnd[16];
 	char kid[JWT_KID_MAX + 1];
 	EVP_PKEY *key = NULL;
 	int code = 0, rc;
@@ -54,10 +54,8 @@ static int mint(struct db *db, const struct sandbox *s, char **tok, char start[4
 	c.ref_policies[0].ops = JWT_OP_NO_FORCE_PUSH;
 	snprintf(c.ref_policies[1].pattern, sizeof(c.ref_policies[1].pattern), "*");
 	c.ref_policies[1].ops = JWT_OP_NO_PUSH;
-	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+	if (randid(c.jti, sizeof(c.jti), "", 16))
 		return err_set(e, ERR_FAIL, "RNG failed");
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(c.jti + 2 * i, 3, "%02x", rnd[i]);
 	if (!(rc = giturl_signing_key(db, &key, kid, e)))
 		rc = jwt_sign(key, kid, &c, tok, e);
 	EVP_PKEY_free(key);

@@ -8,6 +8,7 @@
 #include "sandboxd/keyfile.h"
 #include "sandboxd/log.h"
 #include "sandboxd/secrets.h"
+#include "sandboxd/hex.h"
 #include "sandboxd/banned.h"
 
 #define VERSION 1
@@ -18,23 +19,6 @@
 static unsigned char key[32];
 static int have_key;
 
-static int hexval(int c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-		: c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
-static int unhex(const char *s, size_t n, unsigned char *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		int a = hexval(s[2 * i]), b = a < 0 ? -1 : hexval(s[2 * i + 1]);
-		if (b < 0)
-			return -1;
-		out[i] = (unsigned char)(a << 4 | b);
-	}
-	return 0;
-}
-
 int secrets_key_file_load(const char *path, struct err *e)
 {
 	char text[SECRETS_KEY_HEX + 2];
@@ -43,7 +27,7 @@ int secrets_key_file_load(const char *path, struct err *e)
 
 	if (!rc && n == SECRETS_KEY_HEX + 1 && text[SECRETS_KEY_HEX] == '\n')
 		n--;
-	if (!rc && (n != SECRETS_KEY_HEX || unhex(text, sizeof(key), key)))
+	if (!rc && (n != SECRETS_KEY_HEX || hex_decode(key, text, sizeof(key))))
 		rc = err_set(e, ERR_INVALID, "'%s' must hold %d hex digits (openssl rand -hex 32)",
 			     path, SECRETS_KEY_HEX);
 	have_key = rc == 0;
@@ -74,17 +58,6 @@ static char *aad(struct pool *p, const char *repo_id, const char *name, int *len
 	return s;
 }
 
-static void tohex(const unsigned char *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = 0;
-}
-
 int secrets_seal(struct pool *p, const char *repo_id, const char *name, const char *value,
 		 size_t len, char **out, struct err *e)
 {
@@ -110,7 +83,7 @@ int secrets_seal(struct pool *p, const char *repo_id, const char *name, const ch
 		return err_set(e, ERR_FAIL, "cannot seal the value");
 	*out = pool_alloc(p, 2 * (HEAD + (size_t)(n + m)) + 1);
 	if (*out)
-		tohex(b, HEAD + (size_t)(n + m), *out);
+		hex_encode(*out, b, HEAD + (size_t)(n + m));
 	OPENSSL_cleanse(b, HEAD + len + 16);
 	return *out ? 0 : err_set(e, ERR_NOMEM, "out of memory");
 }
@@ -133,7 +106,7 @@ int secrets_open(struct pool *p, const char *repo_id, const char *name, const ch
 	a = aad(p, repo_id, name, &alen);
 	if (!b || !v || !a)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	if (unhex(hex, bl, b) || b[0] != VERSION || !(c = EVP_CIPHER_CTX_new()))
+	if (hex_decode(b, hex, bl) || b[0] != VERSION || !(c = EVP_CIPHER_CTX_new()))
 		return err_set(e, ERR_FAIL, "secret '%s' is not a sealed value", name);
 	ok = EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, key, b + 1) == 1 &&
 	     EVP_DecryptUpdate(c, NULL, &n, (const unsigned char *)a, alen) == 1 &&

@@ -6,6 +6,7 @@
 #include "sandboxd/base64.h"
 #include "sandboxd/err.h"
 #include "sandboxd/token.h"
+#include "sandboxd/hex.h"
 #include "sandboxd/banned.h"
 
 static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -116,14 +117,9 @@ void token_hash(const char *s, size_t n, char out[TOKEN_HASH_LEN + 1])
 {
 	unsigned char md[32];
 	unsigned int len = 0;
-	static const char hex[] = "0123456789abcdef";
 
 	EVP_Digest(s, n, md, &len, EVP_sha256(), NULL);
-	for (unsigned i = 0; i < 32; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[TOKEN_HASH_LEN] = 0;
+	hex_encode(out, md, sizeof(md));
 }
 
 static int scheme_is(const char *h, const char *name, size_t n)

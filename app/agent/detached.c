@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include "agent.h"
 #include "sandboxd/agentwire.h"
+#include "sandboxd/hex.h"
 #include "sandboxd/banned.h"
 
 enum { ST_RUNNING = 0, ST_EXITED = 1, ST_LOST = 2 };
@@ -36,12 +37,8 @@ struct segs {
 
 static int id_valid(const char *id)
 {
-	if (strlen(id) != AGENT_ID_LEN || strncmp(id, "ex_", 3))
-		return 0;
-	for (int i = 3; i < AGENT_ID_LEN; i++)
-		if (!strchr("0123456789abcdef", id[i]) || !id[i])
-			return 0;
-	return 1;
+	return strlen(id) == AGENT_ID_LEN && strncmp(id, "ex_", 3) == 0 &&
+	       hex_is(id + 3, AGENT_ID_LEN - 3);
 }
 
 static int status_write(int dirfd, const struct status *s)
@@ -166,8 +163,7 @@ static int make_dir(const struct agent_cfg *cfg, char id[AGENT_ID_LEN + 1], stru
 	if (getrandom(r, sizeof(r), 0) != sizeof(r))
 		return err_set(e, ERR_FAIL, "agent has no randomness"), -1;
 	memcpy(id, "ex_", 3);
-	for (int i = 0; i < 12; i++)
-		snprintf(id + 3 + 2 * i, 3, "%02x", r[i]);
+	hex_encode(id + 3, r, 12);
 	snprintf(path, sizeof(path), "%s/%s", cfg->dir, id);
 	if (mkdir(path, 0700) ||
 	    (fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)

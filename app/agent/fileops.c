@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include "agent.h"
 #include "sandboxd/agentwire.h"
+#include "sandboxd/hex.h"
 #include "sandboxd/banned.h"
 
 /* An errno about path as an error frame's code and words. */
@@ -152,12 +153,13 @@ static int receive(struct conn *c, int fd, uint64_t size, struct err *e)
 static int open_temp(const char *path, char tmp[AP_PATH_MAX + 64])
 {
 	unsigned char r[8];
+	char h[2 * sizeof(r) + 1];
 	const char *slash = strrchr(path, '/');
 
 	if (getrandom(r, sizeof(r), 0) != sizeof(r))
 		return -1;
-	snprintf(tmp, AP_PATH_MAX + 64, "%.*s/.sandboxd-write.%02x%02x%02x%02x%02x%02x%02x%02x",
-		 (int)(slash - path), path, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
+	hex_encode(h, r, sizeof(r));
+	snprintf(tmp, AP_PATH_MAX + 64, "%.*s/.sandboxd-write.%s", (int)(slash - path), path, h);
 	return open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 

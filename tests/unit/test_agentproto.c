@@ -12,13 +12,8 @@
 #include <openssl/hmac.h>
 #include "sandboxd/agentproto.h"
 #include "sandboxd/sha256.h"
+#include "sandboxd/hex.h"
 #include "sandboxd/banned.h"
-
-static void hex(const unsigned char *p, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", p[i]);
-}
 
 static void check_sha(const void *data, size_t n, const char *want)
 {
@@ -29,7 +24,7 @@ static void check_sha(const void *data, size_t n, const char *want)
 	sha256_init(&s);
 	sha256_update(&s, data, n);
 	sha256_final(&s, md);
-	hex(md, sizeof(md), h);
+	hex_encode(h, md, sizeof(md));
 	assert_string_equal(h, want);
 }
 
@@ -54,7 +49,7 @@ static void check_hmac(const unsigned char *key, size_t kn, const char *data, co
 	char h[2 * SHA256_LEN + 1];
 
 	hmac_sha256(key, kn, &part, 1, md);
-	hex(md, sizeof(md), h);
+	hex_encode(h, md, sizeof(md));
 	assert_string_equal(h, want);
 }
 
