@@ -4,13 +4,11 @@
 #include <string.h>
 #include <time.h>
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include "sandboxd/api.h"
 #include "sandboxd/auth.h"
 #include "sandboxd/giturl.h"
 #include "sandboxd/json.h"
 #include "sandboxd/policy.h"
-#include "sandboxd/randid.h"
 #include "sandboxd/banned.h"
 
 static const char *const kinds[] = { "normal", "ephemeral", NULL };
@@ -84,8 +82,7 @@ static void url_answer(struct req *r, const struct jwt_claims *c, const struct r
 int api_git_urls_create(struct req *r, struct err *e)
 {
 	struct jwt_claims *c = pool_alloc(r->pool, sizeof(*c));
-	char kid[JWT_KID_MAX + 1], *tok = NULL;
-	EVP_PKEY *key = NULL;
+	char *tok = NULL;
 	struct repo repo;
 	int rc;
 
@@ -104,16 +101,9 @@ int api_git_urls_create(struct req *r, struct err *e)
 		return rc;
 	snprintf(c->iss, sizeof(c->iss), "%s", repo.owner);
 	snprintf(c->sub, sizeof(c->sub), "%s", r->caller.login);
-	snprintf(c->aud, sizeof(c->aud), "%s", GITURL_AUDIENCE);
 	snprintf(c->owner, sizeof(c->owner), "%.39s", repo.owner);
 	snprintf(c->name, sizeof(c->name), "%.100s", repo.name);
-	if (randid(c->jti, sizeof(c->jti), "", 16))
-		return err_set(e, ERR_FAIL, "RNG failed");
-	rc = giturl_signing_key(r->db, &key, kid, e);
-	if (!rc)
-		rc = jwt_sign(key, kid, c, &tok, e);
-	EVP_PKEY_free(key);
-	if (rc)
+	if ((rc = giturl_mint(r->db, c, &tok, e)))
 		return rc;
 	url_answer(r, c, &repo, tok);
 	OPENSSL_cleanse(tok, strlen(tok));

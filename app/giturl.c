@@ -14,6 +14,7 @@
 #include "sandboxd/json.h"
 #include "sandboxd/keyfile.h"
 #include "sandboxd/log.h"
+#include "sandboxd/randid.h"
 #include "sandboxd/banned.h"
 
 /* The key of SANDBOXD_SIGNING_KEY_FILE, loaded before the fork; NULL: none. */
@@ -85,6 +86,31 @@ out:
 		EVP_PKEY_free(*key);
 		*key = NULL;
 	}
+	return rc;
+}
+
+int giturl_sign(EVP_PKEY *key, struct jwt_claims *c, char **tok, struct err *e)
+{
+	char kid[JWT_KID_MAX + 1];
+	int rc;
+
+	snprintf(c->aud, sizeof(c->aud), "%s", GITURL_AUDIENCE);
+	if ((rc = jwt_kid(key, kid, e)))
+		return rc;
+	return jwt_sign(key, kid, c, tok, e);
+}
+
+int giturl_mint(struct db *db, struct jwt_claims *c, char **tok, struct err *e)
+{
+	char kid[JWT_KID_MAX + 1];
+	EVP_PKEY *key = NULL;
+	int rc;
+
+	if (randid(c->jti, sizeof(c->jti), "", 16))
+		return err_set(e, ERR_FAIL, "RNG failed");
+	if (!(rc = giturl_signing_key(db, &key, kid, e)))
+		rc = giturl_sign(key, c, tok, e);
+	EVP_PKEY_free(key);
 	return rc;
 }
 

@@ -4,13 +4,11 @@
 #include <string.h>
 #include <time.h>
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include "sandboxd/giturl.h"
 #include "sandboxd/jwt.h"
 #include "sandboxd/log.h"
 #include "sandboxd/sandbox_save.h"
 #include "sandboxd/scripts.h"
-#include "sandboxd/randid.h"
 #include "sandboxd/banned.h"
 
 #define SAVE_TTL 300               /* seconds the push's credential lives */
@@ -21,9 +19,7 @@ static int mint(struct db *db, const struct sandbox *s, char **tok, char start[4
 		struct err *e)
 {
 	struct jwt_claims c;
-	char kid[JWT_KID_MAX + 1];
-	EVP_PKEY *key = NULL;
-	int code = 0, rc;
+	int code = 0;
 	PGresult *res = db_exec(db, e, &code,
 				"SELECT a.login, o.login, r.name, s.commit_sha FROM sandboxes s"
 				"  JOIN accounts a ON a.id = s.account_id"
@@ -43,7 +39,6 @@ static int mint(struct db *db, const struct sandbox *s, char **tok, char start[4
 	snprintf(c.name, sizeof(c.name), "%s", db_val(res, 0, 2));
 	snprintf(start, 41, "%s", db_val(res, 0, 3));
 	PQclear(res);
-	snprintf(c.aud, sizeof(c.aud), "%s", GITURL_AUDIENCE);
 	c.scopes = JWT_SCOPE_READ | JWT_SCOPE_WRITE;
 	c.ephemeral = 1;
 	c.iat = (int64_t)time(NULL);
@@ -54,12 +49,7 @@ static int mint(struct db *db, const struct sandbox *s, char **tok, char start[4
 	c.ref_policies[0].ops = JWT_OP_NO_FORCE_PUSH;
 	snprintf(c.ref_policies[1].pattern, sizeof(c.ref_policies[1].pattern), "*");
 	c.ref_policies[1].ops = JWT_OP_NO_PUSH;
-	if (randid(c.jti, sizeof(c.jti), "", 16))
-		return err_set(e, ERR_FAIL, "RNG failed");
-	if (!(rc = giturl_signing_key(db, &key, kid, e)))
-		rc = jwt_sign(key, kid, &c, tok, e);
-	EVP_PKEY_free(key);
-	return rc;
+	return giturl_mint(db, &c, tok, e);
 }
 
 /* Why git's push failed, from its output: the first line the service's hook printed

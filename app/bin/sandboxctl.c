@@ -638,7 +638,7 @@ static int cmd_git_url(int argc, char **argv)
 {
 	struct git_url_args a = { .base = getenv("SANDBOXD_PUBLIC_URL"), .ttl = JWT_DEFAULT_TTL,
 				  .iat = (int64_t)time(NULL) };
-	char owner[48], name[104], kid[JWT_KID_MAX + 1], *tok = NULL;
+	char owner[48], name[104], *tok = NULL;
 	EVP_PKEY *key = NULL;
 	struct err e;
 	int rc;
@@ -651,16 +651,15 @@ static int cmd_git_url(int argc, char **argv)
 		return fail(rc, &e);
 	if ((rc = read_private_key(a.keyfile, &key, &e)) == ERR_NOTFOUND)
 		return fail(rc, &e);
-	if (rc || (rc = jwt_kid(key, kid, &e)))
+	if (rc)
 		goto out;
 	/* An owner's key signs as the owner: iss is the owner, the audience the service's. */
 	snprintf(a.c.iss, sizeof(a.c.iss), "%s", owner);
-	snprintf(a.c.aud, sizeof(a.c.aud), "%s", GITURL_AUDIENCE);
 	snprintf(a.c.owner, sizeof(a.c.owner), "%.39s", owner);
 	snprintf(a.c.name, sizeof(a.c.name), "%.100s", name);
 	a.c.iat = a.iat;
 	a.c.exp = a.iat + a.ttl;
-	if ((rc = jwt_sign(key, kid, &a.c, &tok, &e)))
+	if ((rc = giturl_sign(key, &a.c, &tok, &e)))
 		goto out;
 	const char *proto = strncmp(a.base, "https://", 8) == 0 ? "https://" : "http://";
 	size_t bl = strlen(a.base);

@@ -24,6 +24,17 @@ int giturl_key_file_load(const char *path, struct err *e) __attribute__((warn_un
 int giturl_signing_key(struct db *db, EVP_PKEY **key, char kid[JWT_KID_MAX + 1],
 		       struct err *e) __attribute__((warn_unused_result));
 
+/* A git URL token of the claims in c, signed by key: c's aud becomes GITURL_AUDIENCE and
+ * its kid the key's. *tok is malloc'd (the caller cleanses and frees it). The one place a
+ * token is signed: by the service (giturl_mint) and by an owner's key (sandboxctl git-url). */
+int giturl_sign(EVP_PKEY *key, struct jwt_claims *c, char **tok, struct err *e)
+	__attribute__((warn_unused_result));
+
+/* The service mints a token of c's claims: a fresh random jti, then giturl_sign with the
+ * service's signing key (giturl_signing_key). */
+int giturl_mint(struct db *db, struct jwt_claims *c, char **tok, struct err *e)
+	__attribute__((warn_unused_result));
+
 /* *used = 1 when kid is the service's (the key file's or one in signing_keys) or any
  * account's registered key, revoked ones included (a kid names one key of one holder). */
 int giturl_kid_in_use(struct db *db, const char *kid, int *used, struct err *e)

@@ -165,9 +165,37 @@ static void test_malformed(void **state)
 	free(proof);
 }
 
+/* giturl_sign, the one signing path of git URL tokens (the service's and sandboxctl's):
+ * the audience and kid are set whatever the caller left in them, and the token verifies
+ * with that key only. */
+static void test_sign(void **state)
+{
+	struct jwt_claims c, out;
+	struct err e;
+	char *tok = NULL;
+
+	memset(&c, 0, sizeof(c));
+	snprintf(c.aud, sizeof(c.aud), "elsewhere");
+	snprintf(c.iss, sizeof(c.iss), "alice");
+	snprintf(c.sub, sizeof(c.sub), "alice");
+	snprintf(c.owner, sizeof(c.owner), "alice");
+	snprintf(c.name, sizeof(c.name), "r");
+	c.scopes = JWT_SCOPE_READ;
+	c.iat = NOW;
+	c.exp = NOW + 60;
+	assert_int_equal(giturl_sign(key_a, &c, &tok, &e), 0);
+	assert_string_equal(c.aud, GITURL_AUDIENCE);
+	assert_int_equal(jwt_verify(tok, strlen(tok), key_a, GITURL_AUDIENCE, NOW, &out, &e), 0);
+	assert_string_equal(out.kid, kid_a);
+	assert_string_equal(out.owner, "alice");
+	assert_int_not_equal(jwt_verify(tok, strlen(tok), key_b, GITURL_AUDIENCE, NOW, &out, &e), 0);
+	free(tok);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sign),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_other_account_or_key),
 		cmocka_unit_test(test_crafted),
