@@ -598,14 +598,3 @@ int tar_reader_close(struct tar_reader *r, int rc, struct tar_file *out, char *t
 	free(r);
 	return rc;
 }
-
-int tar_read_file(const void *data, size_t len, size_t max_size, struct tar_file *out,
-		  char *type, struct err *e)
-{
-	struct tar_reader *r = tar_reader_new(max_size);
-
-	out->data = NULL;
-	if (!r)
-		return err_set(e, ERR_NOMEM, "out of memory");
-	return tar_reader_close(r, tar_reader_feed(r, data, len, e), out, type, e);
-}

@@ -137,10 +137,4 @@ struct tar_reader *tar_reader_new(size_t max_size);
 int tar_reader_close(struct tar_reader *r, int rc, struct tar_file *out, char *type,
 		     struct err *e) __attribute__((warn_unused_result));
 
-/* The reader over a whole archive in memory: init, one feed, finish, release. On failure
- * out->data is NULL (and, for ERR_INVALID, *type, when type is not NULL, says what the
- * entry was). */
-int tar_read_file(const void *data, size_t len, size_t max_size, struct tar_file *out,
-		  char *type, struct err *e) __attribute__((warn_unused_result));
-
 #endif
