@@ -6,6 +6,7 @@
 #include "sandboxd/api.h"
 #include "sandboxd/api_sandbox.h"
 #include "sandboxd/audit.h"
+#include "sandboxd/dispatch.h"
 #include "sandboxd/capture.h"
 #include "sandboxd/clock.h"
 #include "sandboxd/exec.h"
@@ -138,6 +139,7 @@ static int hand_over(void *arg, int agent_fd)
 	struct hand *h = arg;
 	struct req *r = h->r;
 	struct handover_wire w;
+	struct audit_row row;
 	struct err e;
 	long long id;
 
@@ -146,7 +148,9 @@ static int hand_over(void *arg, int agent_fd)
 	json_add_str(r->audit_details, "backend", "agent");
 	if (h->streamed)
 		json_add_bool(r->audit_details, "streamed", 1);
-	if (audit_hold(r, r->match.route->action, h->s->id, h->x->hold, &id, &e)) {
+	request_audit_row(r, r->match.route->action, &row);
+	row.sandbox_id = h->s->id;
+	if (audit_hold(r->db, &row, h->x->hold, &id, &e)) {
 		log_warn("exec in %s: kept by its worker: %s", h->s->id, e.msg);
 		return 1;
 	}

@@ -10,74 +10,58 @@
 #include "sandboxd/redact.h"
 #include "sandboxd/banned.h"
 
-/* The details' JSON text, masked, in pool memory (a mask is valid inside a JSON string:
- * tokens and JWTs are made of characters JSON keeps as they are). */
-static const char *masked_details(struct pool *pool, json_object *d)
+/* The details' JSON text, masked, malloc'd (a mask is valid inside a JSON string: tokens
+ * and JWTs are made of characters JSON keeps as they are). */
+static char *masked_details(json_object *d)
 {
 	size_t n;
 	const char *t = json_object_to_json_string_length(d, JSON_C_TO_STRING_PLAIN, &n);
-	char *c = pool_alloc(pool, n + 1);
+	char *c = t ? malloc(n + 1) : NULL;
 
-	if (!t || !c)
+	if (!c)
 		return NULL;
 	memcpy(c, t, n);
 	c[redact_tokens(c, n)] = 0;
 	return c;
 }
 
-int audit_request(struct req *r, const char *action, struct err *e)
+int audit_write(struct db *db, const struct audit_row *a, struct err *e)
 {
-	struct timespec now;
-	char status[8], ms[24];
-	long elapsed;
-	const char *details;
+	char status[16], ms[24], *details = masked_details(a->details);
+	int rc;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	elapsed = (now.tv_sec - r->started.tv_sec) * 1000 +
-		  (now.tv_nsec - r->started.tv_nsec) / 1000000;
-	snprintf(status, sizeof(status), "%d", r->status);
-	snprintf(ms, sizeof(ms), "%ld", elapsed);
-	json_add_str(r->audit_details, "method", r->method);
-	json_add_str(r->audit_details, "path", r->path);
-	if (r->error)
-		json_add_str(r->audit_details, "error", r->error);
-	if (r->auth_failure)
-		json_add_str(r->audit_details, "reason", r->auth_failure);
-	if (!(details = masked_details(r->pool, r->audit_details)))
+	if (!details)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	return db_run(r->db, e,
-		      "INSERT INTO audit_log (action, status, account_id, login, token_id, token_kind,"
-		      "  repository, request_id, remote_addr, via, duration_ms, details, sandbox_id)"
-		      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, $10, $11, $12)",
-		      13, action, status, r->caller.account_id[0] ? r->caller.account_id : NULL,
-		      r->caller.login[0] ? r->caller.login : NULL,
-		      r->caller.token_id[0] ? r->caller.token_id : NULL,
-		      r->caller.kind ? token_kind_name(r->caller.kind) : NULL, r->audit_repo,
-		      r->request_id, r->remote_addr, ms, details, r->audit_sandbox,
-		      r->via ? r->via : "rest");
+	snprintf(status, sizeof(status), "%d", a->status);
+	snprintf(ms, sizeof(ms), "%lld", a->duration_ms);
+	rc = db_run(db, e,
+		    "INSERT INTO audit_log (action, status, account_id, login, token_id, token_kind,"
+		    "  repository, request_id, remote_addr, via, duration_ms, details, sandbox_id)"
+		    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $13, $10, $11, $12)",
+		    13, a->action, status, a->account_id, a->login, a->token_id, a->token_kind,
+		    a->repository, a->request_id, a->remote_addr, ms, details, a->sandbox_id,
+		    a->via ? a->via : "rest");
+	free(details);
+	return rc;
 }
 
-int audit_hold(struct req *r, const char *action, const char *sandbox_id, const char *hold,
-	       long long *id, struct err *e)
+int audit_hold(struct db *db, const struct audit_row *a, const char *hold, long long *id,
+	       struct err *e)
 {
-	const char *details;
+	char *details = masked_details(a->details);
 	int code = 0;
 	PGresult *res;
 
-	json_add_str(r->audit_details, "method", r->method);
-	json_add_str(r->audit_details, "path", r->path);
-	if (!(details = masked_details(r->pool, r->audit_details)))
+	if (!details)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	res = db_exec(r->db, e, &code,
+	res = db_exec(db, e, &code,
 		      "INSERT INTO held_execs (sandbox_id, hold, action, account_id, login, token_id,"
 		      "  token_kind, repository, request_id, remote_addr, via, details)"
 		      " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
-		      12, sandbox_id, hold && *hold ? hold : NULL, action,
-		      r->caller.account_id[0] ? r->caller.account_id : NULL,
-		      r->caller.login[0] ? r->caller.login : NULL,
-		      r->caller.token_id[0] ? r->caller.token_id : NULL,
-		      r->caller.kind ? token_kind_name(r->caller.kind) : NULL, r->audit_repo,
-		      r->request_id, r->remote_addr, r->via ? r->via : "rest", details);
+		      12, a->sandbox_id, hold && *hold ? hold : NULL, a->action, a->account_id,
+		      a->login, a->token_id, a->token_kind, a->repository, a->request_id,
+		      a->remote_addr, a->via ? a->via : "rest", details);
+	free(details);
 	if (!res)
 		return code;
 	*id = PQntuples(res) == 1 ? strtoll(db_val(res, 0, 0), NULL, 10) : 0;

@@ -176,6 +176,40 @@ static void run(struct req *r, const struct route *route)
 
 /* Writes the audit row and ends the transaction. A failed request rolls its work back and
  * its row commits on its own; a request whose row cannot be written does not succeed. */
+static const char *or_null(const char *s)
+{
+	return s && *s ? s : NULL;
+}
+
+void request_audit_row(struct req *r, const char *action, struct audit_row *a)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	json_add_str(r->audit_details, "method", r->method);
+	json_add_str(r->audit_details, "path", r->path);
+	if (r->error)
+		json_add_str(r->audit_details, "error", r->error);
+	if (r->auth_failure)
+		json_add_str(r->audit_details, "reason", r->auth_failure);
+	*a = (struct audit_row){
+		.action = action,
+		.status = r->status,
+		.account_id = or_null(r->caller.account_id),
+		.login = or_null(r->caller.login),
+		.token_id = or_null(r->caller.token_id),
+		.token_kind = r->caller.kind ? token_kind_name(r->caller.kind) : NULL,
+		.repository = r->audit_repo,
+		.sandbox_id = r->audit_sandbox,
+		.request_id = r->request_id,
+		.remote_addr = r->remote_addr,
+		.via = r->via,
+		.duration_ms = (now.tv_sec - r->started.tv_sec) * 1000LL +
+			       (now.tv_nsec - r->started.tv_nsec) / 1000000,
+		.details = r->audit_details,
+	};
+}
+
 void request_finish(struct req *r, const char *action)
 {
 	struct err e = { .msg = "" };
@@ -196,7 +230,9 @@ void request_finish(struct req *r, const char *action)
 		db_rollback(r->db);
 		run_abort_hooks(r);
 	}
-	rc = audit_request(r, action, &e);
+	struct audit_row row;
+	request_audit_row(r, action, &row);
+	rc = audit_write(r->db, &row, &e);
 	if (rc == 0)
 		rc = db_commit(r->db, &e);
 	if (rc == 0)

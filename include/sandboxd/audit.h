@@ -3,11 +3,23 @@
  * that was rolled back. */
 #ifndef SANDBOXD_AUDIT_H
 #define SANDBOXD_AUDIT_H
-#include "sandboxd/http.h"
+#include <json-c/json.h>
+#include "sandboxd/db.h"
 
-/* Writes the request's row: action, status, caller, repository, request id, address,
- * duration and details (method, path and the handler's details). */
-int audit_request(struct req *r, const char *action, struct err *e)
+/* One row of the log, as its writer knows it: no HTTP request needed (the HTTP layer fills
+ * one from its request, dispatch.h request_audit_row). NULL strings are NULL columns. */
+struct audit_row {
+	const char *action;
+	int status;                 /* audit_write only */
+	const char *account_id, *login, *token_id, *token_kind;
+	const char *repository, *sandbox_id, *request_id, *remote_addr;
+	const char *via;            /* the door: NULL for "rest" */
+	long long duration_ms;      /* audit_write only */
+	json_object *details;       /* masked here before it is written */
+};
+
+/* Writes a's row into audit_log. */
+int audit_write(struct db *db, const struct audit_row *a, struct err *e)
 	__attribute__((warn_unused_result));
 
 /* One git.push.ref row: the pre-receive hook's decision on a ref (200 accepted, 403
@@ -21,11 +33,11 @@ struct audit_ref {
 int audit_push_ref(struct db *db, const struct audit_ref *a, struct err *e)
 	__attribute__((warn_unused_result));
 
-/* A running exec handed to the holder: its row to be, in held_execs (the request's row
- * as audit_request would write it, but for status and duration), committed; *id gets
- * its number. hold is the sandbox's busy_until the exec set ("": none). */
-int audit_hold(struct req *r, const char *action, const char *sandbox_id, const char *hold,
-	       long long *id, struct err *e) __attribute__((warn_unused_result));
+/* A running exec handed to the holder: its row to be, in held_execs (a's row as
+ * audit_write would write it, but for status and duration), committed; *id gets its
+ * number. hold is the sandbox's busy_until the exec set ("": none). */
+int audit_hold(struct db *db, const struct audit_row *a, const char *hold, long long *id,
+	       struct err *e) __attribute__((warn_unused_result));
 
 /* The held exec's end, in one statement: its row moves to audit_log with status, the
  * request's duration and details (JSON text, masked here, merged into the row's), its hold

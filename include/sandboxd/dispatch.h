@@ -2,6 +2,7 @@
  * steps that a handler serving several calls in one HTTP request (MCP) runs once per call. */
 #ifndef SANDBOXD_DISPATCH_H
 #define SANDBOXD_DISPATCH_H
+#include "sandboxd/audit.h"
 #include "sandboxd/http.h"
 
 /* Serves the request the worker accepted into r (made anew for it): routes it by the table
@@ -15,6 +16,10 @@ void request_call(struct req *r, const struct route *route);
 /* Writes the audit row for action and ends the transaction: committed, or rolled back when
  * the response is an error (the row then commits on its own). */
 void request_finish(struct req *r, const char *action);
+/* r's audit row for action, as of now (its duration so far, its status): the method, the
+ * path, and an error or a refused credential's reason go into r's details. a points into r
+ * and its pool. */
+void request_audit_row(struct req *r, const char *action, struct audit_row *a);
 /* Forgets what a handler left in r (status, body and headers, error, parsed JSON, audit
  * details, abort hooks, path parameters), so that the next call starts clean; the caller,
  * the path and the pool stay. */
