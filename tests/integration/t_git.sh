@@ -3,6 +3,7 @@
 # clone, fetch, push with each opaque token kind, anonymous reads, refusals, branch
 # protection, push protection (secret scanning), and the audit rows of pushes.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_guard.sh"
 
 export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false
 git config --global --get user.name >/dev/null 2>&1 || export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
@@ -18,6 +19,8 @@ commit() { # DIR FILE CONTENT
 }
 fails() { ! "$@"; }
 bare_ref() { git --git-dir "$REPOS_DIR/$1.git" rev-parse -q --verify "$2" 2>/dev/null; }
+# gpush DIR ARGS…: git push in DIR, what it says on stderr in $_T/push.err (for refused_saying)
+gpush() { g "$1" push "${@:2}" >/dev/null 2>"$_T/push.err"; }
 
 O="git$SFX"
 mk_user "$O" || exit 1
@@ -69,21 +72,37 @@ check_eq 'anonymous info/refs of a missing repository: 401 too (nothing leaks)' 
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' -u "t:dfy_notatoken" "$SANDBOXD_URL/$R.git/info/refs?service=git-upload-pack")
 check_eq 'a bad token: 401' 401 "$STATUS"
 commit a three "third"
-check 'a read token cannot push' fails g a push -q "$(url "$RD" "$R")" main 2>/dev/null
+MAIN_NOW=$(bare_ref "$R" refs/heads/main)
+audit_mark
+check 'a read token cannot push: git shows the 403' \
+	refused_saying 'The requested URL returned error: 403' "$_T/push.err" gpush a -q "$(url "$RD" "$R")" main
+check_eq 'main is unchanged' "$MAIN_NOW" "$(bare_ref "$R" refs/heads/main)"
+check 'audited with why: this needs a token with write scope' \
+	audited_since git.refs.push 403 error 'this needs a token with write scope' "$R"
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' -u "t:$RD" "$SANDBOXD_URL/$R.git/info/refs?service=git-receive-pack")
 check_eq 'read token on receive-pack: 403' 403 "$STATUS"
 
 # --- anonymous public clone ---------------------------------------------------
 g a push -q "$(url "$OT" "$P")" main
 check 'anonymous clone of a public repository' git clone -q "$(url - "$P")" "$W/pub"
-check 'anonymous push to a public repository is refused' fails g a push -q "$(url - "$P")" main:other 2>/dev/null
+audit_mark
+# The 401 with its Basic challenge makes git ask for a user name, which nothing gives it here.
+check 'anonymous push to a public repository is refused: git is asked to authenticate' \
+	refused_saying "could not read Username for 'http://$HOSTPORT'" "$_T/push.err" gpush a -q "$(url - "$P")" main:other
+check_eq 'no branch other' '' "$(bare_ref "$P" refs/heads/other)"
+check 'audited: authentication required' audited_since auth.required 401 error 'authentication required' "$P"
 
 # --- a job token -------------------------------------------------------------
 api POST "/api/v3/repos/$R/job-tokens" '{"scope":"write"}' "$OT"
 expect_status 201 'job token minted'
 JOB=$(_json .token)
 check 'a job token pushes to its repository' g a push -q "$(url "$JOB" "$R")" main:refs/heads/job
-check 'a job token cannot push to another repository' fails g a push -q "$(url "$JOB" "$P")" main:refs/heads/job 2>/dev/null
+audit_mark
+check 'a job token cannot push to another repository: git shows the 403' \
+	refused_saying 'The requested URL returned error: 403' "$_T/push.err" gpush a -q "$(url "$JOB" "$P")" main:refs/heads/job
+check_eq 'no branch job there' '' "$(bare_ref "$P" refs/heads/job)"
+check 'audited with why: job tokens can only be used on their repository' \
+	audited_since git.refs.push 403 error 'job tokens can only be used on their repository'
 
 # --- archived ------------------------------------------------------------------
 api PATCH "/api/v3/repos/$R" '{"archived":true}' "$OT"
@@ -142,6 +161,9 @@ g u reset -q --hard HEAD~1
 commit u token.txt "$OT"
 OUT=$(g u push "$(url "$OT" "$R")" main:refs/heads/with-token 2>&1)
 check 'a push adding one of our own tokens is refused' [ -z "$(bare_ref "$R" refs/heads/with-token)" ]
+check 'by the hook, which says why: the token, its file, line and commit' grep -qF \
+	"sandboxd: push refused: sandboxd token found in token.txt (line 1) in commit $(g u rev-parse --short=12 HEAD); remove it from the history and push again" <<<"$OUT"
+check 'and git shows the ref rejected' grep -qF '! [remote rejected] main -> with-token (pre-receive hook declined)' <<<"$OUT"
 check 'the token is not echoed' fails grep -qF "$OT" <<<"$OUT"
 g u reset -q --hard HEAD~1
 

@@ -35,6 +35,17 @@ refs_status() { # TOKEN REPO [SERVICE]: the HTTP status of info/refs with the to
 		"$SANDBOXD_URL/$2.git/info/refs?service=${3:-git-upload-pack}"
 }
 b64url() { base64 -w0 | tr '+/' '-_' | tr -d '='; }
+# denied NAME TOKEN REASON [REPO]: info/refs with the token answers 401 'bad credentials'
+# with git's Basic challenge, and its audit row (auth.denied) says REASON: refused for that
+# reason, not any 401 (as t_jwt_examples.sh's denied).
+denied() {
+	# (2>/dev/null: bash's notice about NUL bytes, were it a pkt-line answer)
+	api GET "/${4:-$R}.git/info/refs?service=git-upload-pack" '' "$(basic "$2")" 2>/dev/null
+	expect_error 401 'bad credentials' "$1: 401 'bad credentials'"
+	expect_header WWW-Authenticate 'Basic realm="sandboxd"' "$1: with the Basic challenge"
+	check_eq "$1: audited as auth.denied, '$3'" "$3" \
+		"$(sql "select details->>'reason' from audit_log where request_id = '$REQ_ID' and action = 'auth.denied'")"
+}
 # es256 KEY: signs stdin; prints the JOSE signature (raw R||S, base64url).
 es256() {
 	openssl dgst -sha256 -sign "$1" -binary >"$_T/sig.der"
@@ -85,7 +96,7 @@ mk_user "$RO" || exit 1
 ROT=$LAST_TOKEN
 api PUT "/api/v3/repos/$R/collaborators/$RO" '{"role":"read"}' "$OT"
 mint "$R" '{"scopes":["git:write"]}' "$ROT"
-expect_status 403 'asking for more than the caller holds: 403'
+expect_error 403 "this needs the write role on $R" 'asking for more than the caller holds: 403 naming the role it needs'
 mint "$R" '{"scopes":["git:read"]}' "$ROT"
 expect_status 201 'a reader may mint a read URL'
 RO_URL=$URL
@@ -131,18 +142,21 @@ check_eq 'the ephemeral push is audited with its kind' t "$(sql "select count(*)
 # --- refusals: 401 for every token that does not verify --------------------------------
 RT=$(tok_of "$READ_URL")
 check_eq 'a valid read token: 200' 200 "$(refs_status "$RT" "$R")"
-check_eq 'the token on another repository: 401' 401 "$(refs_status "$RT" "$O/other")"
-check_eq 'a tampered signature: 401' 401 "$(refs_status "${RT%?}$( [ "${RT: -1}" = A ] && echo B || echo A)" "$R")"
+denied 'the token on another repository' "$RT" 'git URL token for another repository' "$O/other"
+# One character of the signature changed: its first (6 bits of R), so that the text stays
+# base64url without padding (the last one carries padding bits that must be zero).
+SIG1=${RT##*.}
+denied 'a tampered signature' "${RT%.*}.$([ "${SIG1:0:1}" = A ] && echo B || echo A)${SIG1:1}" 'git URL token: signature does not verify'
 IFS=. read -r H P SIG <<<"$RT"
 PAY=$(printf '%s' "$P" | tr -- '-_' '+/' | { s=$(cat); while [ $(( ${#s} % 4 )) -ne 0 ]; do s+='='; done; printf '%s' "$s"; } | base64 -d)
 EVIL=$(jq -c '.repo = "'"$O/other"'"' <<<"$PAY" | b64url)
-check_eq 'a tampered payload: 401' 401 "$(refs_status "$H.$EVIL.$SIG" "$O/other")"
+denied 'a tampered payload' "$H.$EVIL.$SIG" 'git URL token: signature does not verify' "$O/other"
 NONE_H=$(printf '{"alg":"none","typ":"JWT","kid":"%s"}' "$(jq -r .kid <<<"$(printf '%s' "$H" | tr -- '-_' '+/' | { s=$(cat); while [ $(( ${#s} % 4 )) -ne 0 ]; do s+='='; done; printf '%s' "$s"; } | base64 -d)")" | b64url)
-check_eq 'alg none (empty signature): 401' 401 "$(refs_status "$NONE_H.$P." "$R")"
-check_eq 'alg none (any signature): 401' 401 "$(refs_status "$NONE_H.$P.$SIG" "$R")"
-check_eq 'garbage: 401' 401 "$(refs_status "a.b.c" "$R")"
+denied 'alg none (empty signature)' "$NONE_H.$P." 'not a token (bad format or checksum)'
+denied 'alg none (any signature)' "$NONE_H.$P.$SIG" 'malformed git URL token'
+denied 'garbage' "a.b.c" 'malformed git URL token'
 # 5000 bytes: past our limit, below nginx's 8 KiB header buffers (which answer 400 first).
-check_eq 'an oversized token: 401' 401 "$(refs_status "$(head -c 5000 /dev/zero | tr '\0' a).b.c" "$R")"
+denied 'an oversized token' "$(head -c 5000 /dev/zero | tr '\0' a).b.c" 'malformed git URL token'
 
 # Owner-signed tokens, made by sandboxctl as an SDK would and by hand for the odd ones.
 KEY=$_T/owner.pem
@@ -163,26 +177,28 @@ OURL=$("$SANDBOXCTL" git-url --key "$KEY" --repo "$R" --scope git:read --scope g
 check 'an owner-signed URL clones' git clone -q "$OURL" "$W/owner"
 check 'and pushes' g owner push -q origin "HEAD:refs/heads/by-owner-key"
 OT2=$(tok_of "$("$SANDBOXCTL" git-url --key "$KEY" --repo "$R" --url "$SANDBOXD_URL" --issued-at $(($(date +%s) - 1000)) --ttl 900)")
-check_eq 'expired (beyond the 60 s skew): 401' 401 "$(refs_status "$OT2" "$R")"
+denied 'expired (beyond the 60 s skew)' "$OT2" 'git URL token: token expired'
 OT3=$(tok_of "$("$SANDBOXCTL" git-url --key "$KEY" --repo "$R" --url "$SANDBOXD_URL" --issued-at $(($(date +%s) - 930)) --ttl 900)")
 check_eq 'expired but within the skew: 200' 200 "$(refs_status "$OT3" "$R")"
 NOW=$(date +%s)
 CL="{\"iss\":\"$O\",\"aud\":\"sandboxd\",\"repo\":\"$R\",\"scopes\":[\"git:read\"],\"iat\":$NOW"
 HDR="{\"alg\":\"ES256\",\"typ\":\"JWT\",\"kid\":\"$KID\"}"
 check_eq 'a hand-made token that verifies: 200 (the crafting is right)' 200 "$(refs_status "$(craft "$KEY" "$HDR" "$CL,\"exp\":$((NOW + 600))}")" "$R")"
-check_eq 'ttl over an hour: 401' 401 "$(refs_status "$(craft "$KEY" "$HDR" "$CL,\"exp\":$((NOW + 3700))}")" "$R")"
-check_eq 'no exp: 401' 401 "$(refs_status "$(craft "$KEY" "$HDR" "$CL}")" "$R")"
-check_eq 'another audience: 401' 401 "$(refs_status "$(craft "$KEY" "$HDR" "${CL/sandboxd/elsewhere},\"exp\":$((NOW + 600))}")" "$R")"
+denied 'ttl over an hour' "$(craft "$KEY" "$HDR" "$CL,\"exp\":$((NOW + 3700))}")" 'git URL token: ttl over 3600 s'
+denied 'no exp' "$(craft "$KEY" "$HDR" "$CL}")" "git URL token: claim 'exp' is required"
+denied 'another audience' "$(craft "$KEY" "$HDR" "${CL/sandboxd/elsewhere},\"exp\":$((NOW + 600))}")" 'git URL token: token is for another audience'
 HP="$(printf '%s' "$HDR" | b64url).$(printf '%s' "$CL,\"exp\":$((NOW + 600))}" | b64url)"
-DER=$(printf '%s' "$HP" | openssl dgst -sha256 -sign "$KEY" -binary | b64url)
-check_eq 'a DER signature instead of raw R||S: 401' 401 "$(refs_status "$HP.$DER" "$R")"
+printf '%s' "$HP" | openssl dgst -sha256 -sign "$KEY" -binary >"$_T/der"
+DER=$(b64url <"$_T/der")   # 70 to 72 bytes: DER's integers keep a leading zero byte or not
+DER_LEN=$(stat -c %s "$_T/der")
+denied 'a DER signature instead of raw R||S' "$HP.$DER" "git URL token: signature must be 64 bytes (R||S), not $DER_LEN"
 HS_H=$(printf '{"alg":"HS256","typ":"JWT","kid":"%s"}' "$KID" | b64url)
 HS_P=$(printf '%s' "$CL,\"exp\":$((NOW + 600))}" | b64url)
 HS_S=$(printf '%s' "$HS_H.$HS_P" | openssl dgst -sha256 -hmac "$(cat "$_T/owner.pub")" -binary | b64url)
-check_eq 'HS256 with the public key as secret: 401' 401 "$(refs_status "$HS_H.$HS_P.$HS_S" "$R")"
+denied 'HS256 with the public key as secret' "$HS_H.$HS_P.$HS_S" 'malformed git URL token'
 STR="strange$SFX"
 mk_user "$STR" || exit 1
-check_eq "an owner's key signing for someone else's repository: 401" 401 "$(refs_status "$(craft "$KEY" "$HDR" "{\"iss\":\"$O\",\"aud\":\"sandboxd\",\"repo\":\"$STR/x\",\"scopes\":[\"git:read\"],\"iat\":$NOW,\"exp\":$((NOW + 600))}")" "$STR/x")"
+denied "an owner's key signing for someone else's repository" "$(craft "$KEY" "$HDR" "{\"iss\":\"$O\",\"aud\":\"sandboxd\",\"repo\":\"$STR/x\",\"scopes\":[\"git:read\"],\"iat\":$NOW,\"exp\":$((NOW + 600))}")" "git URL token: an owner's key signs only for its own repositories" "$STR/x"
 
 # --- the account behind a URL ----------------------------------------------------------
 ROT_TOK=$(tok_of "$RO_URL")
@@ -192,7 +208,7 @@ check_eq 'and stops when the role is gone' 404 "$(refs_status "$ROT_TOK" "$R")"
 mint "$R" '{"scopes":["git:read"]}'
 DT=$(tok_of "$URL")
 ctl account disable "$O"
-check_eq "a disabled account's URL: 401" 401 "$(refs_status "$DT" "$R")"
+denied "a disabled account's URL" "$DT" 'account disabled'
 ctl account enable "$O"
 check_eq 'and works again once enabled' 200 "$(refs_status "$DT" "$R")"
 check_eq 'denials say why in the audit log' t "$(sql "select count(*) > 0 from audit_log where action = 'auth.denied' and details->>'reason' like 'git URL token: %expired%'")"

@@ -159,7 +159,7 @@ api GET "/api/v3/repos/$O/$P" "" -
 expect_status 200 'a public repository without a token: 200'
 expect_json .full_name "$O/$P" 'anonymous read returns the repository'
 api GET "/api/v3/repos/$O/$V" "" -
-check_cond 'a private repository without a token: 401 or 404' '[[ $STATUS == 401 || $STATUS == 404 ]]'
+expect_error 404 'repository not found' 'a private repository without a token: 404, as one that does not exist'
 api GET "/api/v3/repos/$O/$V" ""
 expect_status 200 "a site admin reads any private repository"
 
