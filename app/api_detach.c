@@ -53,7 +53,7 @@ int api_exec_detach(struct req *r, const struct sandbox *s, const struct exec_sp
 	json_add_str(r->audit_details, "exec_id", id);
 	json_add_bool(r->audit_details, "detached", 1);
 	if ((rc = db_begin(r->db, e)) || (rc = record(r, s, id, res.backend, e)) ||
-	    (rc = sandbox_touch(r, s, e)))
+	    (rc = sandbox_touch(r->db, r->cfg->idle_timeout, s, e)))
 		return rc;
 	json_object *o = json_object_new_object();
 	json_add_str(o, "execId", id);
@@ -106,7 +106,7 @@ int api_sandbox_exec_get(struct req *r, struct err *e)
 	audit_backend(r, x.backend, x.agent_error);
 	if (rc == ERR_NOTFOUND || rc == ERR_INVALID)
 		rc = err_boxed(e, rc == ERR_NOTFOUND ? 404 : 400);
-	else if (!rc && !(rc = sandbox_touch(r, &s, e)))
+	else if (!rc && !(rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e)))
 		http_json(r, 200, output_json(&x));
 	buf_release(&x.text[0]);
 	buf_release(&x.text[1]);
@@ -186,7 +186,7 @@ int api_sandbox_execs_list(struct req *r, struct err *e)
 	if (!res)
 		return code;
 	memset(st, 0, sizeof(st));
-	if (!(rc = list_states(r, &s, res, st, e)) && !(rc = sandbox_touch(r, &s, e))) {
+	if (!(rc = list_states(r, &s, res, st, e)) && !(rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e))) {
 		json_object *list = json_object_new_array();
 		/* One its backend no longer knows (its files removed from inside) is left out. */
 		for (int i = 0; i < PQntuples(res); i++)
@@ -241,7 +241,7 @@ int api_sandbox_exec_kill(struct req *r, struct err *e)
 	    (rc = db_run(r->db, e, "UPDATE detached_execs SET kill_signal = coalesce(kill_signal, $3),"
 			 " killed_at = coalesce(killed_at, now()) WHERE sandbox_id = $1 AND id = $2",
 			 3, s.id, id, name)) ||
-	    (rc = sandbox_touch(r, &s, e)))
+	    (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e)))
 		return rc;
 	json_object *o = json_object_new_object();
 	json_add_str(o, "execId", id);

@@ -20,6 +20,13 @@
 /* How long an exec waits for a clone still running. */
 #define CLONE_WAIT_MS 180000L
 
+/* The exec's cancel test, and the clone wait's: its client went away (nginx closed the
+ * FastCGI connection). */
+static int client_gone(void *arg)
+{
+	return http_client_gone(arg);
+}
+
 int api_sandbox_ready_body(struct req *r, struct sandbox *s, size_t unread, struct err *e)
 {
 	int rc;
@@ -28,13 +35,14 @@ int api_sandbox_ready_body(struct req *r, struct sandbox *s, size_t unread, stru
 	if (r->replay_gone)
 		return err_set(e, ERR_CANCELLED, "the client closed the connection");
 	if (strcmp(s->clone_state, "pending") == 0 && holder_may(r) && !r->replay) {
-		if ((rc = sandbox_clone_wait(r, s, 0, e)))
+		if ((rc = sandbox_clone_wait(r->db, r->cfg, s, 0, NULL, NULL, e)))
 			return rc;
 		if (strcmp(s->clone_state, "pending") == 0 &&
 		    (rc = park_call(r, s, unread, CLONE_WAIT_MS, e)) <= 0)
 			return rc ? rc : ERR_HANDED;
 	}
-	if ((rc = sandbox_clone_wait(r, s, r->replay ? 0 : CLONE_WAIT_MS, e)))
+	if ((rc = sandbox_clone_wait(r->db, r->cfg, s, r->replay ? 0 : CLONE_WAIT_MS,
+				      client_gone, r, e)))
 		return rc;
 	if (strcmp(s->clone_state, "failed") == 0)
 		return err_box(e, 409, "clone failed: %s",
@@ -62,12 +70,6 @@ static int ended_meanwhile(struct req *r, const struct sandbox *s, struct err *e
 	    strcmp(now.state, "ready") == 0)
 		return 0;
 	return err_http(e, 410, "sandbox is %s", now.state);
-}
-
-/* The exec's cancel test: its client went away (nginx closed the FastCGI connection). */
-static int client_gone(void *arg)
-{
-	return http_client_gone(arg);
 }
 
 /* Which backend ran it, and why not the agent when it was asked: every run, also one that
@@ -198,7 +200,7 @@ static int mark_done_touch(struct req *r, const struct sandbox *s, const struct 
 			   struct err *e)
 {
 	exec_mark_done(r->db, s, x);
-	return sandbox_touch(r, s, e);
+	return sandbox_touch(r->db, r->cfg->idle_timeout, s, e);
 }
 
 /* Runs x and answers with the whole result. */
@@ -299,7 +301,7 @@ static int exec_ready(struct req *r, struct sandbox *s, struct exec_spec *x, str
 	int rc;
 
 	if (strcmp(s->clone_state, "pending") == 0 && handed_early(r, s, x)) {
-		if ((rc = sandbox_clone_wait(r, s, 0, e)))
+		if ((rc = sandbox_clone_wait(r->db, r->cfg, s, 0, NULL, NULL, e)))
 			return rc;
 		if (strcmp(s->clone_state, "pending") == 0) {
 			x->clone_wait_ms = CLONE_WAIT_MS;

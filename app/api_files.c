@@ -129,7 +129,7 @@ int api_sandbox_read(struct req *r, struct err *e)
 	}
 	if (!rc && (rc = buf_puts(&r->out, "\"}\n")))
 		err_set(e, rc, "out of memory");
-	if (!rc && !(rc = sandbox_touch(r, &s, e))) {
+	if (!rc && !(rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e))) {
 		r->status = 200;
 		r->responded = 1;
 		return 0;
@@ -210,7 +210,7 @@ int api_sandbox_write(struct req *r, struct err *e)
 	via.network = api_files_agent_network(r, &s);
 	rc = files_write(&s, &via, abs, (unsigned)mode, bu.uid, &src, e);
 	api_files_via_audit(r, &via);
-	if (rc || (rc = sandbox_touch(r, &s, e))) {
+	if (rc || (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e))) {
 		rc = api_files_write_failed(rc, path, e);
 		goto out;
 	}
@@ -342,7 +342,7 @@ int api_sandbox_list_files(struct req *r, struct err *e)
 	via.network = api_files_agent_network(r, &s);
 	rc = files_list(&s, &via, abs, (int)depth, list_entry, &l, &truncated, e);
 	api_files_via_audit(r, &via);
-	if (rc || (rc = sandbox_touch(r, &s, e))) {
+	if (rc || (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e))) {
 		rc = list_failed(rc, "list", path, e);
 		goto out;
 	}
@@ -384,7 +384,7 @@ int api_sandbox_remove(struct req *r, struct err *e)
 	via.network = api_files_agent_network(r, &s);
 	rc = files_remove(&s, &via, abs, recursive, e);
 	api_files_via_audit(r, &via);
-	if (rc || (rc = sandbox_touch(r, &s, e)))
+	if (rc || (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e)))
 		return list_failed(rc, "remove", path, e);
 	http_empty(r, 204);
 	return 0;

@@ -145,7 +145,7 @@ int api_sandbox_file_put(struct req *r, struct err *e)
 	via.network = api_files_agent_network(r, &s);
 	rc = files_write(&s, &via, abs, mode, bu.uid, &src, e);
 	api_files_via_audit(r, &via);
-	if (rc || (rc = sandbox_touch(r, &s, e)))
+	if (rc || (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e)))
 		return api_files_write_failed(rc, given, e);
 	json_object *o = json_object_new_object();
 	json_add_str(o, "path", given);
@@ -201,11 +201,11 @@ int api_sandbox_file_get(struct req *r, struct err *e)
 		 * sees; the audit row says why. */
 		if (!rc && http_flush(r))
 			rc = err_set(e, ERR_CANCELLED, "the client closed the connection");
-		if (!rc && sandbox_touch(r, &s, e))
+		if (!rc && sandbox_touch(r->db, r->cfg->idle_timeout, &s, e))
 			log_warn("sandbox %s: the idle deadline: %s", s.id, e->msg);
 		return rc;
 	}
 	if (!rc)
-		rc = sandbox_touch(r, &s, e);
+		rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e);
 	return api_files_read_failed(rc, given, is_dir, e);
 }

@@ -102,7 +102,7 @@ int api_preview_create(struct req *r, struct err *e)
 	json_add_str(r->audit_details, "preview_id", id);
 	json_object *o = preview_json(r, res, 0);
 	PQclear(res);
-	if ((rc = sandbox_touch(r, &s, e))) {
+	if ((rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e))) {
 		json_object_put(o);
 		return rc;
 	}
@@ -130,7 +130,7 @@ int api_preview_list(struct req *r, struct err *e)
 	for (int i = 0; i < PQntuples(res); i++)
 		json_object_array_add(list, preview_json(r, res, i));
 	PQclear(res);
-	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r, &s, e))) {
+	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e))) {
 		json_object_put(list);
 		return rc;
 	}
@@ -159,7 +159,7 @@ int api_preview_delete(struct req *r, struct err *e)
 	PQclear(res);
 	if (n == 0)
 		return err_set(e, ERR_NOTFOUND, "preview not found");
-	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r, &s, e)))
+	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e)))
 		return rc;
 	http_empty(r, 204);
 	return 0;

@@ -263,10 +263,10 @@ int api_sandbox_get(struct req *r, struct err *e)
 		return rc;
 	/* A pending clone is asked about (one short exec), so that the answer is current. */
 	if (strcmp(s.state, "ready") == 0 && strcmp(s.clone_state, "pending") == 0 &&
-	    sandbox_clone_wait(r, &s, 0, e))
+	    sandbox_clone_wait(r->db, r->cfg, &s, 0, NULL, NULL, e))
 		log_warn("clone state of %s: %s", s.id, e->msg);
 	/* Every call counts as activity. */
-	if (strcmp(s.state, "ready") == 0 && sandbox_touch(r, &s, e))
+	if (strcmp(s.state, "ready") == 0 && sandbox_touch(r->db, r->cfg->idle_timeout, &s, e))
 		return ERR_DB;
 	http_json(r, 200, sandbox_json(&s));
 	return 0;
@@ -361,7 +361,7 @@ int api_sandbox_update(struct req *r, struct err *e)
 				 2, s.id, secs)))
 			return rc;
 	}
-	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r, &s, e)))
+	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e)))
 		return rc;
 	char id[sizeof(s.id)];
 
@@ -383,7 +383,7 @@ int api_sandbox_keepalive(struct req *r, struct err *e)
 	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
 	    (rc = auth_need_user_write(r, e)))
 		return rc;
-	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r, &s, e)))
+	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e)))
 		return rc;
 	http_empty(r, 204);
 	return 0;

@@ -195,19 +195,20 @@ const char *sandbox_network(const struct config *cfg, const struct sandbox *s)
 
 /* The idle limit counts from now, or from the end of the hold of its running execs
  * (busy_until, exec_mark_running): a call never shortens that hold. */
-int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
+int sandbox_touch(struct db *db, int idle_timeout, const struct sandbox *s, struct err *e)
 {
 	char secs[24];
 
-	snprintf(secs, sizeof(secs), "%d", r->cfg->idle_timeout);
-	return db_run(r->db, e,
+	snprintf(secs, sizeof(secs), "%d", idle_timeout);
+	return db_run(db, e,
 		      "UPDATE sandboxes SET last_used_at = now(),"
 		      "       idle_stop_at = greatest(now(), busy_until) + make_interval(secs =>"
 		      "                      coalesce(idle_timeout_seconds, $2::int))"
 		      " WHERE id = $1 AND state = 'ready'", 2, s->id, secs);
 }
 
-int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct err *e)
+int sandbox_clone_wait(struct db *db, const struct config *cfg, struct sandbox *s,
+		       long wait_ms, int (*gone)(void *arg), void *arg, struct err *e)
 {
 	/* Through the agent when the sandbox has one: its state file read every 10 ms (a
 	 * connection and a read, no process). Else, or when the agent has not answered for a
@@ -219,20 +220,20 @@ int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct er
 	const char *argv[] = { "bash", "-c", script, NULL };
 	struct sandbox_output c;
 	struct timespec t0, t1;
-	int exit_code, rc, agent = r->cfg->agent && strlen(s->agent_key) == SANDBOX_AGENT_KEY_HEX;
+	int exit_code, rc, agent = cfg->agent && strlen(s->agent_key) == SANDBOX_AGENT_KEY_HEX;
 	struct err ea;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (strcmp(s->clone_state, "pending") == 0) {
 		/* A client that left is noticed between waits (5 s at most), not at the end of
 		 * the clone: the caller sees the clone still pending and answers 499. */
-		if (wait_ms > 0 && http_client_gone(r))
+		if (wait_ms > 0 && gone && gone(arg))
 			return 0;
 		exit_code = 0;
 		if (agent) {
 			/* No file yet, or an agent not listening yet (a warm container starts it
 			 * when its parameters come): still pending. */
-			if ((rc = sbagent_read(s, sandbox_network(r->cfg, s), SANDBOX_CLONE_STATE,
+			if ((rc = sbagent_read(s, sandbox_network(cfg, s), SANDBOX_CLONE_STATE,
 					       &c, &ea)))
 				c.out[0] = 0;
 		} else if ((rc = sandbox_run(s->container_id, argv, &c, &exit_code, e))) {
@@ -262,7 +263,7 @@ int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct er
 			usleep(agent ? 10000 : 50000);  /* never a busy loop, whatever happened */
 			continue;
 		}
-		return db_run(r->db, e,
+		return db_run(db, e,
 			      "UPDATE sandboxes SET clone_state = $2, clone_error = nullif($3, '')"
 			      " WHERE id = $1", 3, s->id, s->clone_state, s->clone_error);
 	}

@@ -10,7 +10,8 @@
 #include "sandboxd/auth.h"
 #include "sandboxd/config.h"
 #include "sandboxd/engine_list.h"
-#include "sandboxd/http.h"
+#include "sandboxd/db.h"
+#include "sandboxd/json.h"
 
 #define SANDBOX_ID_LEN 27              /* "sb_" + 24 hex */
 /* The clone's git config, which holds the sandbox's git credential (app/sh/clone.sh). */
@@ -132,7 +133,7 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		 struct err *e) __attribute__((warn_unused_result));
 /* Marks a call: last_used_at now, idle deadline moved (by the sandbox's own idle limit
  * when PATCH set one, else the setting's). */
-int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
+int sandbox_touch(struct db *db, int idle_timeout, const struct sandbox *s, struct err *e)
 	__attribute__((warn_unused_result));
 /* Ends a sandbox: token revoked and state set (closed, stopped, failed) with reason, then
  * the container removed. A transaction in progress on db is committed (and a new one
@@ -141,8 +142,10 @@ int sandbox_touch(struct req *r, const struct sandbox *s, struct err *e)
 int sandbox_end(struct db *db, const struct sandbox *s, const char *state, const char *reason,
 		struct err *e) __attribute__((warn_unused_result));
 /* The clone's state as the container reports it; updates the row when it changed. Waits up
- * to wait_ms for a pending clone. */
-int sandbox_clone_wait(struct req *r, struct sandbox *s, long wait_ms, struct err *e)
+ * to wait_ms for a pending clone, and stops waiting (0, the clone still pending) as soon
+ * as gone(arg) says the caller went away (gone NULL: never asked). */
+int sandbox_clone_wait(struct db *db, const struct config *cfg, struct sandbox *s,
+		       long wait_ms, int (*gone)(void *arg), void *arg, struct err *e)
 	__attribute__((warn_unused_result));
 /* What a short internal command printed on stdout: at most sizeof(out) - 1 bytes, always
  * NUL-terminated. */
