@@ -100,10 +100,13 @@ install -m 0644 -o "$SVC" "$KEY" "$_T/keys/open.pem"
 out=$(start_with_key "$_T/keys/open.pem"); rc=$?
 check_eq 'a key readable by others: sandboxd exits 2' 2 "$rc"
 check 'naming the setting and the mode' grep -q 'SANDBOXD_SIGNING_KEY_FILE.*readable by its owner only (mode 0644' <<<"$out"
-install -m 0600 -o root "$KEY" "$_T/keys/root.pem"
+# Root's, and readable by the service through its group: only the ownership check can refuse
+# it (a key the service cannot open fails earlier, with "cannot open", for another reason).
+install -m 0640 -o root -g "$(id -g "$SVC")" "$KEY" "$_T/keys/root.pem"
 out=$(start_with_key "$_T/keys/root.pem"); rc=$?
 check_eq "a key of another user (root's): sandboxd exits 2" 2 "$rc"
-check 'naming the file' grep -q "root.pem" <<<"$out"
+check 'naming the file and its owner' grep -qF \
+	"'$_T/keys/root.pem' must be owned by the service's user (uid $SVC_UID), not uid 0" <<<"$out"
 rm -rf "$_T/keys"
 
 # Nor without both git hooks: git would take pushes unchecked, or audit every ref as failed.
