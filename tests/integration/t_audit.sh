@@ -3,6 +3,7 @@
 # response, with the action, status and login; secrets never in it; the
 # service's database role may only append.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_guard.sh"
 
 U="aud$SFX"
 mk_user "$U" || exit 1
@@ -156,13 +157,16 @@ check_eq 'no request has two audit rows' 0 "$dups"
 check_eq 'request ids are unique' "${#ALL_IDS[@]}" "$(printf '%s\n' "${ALL_IDS[@]}" | sort -u | wc -l)"
 
 # --- append-only for the service's database role ----------------------------------------------------
-svc_sql() {
-	psql -X -Atq -v ON_ERROR_STOP=1 "$SANDBOXD_DATABASE_URL" -c 'begin' -c "$1" -c 'rollback' >/dev/null 2>&1
+svc_sql() { # in a transaction rolled back; psql's errors in $_T/svc.err
+	psql -X -Atq -v ON_ERROR_STOP=1 "$SANDBOXD_DATABASE_URL" -c 'begin' -c "$1" -c 'rollback' >/dev/null 2>"$_T/svc.err"
 }
 svc_read() { psql -X -Atq -v ON_ERROR_STOP=1 "$SANDBOXD_DATABASE_URL" -c "select count(*) from audit_log where request_id = '$ID_GET'" >/dev/null 2>&1; }
 check "the service's role can read audit_log" svc_read
-check "the service's role cannot UPDATE audit_log" eval "! svc_sql \"update audit_log set status = 0 where request_id = '$ID_GET'\""
-check "the service's role cannot DELETE from audit_log" eval "! svc_sql \"delete from audit_log where request_id = '$ID_REPO_GET'\""
+# Refused by the database for that reason: a connection that fails is no refusal.
+check "the service's role cannot UPDATE audit_log: permission denied" refused_saying \
+	'ERROR:  permission denied for table audit_log' "$_T/svc.err" svc_sql "update audit_log set status = 0 where request_id = '$ID_GET'"
+check "the service's role cannot DELETE from audit_log: permission denied" refused_saying \
+	'ERROR:  permission denied for table audit_log' "$_T/svc.err" svc_sql "delete from audit_log where request_id = '$ID_REPO_GET'"
 check_eq 'the audit rows are intact' '200' "$(col "$ID_GET" 'status::text')"
 
 finish

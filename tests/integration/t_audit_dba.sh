@@ -5,6 +5,7 @@
 # taken from sql/README.md and run as sandboxd_auditor against rows made by real REST calls
 # and git pushes; pruning; and no request succeeding without its row, database down or not.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_guard.sh"
 
 export GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=/bin/false
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t
@@ -25,6 +26,9 @@ own_try() { psql -X -Atq -v ON_ERROR_STOP=1 -c 'begin' -c "$1" -c 'rollback' >/d
 aud() { PGOPTIONS='-c role=sandboxd_auditor' psql -X -Atq -v ON_ERROR_STOP=1 -c "$1" 2>"$_T/aud.err"; }
 aud_q() { aud "$1" >/dev/null; }
 refused_by() { grep -q "$1" "$2"; }
+# Each refusal below is refused_saying TEXT ERRFILE CMD… (lib_guard.sh): the database said
+# TEXT; a connection that fails, a role that is not there, is no refusal.
+PD='ERROR:  permission denied for table'
 
 # --- migration from an empty database (the stack ran it) ------------------------------------
 check_eq 'migrations 1, 2, 3 applied on the empty database' '1,2,3' \
@@ -112,18 +116,20 @@ api GET "/api/v3/repos/$B/nothere" "" "$BT"
 expect_status 404 "$B asks for a repository that is not there"
 
 
-# sandbox.exec rows as the sandboxes issue will write them (there is no sandbox code yet):
-# inserted with the service's own role, which proves it may INSERT.
-SB="sb-$SFX"
-OID=$(sql "select id from accounts where login = '$O'")
+# sandbox.exec rows as sandboxd writes them: three real execs in a sandbox of the repository,
+# with exit codes 0, 1 and 2 (the service's role inserts them: it may INSERT).
+api POST "/api/v3/repos/$R/diffinery/sandboxes" '{}' "$OT"
+expect_status 201 'a sandbox on the repository'
+SB=$(_json .id)
+AT_EXIT+=("api POST '/api/v3/repos/$R/diffinery/sandboxes/$SB/close' '' '$OT' >/dev/null 2>&1")
 n=0
-for c in 'git status' 'make test' 'cat README'; do
+for c in 'git status --short' 'test -e nothere' 'cat README; exit 2'; do
 	n=$((n + 1))
-	svc "insert into audit_log (action, status, account_id, login, token_kind, repository, sandbox_id, request_id, via, duration_ms, details)
-	     values ('sandbox.exec', 200, $OID, '$O', 'personal', '$R', '$SB', 'rq-$SFX-$n', 'rest', 5,
-	             jsonb_build_object('cmd', '$c', 'exit_code', $((n - 1))))" >/dev/null
-	check_eq "the service's role inserts sandbox.exec row $n" 0 "$?"
+	api POST "/api/v3/repos/$R/diffinery/sandboxes/$SB/exec" "$(jq -nc --arg c "$c" '{cmd: $c}')" "$OT"
+	check_eq "exec $n ($c): 200, exit code $((n - 1)), its sandbox.exec row" "200|$((n - 1))|1" \
+		"$STATUS|$(_json .exitCode)|$(sql "select count(*) from audit_log where request_id = '$REQ_ID' and action = 'sandbox.exec' and sandbox_id = '$SB'")"
 done
+# A row of another sandbox, which the query must leave out.
 svc "insert into audit_log (action, status, sandbox_id, via, details) values ('sandbox.exec', 200, 'other-$SFX', 'mcp', '{\"cmd\":\"ls\"}')" >/dev/null
 
 api PATCH "/api/v3/repos/$R" '{"visibility":"public"}' "$OT"
@@ -159,7 +165,7 @@ ran=()
 ran+=(sandbox_commands)
 q sandbox_commands -v sandbox="$SB" &&
 	check_eq 'who ran what in the sandbox: seq|login|cmd|exit_code in order' \
-		"1|$O|git status|0;2|$O|make test|1;3|$O|cat README|2" \
+		"1|$O|git status --short|0;2|$O|test -e nothere|1;3|$O|cat README; exit 2|2" \
 		"$(printf '%s\n' "$Q_OUT" | awk -F'|' '{print $1 "|" $3 "|" $6 "|" $7}' | paste -sd';' -)"
 
 ran+=(tokens_failing_auth)
@@ -243,19 +249,21 @@ check_eq 'audit_denied_by_token_and_address counts our address' 4 \
 # --- the auditor's rights ------------------------------------------------------------------
 check 'the auditor reads audit_log' aud_q "select count(*) from audit_log"
 check 'the auditor reads token ids and notes' aud_q "select id, note from tokens limit 1"
-check 'the auditor cannot INSERT into audit_log' eval '! aud "insert into audit_log (action, status) values ('"'x'"', 1)"'
+check 'the auditor cannot INSERT into audit_log' refused_saying "$PD audit_log" "$_T/aud.err" \
+	aud "insert into audit_log (action, status) values ('x', 1)"
 check '(permission denied)' refused_by 'permission denied' "$_T/aud.err"
-check 'the auditor cannot UPDATE audit_log' eval '! aud "update audit_log set status = 0"'
-check 'the auditor cannot DELETE from audit_log' eval '! aud "delete from audit_log"'
-check 'the auditor cannot read token hashes' eval '! aud "select hash from tokens limit 1"'
-check 'the auditor cannot read signing keys' eval '! aud "select count(*) from signing_keys"'
-check 'the auditor cannot write accounts' eval '! aud "update accounts set name = name"'
+check 'the auditor cannot UPDATE audit_log' refused_saying "$PD audit_log" "$_T/aud.err" aud "update audit_log set status = 0"
+check 'the auditor cannot DELETE from audit_log' refused_saying "$PD audit_log" "$_T/aud.err" aud "delete from audit_log"
+check 'the auditor cannot read token hashes' refused_saying "$PD tokens" "$_T/aud.err" aud "select hash from tokens limit 1"
+check 'the auditor cannot read signing keys' refused_saying "$PD signing_keys" "$_T/aud.err" aud "select count(*) from signing_keys"
+check 'the auditor cannot write accounts' refused_saying "$PD accounts" "$_T/aud.err" aud "update accounts set name = name"
 AUDLOGIN="aud_$SFX"
 if sql_super "create role $AUDLOGIN login; grant sandboxd_auditor to $AUDLOGIN" >/dev/null 2>&1; then
 	AT_EXIT+=("sql_super 'drop role if exists $AUDLOGIN' >/dev/null 2>&1")
-	as_login() { psql -X -Atq -v ON_ERROR_STOP=1 -U "$AUDLOGIN" -c "$1" >/dev/null 2>&1; }
+	as_login() { psql -X -Atq -v ON_ERROR_STOP=1 -U "$AUDLOGIN" -c "$1" >/dev/null 2>"$_T/login.err"; }
 	check 'a login role granted sandboxd_auditor reads the audit log' as_login "select count(*) from audit_pushes"
-	check 'and cannot INSERT' eval '! as_login "insert into audit_log (action, status) values ('"'x'"', 1)"'
+	check 'and cannot INSERT' refused_saying "$PD audit_log" "$_T/login.err" \
+		as_login "insert into audit_log (action, status) values ('x', 1)"
 else
 	fail 'GRANT sandboxd_auditor TO a new login role' 'no superuser to create it'
 fi
@@ -263,24 +271,31 @@ fi
 # --- the service's rights and the append-only trigger -----------------------------------------
 check_eq "the service's login role has no direct table rights (all through sandboxd_service)" 0 \
 	"$(sql "select count(*) from information_schema.role_table_grants where grantee = 'sandboxd'")"
-check "the service's role cannot UPDATE audit_log" eval '! svc_try "update audit_log set status = 0"'
+check "the service's role cannot UPDATE audit_log" refused_saying "$PD audit_log" "$_T/svc.err" svc_try "update audit_log set status = 0"
 check '(permission denied)' refused_by 'permission denied' "$_T/svc.err"
-check "the service's role cannot DELETE from audit_log" eval '! svc_try "delete from audit_log"'
-check "the service's role cannot TRUNCATE audit_log" eval '! svc_try "truncate audit_log"'
-check "the service's role cannot touch a partition directly" eval "! svc_try 'delete from $THIS'"
-check "the service's role cannot read a partition directly either" eval "! svc_try 'select count(*) from $THIS'"
-check "the service's role cannot prune" eval "! svc_try \"select * from audit_prune('1 day')\""
+check "the service's role cannot DELETE from audit_log" refused_saying "$PD audit_log" "$_T/svc.err" svc_try "delete from audit_log"
+check "the service's role cannot TRUNCATE audit_log" refused_saying "$PD audit_log" "$_T/svc.err" svc_try "truncate audit_log"
+check "the service's role cannot touch a partition directly" refused_saying "$PD $THIS" "$_T/svc.err" svc_try "delete from $THIS"
+check "the service's role cannot read a partition directly either" refused_saying "$PD $THIS" "$_T/svc.err" svc_try "select count(*) from $THIS"
+check "the service's role cannot prune" refused_saying 'ERROR:  permission denied for function audit_prune' "$_T/svc.err" \
+	svc_try "select * from audit_prune('1 day')"
 check "the service's role may ensure partitions" svc_try "select * from audit_ensure_partitions()"
 BEFORE=$(sql "select count(*) from audit_log")
-check 'the owner cannot UPDATE audit_log (trigger)' eval '! own_try "update audit_log set status = 0"'
+check 'the owner cannot UPDATE audit_log (trigger)' refused_saying 'ERROR:  audit_log is append-only: UPDATE refused' "$_T/own.err" \
+	own_try "update audit_log set status = 0"
 check '(append-only: UPDATE refused)' refused_by 'append-only: UPDATE refused' "$_T/own.err"
-check 'the owner cannot DELETE from audit_log (trigger)' eval '! own_try "delete from audit_log"'
+check 'the owner cannot DELETE from audit_log (trigger)' refused_saying 'ERROR:  audit_log is append-only: DELETE refused' "$_T/own.err" \
+	own_try "delete from audit_log"
 check '(append-only: DELETE refused)' refused_by 'append-only: DELETE refused' "$_T/own.err"
-check 'the owner cannot TRUNCATE audit_log (trigger)' eval '! own_try "truncate audit_log"'
+check 'the owner cannot TRUNCATE audit_log (trigger)' refused_saying 'ERROR:  audit_log is append-only: TRUNCATE refused' "$_T/own.err" \
+	own_try "truncate audit_log"
 check '(append-only: TRUNCATE refused)' refused_by 'append-only: TRUNCATE refused' "$_T/own.err"
-check "the owner cannot DELETE from a partition" eval "! own_try 'delete from $THIS'"
-check "the owner cannot TRUNCATE a partition" eval "! own_try 'truncate $THIS'"
-check "the owner cannot TRUNCATE the default partition" eval "! own_try 'truncate audit_log_default'"
+check "the owner cannot DELETE from a partition" refused_saying 'ERROR:  audit_log is append-only: DELETE refused' "$_T/own.err" \
+	own_try "delete from $THIS"
+check "the owner cannot TRUNCATE a partition" refused_saying 'ERROR:  audit_log is append-only: TRUNCATE refused' "$_T/own.err" \
+	own_try "truncate $THIS"
+check "the owner cannot TRUNCATE the default partition" refused_saying 'ERROR:  audit_log is append-only: TRUNCATE refused' "$_T/own.err" \
+	own_try 'truncate audit_log_default'
 check_cond 'no row went away' "(( \$(sql 'select count(*) from audit_log') >= $BEFORE ))"
 
 # --- migration from the previous schema, partitions and pruning, in a throwaway database -------
