@@ -7,6 +7,7 @@
 # With SANDBOXD_AGENT=0 (bash tests/integration/run.sh with it in the environment) the same
 # execs run through Docker exec and their rows say so; the fault checks need the agent.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_guard.sh"
 
 fails() { ! "$@"; }
 WANT=agent
@@ -99,7 +100,7 @@ check_eq 'streamed past its limit: 124' '124|true' "$(tail -n 1 "$_T/lines" | jq
 # A client that leaves: 499 in the audit row, the tree ended.
 curl -sS --max-time 2 -H "Authorization: Bearer $OT" -H 'Content-Type: application/json' \
 	--data-binary '{"cmd":"sleep 333"}' "$SANDBOXD_URL$SB/$ID/exec" >/dev/null 2>&1
-check 'the client left: its tree is ended' wait_until 10 bash -c "! docker exec '$CA' pgrep -f 'sleep 333' >/dev/null"
+check 'the client left: its tree is ended (the engine lists no sleep 333)' wait_until 10 box_ended "$CA" 'sleep 333'
 check 'and its audit row says 499' wait_until 10 left_rows
 
 # Every exec so far, with its backend, and no fallback.

@@ -113,10 +113,26 @@ refused "http://sandboxd.internal:$HOST_PORT/" "none: the host's other port"
 # DNS is not tried from the sandbox (a query would leave for the host's resolvers): the
 # rules say it, beside the open network's, which let it through.
 sum_of() { printf '%s' "$1" | cksum | cut -d' ' -f1; }
+# (To the resolvers it may ask, each its own -d rule: deploy/egress.sh in_rules.)
+dns_rule() { # CHAIN: it is listed and lets UDP 53 through to some address
+	local rules
+	rules=$(iptables -w 10 -S "$1" 2>&1) || { printf '       iptables -S %s: %s\n' "$1" "$rules"; return 1; }
+	grep -qE -- '-d [0-9./]+ -p udp -m udp --dport 53 -j RETURN' <<<"$rules" && return 0
+	printf '       %s: no UDP 53 rule in\n%s\n' "$1" "$rules"
+	return 1
+}
 check 'open: DNS to the host is let through (its INPUT chain)' \
-	iptables -w 10 -C "SBXD-IN-$(sum_of "$NET")" -p udp --dport 53 -j RETURN
-check 'none: no DNS to the host (the rule is not in its chain)' \
-	eval '! iptables -w 10 -S "SBXD-IN-$(sum_of "$NET-none")" | grep -qE -- "--dport 53( |\$)"'
+	dns_rule "SBXD-IN-$(sum_of "$NET")"
+# The chain is listed (a chain that is not there, or iptables failing, is no answer) and holds
+# rules, none of them for port 53.
+no_dns_rule() { # CHAIN
+	local rules
+	rules=$(iptables -w 10 -S "$1" 2>&1) || { printf '       iptables -S %s: %s\n' "$1" "$rules"; return 1; }
+	grep -q -- '-j ' <<<"$rules" || { printf '       %s has no rule\n' "$1"; return 1; }
+	! grep -qE -- '--dport 53( |$)' <<<"$rules"
+}
+check 'none: no DNS to the host (its INPUT chain is there, without the rule)' \
+	no_dns_rule "SBXD-IN-$(sum_of "$NET-none")"
 check 'none: nothing forwarded, DNS included: the chain ends in refusals' \
 	eval '[ "$(iptables -w 10 -S "SBXD-FWD-$(sum_of "$NET-none")" | tail -n 2 | grep -c REJECT)" = 2 ] &&
 		! iptables -w 10 -S "SBXD-FWD-$(sum_of "$NET-none")" | grep -q -- "-j RETURN.*--dport\|--dport.*-j RETURN"'

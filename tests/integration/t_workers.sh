@@ -18,10 +18,16 @@ if [[ ! $M =~ ^[0-9]+$ ]] || ! alive "$M"; then
 	finish
 fi
 ok "the master ($M) is running"
+# How many workers the master was told to run: SANDBOXD_WORKERS in its own environment
+# (sandboxd's default, 16, when it has none), never the count it happens to have.
+WANT=$(tr '\0' '\n' <"/proc/$M/environ" 2>/dev/null | sed -n 's/^SANDBOXD_WORKERS=//p')
+WANT=${WANT:-16}
+[[ -n ${SANDBOXD_WORKERS:-} ]] && check_eq 'the stack runs sandboxd with the SANDBOXD_WORKERS this test was given' \
+	"$SANDBOXD_WORKERS" "$WANT"
 # the workers may still be starting
-wait_until 10 eval '[ "$(nworkers)" -ge "${SANDBOXD_WORKERS:-1}" ]' || true
+wait_until 10 eval '[ "$(nworkers)" -ge "$WANT" ]' || true
 N0=$(nworkers)
-check_eq "the master has SANDBOXD_WORKERS (${SANDBOXD_WORKERS:-?}) workers" "${SANDBOXD_WORKERS:-$N0}" "$N0"
+check_eq "the master has SANDBOXD_WORKERS ($WANT) workers" "$WANT" "$N0"
 
 all_ok() { # COUNT: COUNT sequential GET /api/v3/user, all 200
 	local i bad=0
