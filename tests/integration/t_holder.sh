@@ -8,6 +8,7 @@
 # tree ended, the row ended by the reaper, a new holder. SANDBOXD_HOLDER=0: workers keep
 # their execs as before.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_guard.sh"
 
 : "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
 M=$(cat "$SANDBOXD_PID_FILE")
@@ -287,11 +288,11 @@ check_eq 'and the sandbox says the same' "failed|$(jq -r .error "$_T/cfail.body"
 api POST "$SB/$CF/close" '' "$OT"
 
 # --- the client leaves: the tree ends, 499 -------------------------------------------------------
-docker_top() { docker top "$(docker ps -q --no-trunc --filter "label=sandboxd.sandbox=$(owner_label_of "$S1")")" -o args 2>/dev/null; }
+C1=$(box_cid "$S1")
 exec_bg gone "$S1" '{"cmd":"sleep 301"}' 3
 wait "$BG_PID" 2>/dev/null
 check 'the client gave up after 3 s' grep -q 'timed out' "$_T/gone.err"
-check 'the tree ends once the client left' wait_until 20 eval '! docker_top | grep -q "sleep 301"'
+check 'the tree ends once the client left' wait_until 20 box_ended "$C1" 'sleep 301'
 check '499 in the audit row' wait_until 10 eval \
 	"[[ \$(sql \"select count(*) from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'sleep 301' and status = 499\") == 1 ]]"
 
@@ -326,7 +327,7 @@ H=$(holder)
 kill -KILL "$H"
 wait "$BG_PID" 2>/dev/null
 check_eq "its client gets nginx's 502" 502 "$(cat "$_T/lost.status")"
-check 'the tree ends with the holder (its agent connection closed)' wait_until 20 eval '! docker_top | grep -q "sleep 302"'
+check 'the tree ends with the holder (its agent connection closed)' wait_until 20 box_ended "$C1" 'sleep 302'
 check 'the master starts a new holder' wait_until 15 eval '[[ -n $(holder) && $(holder) != "$H" ]]'
 lost_row() { [[ $(sql "select status || ' ' || (details->>'ended_by') from audit_log where sandbox_id = '$S1' and details->>'cmd' = 'sleep 302'") == "502 reaper" ]]; }
 check 'the reaper ends its row (within 45 s)' wait_until 45 lost_row
