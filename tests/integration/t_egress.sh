@@ -23,7 +23,8 @@ NET=${SANDBOXD_SANDBOX_NETWORK:-}
 EGRESS="$ROOT/deploy/egress.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v iptables >/dev/null || [ -z "$NET" ]; then
-	skip 'not root, no iptables or no sandbox network: egress checks'
+	fail 'this suite needs root, iptables and the stack'"'"'s own sandbox network' \
+		"uid $(id -u), network '${NET}'"
 	finish
 fi
 

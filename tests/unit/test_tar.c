@@ -13,17 +13,16 @@
 #include "sandboxd/banned.h"
 
 /* A header block as Go's archive/tar (Docker) writes it: POSIX magic unless gnu. */
-/* The reader over a whole archive in memory (docker_archive_read_file's way: one feed):
- * the reader API is the only one tar.h has. */
-static int read_whole(const void *data, size_t len, size_t max_size, struct tar_file *out,
-		      char *type, struct err *e)
+/* A whole archive through the reader in one feed (docker_archive_read_file's way): the
+ * reader API is the only one tar.h has. */
+static int read_whole(const void *d, size_t n, size_t max, struct tar_file *f, char *type,
+		      struct err *e)
 {
-	struct tar_reader *r = tar_reader_new(max_size);
+	struct tar_reader *r = tar_reader_new(max);
 
-	out->data = NULL;
-	if (!r)
-		return err_set(e, ERR_NOMEM, "out of memory");
-	return tar_reader_close(r, tar_reader_feed(r, data, len, e), out, type, e);
+	f->data = NULL;
+	return r ? tar_reader_close(r, tar_reader_feed(r, d, n, e), f, type, e)
+		 : err_set(e, ERR_NOMEM, "out of memory");
 }
 
 static void mkheader(unsigned char *h, const char *name, char type, unsigned mode,
