@@ -36,9 +36,13 @@ else
 FUZZ_MAIN := tests/fuzz/replay.c
 endif
 
-LIB_SRC := $(filter-out app/bin/%,$(wildcard app/*.c))
-AGENT_LIB := app/agentproto.c app/agentwire.c app/sha256.c app/err.c app/hex.c
-LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/migrations.o $(B)/obj/scripts.o
+# app/ by layer, lowest first (docs/architecture.md): a folder uses only the folders before
+# it (deploy/check-layers.sh). bin/ and agent/ are programs on top.
+LAYERS  := common lib proto core engine forge git sandbox http holder api daemon
+LIB_SRC := $(foreach l,$(LAYERS),$(wildcard app/$(l)/*.c))
+HEADERS := $(wildcard include/sandboxd/*/*.h)
+AGENT_LIB := app/common/agentproto.c app/common/agentwire.c app/common/sha256.c app/common/err.c app/common/hex.c
+LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/core/migrations.o $(B)/obj/sandbox/scripts.o
 AGENT   := $(B)/sandboxd-agent
 BINS    := $(B)/sandboxd $(B)/sandboxctl $(B)/sandboxd-hook $(B)/hooks/pre-receive \
            $(B)/hooks/post-receive
@@ -55,7 +59,7 @@ all: $(BINS) $(AGENT)
 # service library, libpq or curl. Plain musl in the SANITIZE layout too (no ASan there).
 AGENT_CC   ?= musl-gcc
 AGENT_SRC  := $(wildcard app/agent/*.c) $(AGENT_LIB)
-$(B)/sandboxd-agent: $(AGENT_SRC) $(wildcard app/agent/*.h) $(wildcard include/sandboxd/*.h)
+$(B)/sandboxd-agent: $(AGENT_SRC) $(wildcard app/agent/*.h) $(HEADERS)
 	@command -v $(AGENT_CC) >/dev/null || { echo "$(AGENT_CC) is missing (deploy/install-deps.sh: musl-tools)"; exit 1; }
 	$(AGENT_CC) -static -O2 -g -std=gnu11 $(WARN) -Iinclude -fstack-protector-strong \
 	  -Wl,--build-id -o $@ $(AGENT_SRC)
@@ -63,27 +67,33 @@ $(B)/sandboxd-agent: $(AGENT_SRC) $(wildcard app/agent/*.h) $(wildcard include/s
 # The unit test that runs the real agent on loopback.
 $(B)/unit/test_agent: $(AGENT)
 
-$(B)/obj/%.o: app/%.c $(wildcard include/sandboxd/*.h) | $(B)/obj
+$(B)/obj/%.o: app/%.c $(HEADERS)
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # sandboxd_build_info's version: the package's, from the top of debian/changelog.
 VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
-$(B)/obj/api_metrics.o: CFLAGS += -DSANDBOXD_VERSION='"$(VERSION)"'
-$(B)/obj/api_metrics.o: debian/changelog
+$(B)/obj/api/metrics.o: CFLAGS += -DSANDBOXD_VERSION='"$(VERSION)"'
+$(B)/obj/api/metrics.o: debian/changelog
 
 # The migrations are compiled into sandboxctl so that it never depends on a path.
-$(B)/obj/migrations.c: $(sort $(wildcard sql/[0-9]*.sql)) deploy/embed-sql.sh | $(B)/obj
+$(B)/obj/core/migrations.c: $(sort $(wildcard sql/[0-9]*.sql)) deploy/embed-sql.sh
+	@mkdir -p $(@D)
 	sh deploy/embed-sql.sh $(sort $(wildcard sql/[0-9]*.sql)) > $@
-$(B)/obj/migrations.o: $(B)/obj/migrations.c
+$(B)/obj/core/migrations.o: $(B)/obj/core/migrations.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-# So are the bash programs that run inside sandboxes (app/sh/).
-$(B)/obj/scripts.c: $(wildcard app/sh/*.sh) deploy/embed-sh.sh | $(B)/obj
-	sh deploy/embed-sh.sh app/sh > $@
-$(B)/obj/scripts.o: $(B)/obj/scripts.c
+# So are the bash programs that run inside sandboxes (app/sandbox/sh/).
+$(B)/obj/sandbox/scripts.c: $(wildcard app/sandbox/sh/*.sh) deploy/embed-sh.sh
+	@mkdir -p $(@D)
+	sh deploy/embed-sh.sh app/sandbox/sh > $@
+$(B)/obj/sandbox/scripts.o: $(B)/obj/sandbox/scripts.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# Made anew each time: ar would keep a member whose source has moved or gone. Two layers
+# may hold files of one name (api/exec.c, sandbox/exec.c): the linker goes by symbols.
 $(B)/libsandboxd.a: $(LIB_OBJ)
+	rm -f $@
 	ar rcs $@ $^
 
 $(B)/%: app/bin/%.c $(B)/libsandboxd.a
@@ -167,18 +177,18 @@ fuzz:
 	if [ $$failed -ne 0 ]; then echo "$$failed fuzz targets failed"; exit 1; fi
 
 # shellcheck over every bash program of the tree: the ones that run inside sandboxes
-# (app/sh/), the deploy scripts, the tests and the bench.
-SHELL_SRC := $(wildcard app/sh/*.sh deploy/*.sh tests/integration/*.sh bench/*.sh)
+# (app/sandbox/sh/), the deploy scripts, the tests and the bench.
+SHELL_SRC := $(wildcard app/sandbox/sh/*.sh deploy/*.sh tests/integration/*.sh bench/*.sh)
 # The code's shape, checked: every int-returning public function is warn_unused_result,
 # and no call or include cycle runs between modules.
 lint: $(LIB_OBJ)
 	@command -v shellcheck >/dev/null || { echo "shellcheck is missing (deploy/install-deps.sh)"; exit 1; }
-	shellcheck -s bash -S warning app/sh/*.sh
-	@echo "shellcheck app/sh: clean"
+	shellcheck -s bash -S warning app/sandbox/sh/*.sh
+	@echo "shellcheck app/sandbox/sh: clean"
 	@for t in $(SANITIZE_SUITES) $(AGENT_OFF_SUITES); do [ -f tests/integration/$$t.sh ] || \
 		{ echo "Makefile names a suite that is not there: $$t"; exit 1; }; done
-	sh deploy/check-results.sh include/sandboxd/*.h
-	sh deploy/check-cycles.sh $(B)/obj include/sandboxd
+	sh deploy/check-results.sh $(HEADERS)
+	sh deploy/check-layers.sh $(B)/obj '$(LAYERS)'
 	@echo "results and layers: clean"
 
 # Everything, twice: the normal build, then ASan + UBSan builds of every binary.

@@ -169,7 +169,7 @@ is_ipv4() { [[ $1 =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]]; }
 # The IPv4 address sandboxes reach git at: the setting; else the URL's host when it is an
 # address; for sandboxd.internal (host-gateway) the engine's default bridge gateway (its
 # IPAM Gateway, else the first host of its Subnet: a fresh dockerd records only the Subnet);
-# any other name as the host resolves it. sandboxd (app/hostaddr.c) takes the setting or
+# any other name as the host resolves it. sandboxd (app/engine/hostaddr.c) takes the setting or
 # the URL the same way but, asking no engine, checks Docker's stock 172.17.0.1 for
 # sandboxd.internal: a different bridge address makes its check fail until the setting says
 # it (the local stack always sets it).

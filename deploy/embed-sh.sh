@@ -1,11 +1,11 @@
 #!/bin/sh
-# Turns the bash programs that run inside sandboxes (app/sh/*.sh) into C strings, so that
+# Turns the bash programs that run inside sandboxes (app/sandbox/sh/*.sh) into C strings, so that
 # the service never depends on a path: sh_<name> for each program (dashes become
-# underscores), with app/sh/tree.sh put in front of exec.sh, detach.sh and detach-kill.sh, which use it.
+# underscores), with app/sandbox/sh/tree.sh put in front of exec.sh, detach.sh and detach-kill.sh, which use it.
 #   usage: embed-sh.sh DIR > scripts.c
 set -eu
 dir=$1
-echo '#include "sandboxd/scripts.h"'
+echo '#include "sandboxd/sandbox/scripts.h"'
 for f in "$dir"/*.sh; do
 	b=$(basename "$f" .sh)
 	[ "$b" = tree ] && continue

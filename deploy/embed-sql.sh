@@ -1,7 +1,7 @@
 #!/bin/sh
 # Turns sql/NNN_name.sql files into a C table of {version, name, text} for sandboxctl migrate.
 set -eu
-echo '#include "sandboxd/migrations.h"'
+echo '#include "sandboxd/core/migrations.h"'
 i=0
 for f in "$@"; do
 	printf 'static const char m%d[] = {' "$i"

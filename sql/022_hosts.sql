@@ -3,7 +3,7 @@
 -- git listener and agents are there), and a request on one of its sandboxes that reaches
 -- another host is relayed by that host's nginx to the owner's relay listener. A host is
 -- named by its relay URL (SANDBOXD_RELAY_URL); it is alive while its reaper renews the
--- lease 'reaper@<relay url>' (app/reaper.c).
+-- lease 'reaper@<relay url>' (app/daemon/reaper.c).
 
 ALTER TABLE docker_engines ADD COLUMN relay_url text
     CHECK (relay_url ~ '^https?://[^/?#[:space:]]+$' AND length(relay_url) <= 80);

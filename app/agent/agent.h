@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "sandboxd/agentproto.h"
-#include "sandboxd/err.h"
+#include "sandboxd/common/agentproto.h"
+#include "sandboxd/common/err.h"
 
 #define AGENT_IO_MS 30000              /* a peer that does not read or write this long is gone */
 #define AGENT_HANDSHAKE_MS 10000

@@ -12,8 +12,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include "agent.h"
-#include "sandboxd/agentwire.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/agentwire.h"
+#include "sandboxd/common/banned.h"
 
 void conn_error(struct conn *c, int code, const char *msg)
 {

@@ -16,9 +16,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include "agent.h"
-#include "sandboxd/agentwire.h"
-#include "sandboxd/hex.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/agentwire.h"
+#include "sandboxd/common/hex.h"
+#include "sandboxd/common/banned.h"
 
 enum { ST_RUNNING = 0, ST_EXITED = 1, ST_LOST = 2 };
 

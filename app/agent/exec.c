@@ -9,8 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "agent.h"
-#include "sandboxd/agentwire.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/agentwire.h"
+#include "sandboxd/common/banned.h"
 
 static int to_conn(void *arg, int stream, const char *p, size_t n)
 {

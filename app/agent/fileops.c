@@ -12,9 +12,9 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include "agent.h"
-#include "sandboxd/agentwire.h"
-#include "sandboxd/hex.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/agentwire.h"
+#include "sandboxd/common/hex.h"
+#include "sandboxd/common/banned.h"
 
 /* An errno about path as an error frame's code and words. */
 static void path_error(struct conn *c, int err, const char *path)

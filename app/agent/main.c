@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "agent.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/banned.h"
 
 #define MAX_CONNS_LIMIT 256
 

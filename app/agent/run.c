@@ -14,8 +14,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "agent.h"
-#include "sandboxd/agentwire.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/agentwire.h"
+#include "sandboxd/common/banned.h"
 
 int run_sigfd(void)
 {

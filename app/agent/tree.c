@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "agent.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/banned.h"
 
 struct proc {
 	pid_t pid, ppid;

@@ -12,15 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "sandboxd/account.h"
-#include "sandboxd/giturl.h"
-#include "sandboxd/jwt.h"
-#include "sandboxd/auth.h"
-#include "sandboxd/migrations.h"
-#include "sandboxd/engine_admin.h"
-#include "sandboxd/num.h"
-#include "sandboxd/repo.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/forge/account.h"
+#include "sandboxd/forge/giturl.h"
+#include "sandboxd/proto/jwt.h"
+#include "sandboxd/forge/auth.h"
+#include "sandboxd/core/migrations.h"
+#include "sandboxd/engine/engine_admin.h"
+#include "sandboxd/lib/num.h"
+#include "sandboxd/forge/repo.h"
+#include "sandboxd/common/banned.h"
 
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_NOTFOUND = 3, EXIT_EXISTS = 4 };
 
@@ -268,7 +268,7 @@ static int cmd_token(int argc, char **argv)
 	};
 	const char *scope = "write", *note = NULL;
 	int64_t expires = 7776000;
-	char token[TOKEN_LEN + 1], id[HTTP_ID_MAX], expires_at[32];
+	char token[TOKEN_LEN + 1], id[DB_ID_MAX], expires_at[32];
 	struct account a;
 	struct err e;
 	int c, rc;

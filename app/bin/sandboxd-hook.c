@@ -18,14 +18,14 @@
 #include <git2.h>
 #include <json-c/json.h>
 #include <libpq-fe.h>
-#include "sandboxd/audit.h"
-#include "sandboxd/db.h"
-#include "sandboxd/json.h"
-#include "sandboxd/policy.h"
-#include "sandboxd/pushreport.h"
-#include "sandboxd/pushscan.h"
-#include "sandboxd/streamscan.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/core/audit.h"
+#include "sandboxd/core/db.h"
+#include "sandboxd/lib/json.h"
+#include "sandboxd/proto/policy.h"
+#include "sandboxd/proto/pushreport.h"
+#include "sandboxd/git/pushscan.h"
+#include "sandboxd/git/streamscan.h"
+#include "sandboxd/common/banned.h"
 
 #define MAX_REFS PUSH_REFS_MAX
 #define ZERO "0000000000000000000000000000000000000000"
@@ -211,7 +211,7 @@ static void free_updates(struct update *u, int n)
 		free(u[i].ref);
 }
 
-/* The variables the worker sets for every push (app/githttp.c); an empty value is a
+/* The variables the worker sets for every push (app/http/githttp.c); an empty value is a
  * value ("no policies", "no namespace"), a missing one means the environment was cut. */
 static const char *const required_env[] = {
 	"SANDBOXD_DATABASE_URL", "SANDBOXD_HOOK_REPO", "SANDBOXD_HOOK_REPO_ID",

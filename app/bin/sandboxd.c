@@ -7,14 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 #include <curl/curl.h>
-#include "sandboxd/config.h"
-#include "sandboxd/giturl.h"
-#include "sandboxd/hostaddr.h"
-#include "sandboxd/log.h"
-#include "sandboxd/master.h"
-#include "sandboxd/relay_http.h"
-#include "sandboxd/secrets.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/core/config.h"
+#include "sandboxd/forge/giturl.h"
+#include "sandboxd/engine/hostaddr.h"
+#include "sandboxd/lib/log.h"
+#include "sandboxd/daemon/master.h"
+#include "sandboxd/http/relay_http.h"
+#include "sandboxd/sandbox/secrets.h"
+#include "sandboxd/common/banned.h"
 
 static const char *env(const char *name)
 {

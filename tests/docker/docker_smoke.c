@@ -12,11 +12,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "sandboxd/buf.h"
-#include "sandboxd/docker.h"
-#include "sandboxd/err.h"
-#include "sandboxd/tar.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/engine/docker.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/tar.h"
+#include "sandboxd/common/banned.h"
 
 static int failures;
 static char container[DOCKER_ID_MAX + 1];

@@ -13,9 +13,9 @@
  * a walk of whole output frames reaches a whole EXIT frame inside them, and its answer
  * does not change with bytes added after that frame. */
 #include "fuzz.h"
-#include "sandboxd/agentproto.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/agentproto.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 static void check_header(const unsigned char *p, size_t n)
 {

@@ -2,9 +2,9 @@
  * (one encoding per value), so whatever decodes must encode back to exactly the input; and
  * the input taken as bytes must survive encode then decode in both variants. */
 #include "fuzz.h"
-#include "sandboxd/base64.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/base64.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 static void canonical(const char *in, size_t n, int url)
 {

@@ -8,10 +8,10 @@
  * fragment_min, chunk seed (one byte each, reduced), the number of secrets (0 to 3), each as a
  * length byte (8 to 19 bytes follow), then the stream. */
 #include "fuzz.h"
-#include "sandboxd/buf.h"
-#include "sandboxd/capture.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/proto/capture.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 #define MAXSEC 3
 

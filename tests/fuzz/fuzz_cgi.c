@@ -5,10 +5,10 @@
  * same; ERR_INVALID and 0 ("more bytes") are the only other answers. */
 #include <strings.h>
 #include "fuzz.h"
-#include "sandboxd/buf.h"
-#include "sandboxd/cgi.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/proto/cgi.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 static void check_out(const struct buf *out)
 {

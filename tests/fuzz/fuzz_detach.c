@@ -4,8 +4,8 @@
  * parsed is below 10^18; each state's byte ranges are ordered (first <= total), its duration
  * within bounds, its flags 0 or 1. */
 #include "fuzz.h"
-#include "sandboxd/detach.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/detach.h"
+#include "sandboxd/common/banned.h"
 
 static void check_state(const struct detach_state *st)
 {

@@ -13,9 +13,9 @@
  * demultiplexer never holds more than a header, never expects more than max_frame bytes, and
  * counts no more payload than it was fed. */
 #include "fuzz.h"
-#include "sandboxd/dstream.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/dstream.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 enum { REF_OK, REF_CUT, REF_BAD };
 

@@ -7,9 +7,9 @@
  * the end) is ERR_INVALID. */
 #include <string.h>
 #include "fuzz.h"
-#include "sandboxd/err.h"
-#include "sandboxd/fcgirec.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/fcgirec.h"
+#include "sandboxd/common/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

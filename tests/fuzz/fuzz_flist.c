@@ -5,8 +5,8 @@
  * has no empty, "." or ".." component, and its name is its last component; fields within
  * their bounds; never more than FLIST_MAX entries. */
 #include "fuzz.h"
-#include "sandboxd/flist.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/flist.h"
+#include "sandboxd/common/banned.h"
 
 #define ROOT "/workspace/repo"
 

@@ -7,9 +7,9 @@
  * defaults; the Link header fits a buffer of 1024 bytes and is "" exactly when page 1 holds
  * everything; in a small buffer it is either whole (the same text) or ERR_TOOBIG and "". */
 #include "fuzz.h"
-#include "sandboxd/err.h"
-#include "sandboxd/forge_page.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/forge_page.h"
+#include "sandboxd/common/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,8 +2,8 @@
  * user's to write). What it finds is always a sandbox token with a valid checksum, and a
  * miss leaves out empty. */
 #include "fuzz.h"
-#include "sandboxd/gitcred.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/gitcred.h"
+#include "sandboxd/common/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,8 +3,8 @@
  * "/owner/name.git/"; owner and name are NUL-terminated within their arrays and hold no '/';
  * a service implies its method, and a push is receive-pack. */
 #include "fuzz.h"
-#include "sandboxd/githttp.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/http/githttp.h"
+#include "sandboxd/common/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,10 +5,10 @@
  *
  * Input: any bytes (cut at the first NUL, as the C strings it is given are). */
 #include "fuzz.h"
-#include "sandboxd/buf.h"
-#include "sandboxd/html.h"
-#include "sandboxd/utf8.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/lib/html.h"
+#include "sandboxd/lib/utf8.h"
+#include "sandboxd/common/banned.h"
 
 static const char *const entities[] = { "&amp;", "&lt;", "&gt;", "&quot;", "&#39;" };
 

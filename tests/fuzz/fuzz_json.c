@@ -13,9 +13,9 @@
 #include <json-c/json.h>
 #include <json-c/json_tokener.h>
 #include "fuzz.h"
-#include "sandboxd/err.h"
-#include "sandboxd/json.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/lib/json.h"
+#include "sandboxd/common/banned.h"
 
 static const char *const names[] = {
 	"name", "login", "email", "note", "default_branch", "public_key", "visibility", "kind",

@@ -13,10 +13,10 @@
  * claims pass jwt.h's bounds; and jwt_sign of those claims verifies to the same claims. */
 #include <openssl/err.h>
 #include "fuzz.h"
-#include "sandboxd/base64.h"
-#include "sandboxd/err.h"
-#include "sandboxd/jwt.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/base64.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/jwt.h"
+#include "sandboxd/common/banned.h"
 
 #define NOW INT64_C(1700000000)
 #define AUD "https://git.example.test"

@@ -10,10 +10,10 @@
  * kid, and a private one signs what its public half verifies. */
 #include <openssl/err.h>
 #include "fuzz.h"
-#include "sandboxd/base64.h"
-#include "sandboxd/err.h"
-#include "sandboxd/jwt.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/base64.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/jwt.h"
+#include "sandboxd/common/banned.h"
 
 static const char *const labels[] = { "PUBLIC KEY", "PRIVATE KEY", "EC PRIVATE KEY",
 				      "ENCRYPTED PRIVATE KEY" };

@@ -5,10 +5,10 @@
  * accepted for that login, refused for another, and refused with any one byte changed (at a
  * position and to a value the input chooses): every byte is signed or is the signature. */
 #include "fuzz.h"
-#include "sandboxd/err.h"
-#include "sandboxd/giturl.h"
-#include "sandboxd/jwt.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/forge/giturl.h"
+#include "sandboxd/proto/jwt.h"
+#include "sandboxd/common/banned.h"
 
 #define NOW INT64_C(1800000000)
 

@@ -3,9 +3,9 @@
  * batch has 1 to LFS_BATCH_MAX objects, each with a valid oid and a size >= 0; a refused
  * one says why; an oid accepted is 64 lower-case hex digits. */
 #include "fuzz.h"
-#include "sandboxd/json.h"
-#include "sandboxd/lfs.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/json.h"
+#include "sandboxd/proto/lfs.h"
+#include "sandboxd/common/banned.h"
 
 static struct lfs_batch batch;
 

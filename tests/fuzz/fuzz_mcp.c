@@ -6,8 +6,8 @@
  * content array; mcp_text_ok's yes survives a JSON round trip unchanged. */
 #include "fuzz.h"
 #include <json-c/json.h>
-#include "sandboxd/mcp.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/mcp.h"
+#include "sandboxd/common/banned.h"
 
 static const char *const names[] = { "sandbox_create", "sandbox_exec", "sandbox_read_file",
 				     "sandbox_write_file", "sandbox_close", "sandbox_list_files",

@@ -6,9 +6,9 @@
  * when the string is an optional '-' (only when min < 0) and one or more ASCII digits whose
  * value lies in [min, max], and it is that value; a refused string leaves *out untouched. */
 #include "fuzz.h"
-#include "sandboxd/err.h"
-#include "sandboxd/num.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/lib/num.h"
+#include "sandboxd/common/banned.h"
 
 static const int64_t bound[16] = {
 	INT64_MIN, INT64_MIN + 1, -1000000, -5, -1, 0, 1, 5,

@@ -6,9 +6,9 @@
 #include <libdeflate.h>
 #include <zlib.h>
 #include "fuzz.h"
-#include "sandboxd/packscan.h"
-#include "sandboxd/scan.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/packscan.h"
+#include "sandboxd/proto/scan.h"
+#include "sandboxd/common/banned.h"
 
 #define MAX 64
 

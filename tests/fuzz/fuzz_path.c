@@ -5,10 +5,10 @@
  * back unchanged when normalised again; an input is refused exactly when it is empty or
  * longer than PATH_IN_MAX. */
 #include "fuzz.h"
-#include "sandboxd/err.h"
-#include "sandboxd/path.h"
-#include "sandboxd/pool.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/lib/path.h"
+#include "sandboxd/lib/pool.h"
+#include "sandboxd/common/banned.h"
 
 /* The reference: components of PATH_BASE (for a relative path) and of the path, "." and
  * empty ones skipped, ".." popping one if there is one. out has PATH_OUT_MAX + 1 bytes. */

@@ -3,8 +3,8 @@
  * stands for itself). The input is the pattern, a line feed, then the name (both end at a
  * NUL byte, as C strings do). Also: every string matches itself as a pattern. */
 #include "fuzz.h"
-#include "sandboxd/policy.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/policy.h"
+#include "sandboxd/common/banned.h"
 
 /* m[j]: pattern[0..i) matches name[0..j). O(p * n) time, O(n) memory. */
 static int reference(const char *p, const char *s)

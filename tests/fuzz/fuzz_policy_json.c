@@ -4,9 +4,9 @@
  * bytes without control characters and known, non-empty ops; failure gives the empty list
  * and a message; reasons are NUL-terminated in buffers of any size. */
 #include "fuzz.h"
-#include "sandboxd/err.h"
-#include "sandboxd/policy.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/policy.h"
+#include "sandboxd/common/banned.h"
 
 static const char *const refs[] = {
 	"refs/heads/main", "refs/tags/v1.0", "refs/namespaces/ephemeral/refs/heads/x",

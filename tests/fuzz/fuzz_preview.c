@@ -8,9 +8,9 @@
  * id empty. An address accepted is a dotted quad that inet_pton reads back to itself. */
 #include <arpa/inet.h>
 #include "fuzz.h"
-#include "sandboxd/err.h"
-#include "sandboxd/preview.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/preview.h"
+#include "sandboxd/common/banned.h"
 
 static int same_ci(const char *a, const char *b, size_t n)
 {

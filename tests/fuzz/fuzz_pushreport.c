@@ -5,8 +5,8 @@
  * (at the start of the input or after a newline). */
 #define _GNU_SOURCE
 #include "fuzz.h"
-#include "sandboxd/pushreport.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/pushreport.h"
+#include "sandboxd/common/banned.h"
 
 static int hex40(const char *s)
 {

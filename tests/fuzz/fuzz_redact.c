@@ -2,8 +2,8 @@
  * no token of ours with a valid checksum (masking again changes nothing), and text with no
  * 'd' or "eyJ" in it comes back as it was. */
 #include "fuzz.h"
-#include "sandboxd/redact.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/redact.h"
+#include "sandboxd/common/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

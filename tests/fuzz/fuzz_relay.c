@@ -4,8 +4,8 @@
  * MAC but the key's own verifies; a URL that parses is its scheme and authority again. */
 #include <inttypes.h>
 #include "fuzz.h"
-#include "sandboxd/relay.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/relay.h"
+#include "sandboxd/common/banned.h"
 
 static void token(const uint8_t *data, size_t size)
 {

@@ -8,8 +8,8 @@
  * ephemeral) and starts with heads/ or tags/. */
 #include <git2.h>
 #include "fuzz.h"
-#include "sandboxd/review.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/git/review.h"
+#include "sandboxd/common/banned.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

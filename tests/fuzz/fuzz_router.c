@@ -4,9 +4,9 @@
  * method whose parameters are NUL-terminated, non-empty and free of '/'; 405 lists methods;
  * a decoded segment is never longer than its source and holds no '/' or NUL. */
 #include "fuzz.h"
-#include "sandboxd/api.h"
-#include "sandboxd/router.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/api/handlers.h"
+#include "sandboxd/lib/router.h"
+#include "sandboxd/common/banned.h"
 
 static void decode(const uint8_t *data, size_t size)
 {

@@ -4,8 +4,8 @@
  * non-alphanumeric character does, and a line break alone opens no key). Binary input is
  * scanned like any other: no invariant exempts it. */
 #include "fuzz.h"
-#include "sandboxd/scan.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/scan.h"
+#include "sandboxd/common/banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

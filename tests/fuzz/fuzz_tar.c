@@ -18,10 +18,10 @@
  *   back gives the name, mode & 0777, mtime and data (or, for a name with a parent, the
  *   parent's directory entry, which the reader refuses as TAR_DIR). */
 #include "fuzz.h"
-#include "sandboxd/buf.h"
-#include "sandboxd/err.h"
-#include "sandboxd/tar.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/tar.h"
+#include "sandboxd/common/banned.h"
 
 /* A whole archive through the reader in one feed (docker_archive_read_file's way). */
 static int read_whole(const void *d, size_t n, size_t max, struct tar_file *f, char *type,

@@ -6,9 +6,9 @@
  * must accept it and refuse it with any one character changed. */
 #include <zlib.h>
 #include "fuzz.h"
-#include "sandboxd/err.h"
-#include "sandboxd/token.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/token.h"
+#include "sandboxd/common/banned.h"
 
 static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

@@ -6,9 +6,9 @@
  *
  * Input: any bytes. */
 #include "fuzz.h"
-#include "sandboxd/mcp.h"
-#include "sandboxd/utf8.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/mcp.h"
+#include "sandboxd/lib/utf8.h"
+#include "sandboxd/common/banned.h"
 
 /* The canonical encoding of cp into out; its length. */
 static size_t encode(unsigned long cp, unsigned char out[4])

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "fuzz.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/banned.h"
 
 /* Targets without set-up leave LLVMFuzzerInitialize undefined. */
 #pragma weak LLVMFuzzerInitialize

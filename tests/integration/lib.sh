@@ -82,7 +82,7 @@ _it_ctl_wrapper() {
 _it_ctl_wrapper
 
 # The password of the first "Authorization: Basic …" header in the text (a clone's git
-# config holds the sandbox token so: app/sh/clone.sh).
+# config holds the sandbox token so: app/sandbox/sh/clone.sh).
 _basic_password() {
 	local b
 	b=$(grep -oiE 'authorization: basic [A-Za-z0-9+/=]+' <<<"$1" | head -n 1 | awk '{print $3}')
@@ -121,7 +121,7 @@ owner_label_of() { # SANDBOX_ID
 	if [[ -n $w ]]; then printf 'pool:%s\n' "$w"; else printf '%s\n' "$1"; fi
 }
 
-# The sandbox token of container CID, from its clone's git config (app/sh/clone.sh). Older
+# The sandbox token of container CID, from its clone's git config (app/sandbox/sh/clone.sh). Older
 # clones held it in the remote URL: that form is read too, so that a test run against an
 # older build shows what it checks fail, not a missing token.
 box_token_of() { # CID

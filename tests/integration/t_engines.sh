@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # t_engines.sh: several Docker engines under one service (SPEC §8 "Several hosts",
-# app/engine.h). Two engines of the test's own on one bridge: a, the stack's own (unix
+# include/sandboxd/engine/engine.h). Two engines of the test's own on one bridge: a, the stack's own (unix
 # socket), and b, reached over tcp:// with mutual TLS as an engine on another machine would
 # be, registered with sandboxctl. A stack of its own (its database: its reaper is the only
 # one that sees these engines) places sandboxes by free room, never past an engine's

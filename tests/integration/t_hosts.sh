@@ -194,7 +194,7 @@ check 'its one audit row' row_is "$REQ_ID" sandbox.read 404
 # ---- forged relays: refused with their texts; a good one made here with the key ---------------------------
 LC_ALL=C
 mac_field() { printf '%d:%s' "${#1}" "$1"; }
-token() { # METHOD URI TARGET TIME ADDR ID [KEYHEX]: a relay token as app/relay.c makes it
+token() { # METHOD URI TARGET TIME ADDR ID [KEYHEX]: a relay token as app/proto/relay.c makes it
 	local m
 	m=$(printf '%s' "$(mac_field v1)$(mac_field "$1")$(mac_field "$2")$(mac_field "$3")$(mac_field "$4")$(mac_field "$5")$(mac_field "$6")" |
 		openssl dgst -sha256 -mac HMAC -macopt "hexkey:${7:-$KEY}" | awk '{print $NF}')

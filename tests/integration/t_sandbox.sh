@@ -226,7 +226,7 @@ check_eq 'nothing of the race runs any more' '' "$(for s in $(sql "select s.id f
 
 # ---- a cold container's parameters, cut short on its input ---------------------------------
 # A cold create writes the clone's parameters to its container's input before the start
-# (app/sh/clone.sh reads them there). Input that ends before them all (a write cut short)
+# (app/sandbox/sh/clone.sh reads them there). Input that ends before them all (a write cut short)
 # fails the clone with a reason, and the container waits, as after any failed clone.
 CUT=$(docker create -i --label "sandboxd.test=cut$SFX" sandboxd-runner:minimal \
 	bash -c "$(cat "$ROOT/app/sh/clone.sh")" sandboxd-clone)

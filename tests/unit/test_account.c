@@ -5,9 +5,9 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/account.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/forge/account.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 static const char *msg_login =
 	"field 'login' must be 1 to 39 letters, digits or single hyphens, not starting or ending "

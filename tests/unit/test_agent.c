@@ -25,10 +25,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <cmocka.h>
-#include "sandboxd/agent_client.h"
-#include "sandboxd/agentwire.h"
-#include "sandboxd/buf.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/sandbox/agent_client.h"
+#include "sandboxd/common/agentwire.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/common/banned.h"
 
 struct agent {
 	pid_t pid;

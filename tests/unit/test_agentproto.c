@@ -10,10 +10,10 @@
 #include <string.h>
 #include <cmocka.h>
 #include <openssl/hmac.h>
-#include "sandboxd/agentproto.h"
-#include "sandboxd/sha256.h"
-#include "sandboxd/hex.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/agentproto.h"
+#include "sandboxd/common/sha256.h"
+#include "sandboxd/common/hex.h"
+#include "sandboxd/common/banned.h"
 
 static void check_sha(const void *data, size_t n, const char *want)
 {

@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "sandboxd/auth.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/forge/auth.h"
+#include "sandboxd/common/banned.h"
 
 static void test_role_name(void **state)
 {

@@ -5,9 +5,9 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/base64.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/base64.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 /* RFC 4648 §10 */
 static const struct {

@@ -6,8 +6,8 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/bodyrate.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/http/bodyrate.h"
+#include "sandboxd/common/banned.h"
 
 #define STALL 10000
 #define GRACE 10000

@@ -7,8 +7,8 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/boxuser.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/engine/boxuser.h"
+#include "sandboxd/common/banned.h"
 
 static void test_remapped_root(void **state)
 {

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <wchar.h>
 #include <cmocka.h>
-#include "sandboxd/buf.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 /* buf.h: data is NULL or holds len + 1 bytes with data[len] == 0; len <= max. */
 static void invariants(const struct buf *b)

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/base64.h"
-#include "sandboxd/buf.h"
-#include "sandboxd/capture.h"
-#include "sandboxd/dstream.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/base64.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/proto/capture.h"
+#include "sandboxd/proto/dstream.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 /* Shaped like a sandbox token, but its checksum is wrong: no scanner takes it for one. */
 #define TOKEN "dst_Q9xVb7LmW2pK4sT8nR3yH6jD1fG5cZ0aE7uI000000"

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/config.h"
-#include "sandboxd/err.h"
-#include "sandboxd/log.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/core/config.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/lib/log.h"
+#include "sandboxd/common/banned.h"
 
 #define MAX_VARS 16
 

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "sandboxd/detach.h"
-#include "sandboxd/query.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/detach.h"
+#include "sandboxd/lib/query.h"
+#include "sandboxd/common/banned.h"
 
 #define MIB ((uint64_t)1 << 20)
 

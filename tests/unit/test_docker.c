@@ -6,10 +6,10 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/buf.h"
-#include "sandboxd/docker.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/engine/docker.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 static void pull_path_is(const char *image, const char *want)
 {

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/buf.h"
-#include "sandboxd/dstream.h"
-#include "sandboxd/err.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/proto/dstream.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/common/banned.h"
 
 struct sink {
 	struct buf out[3];

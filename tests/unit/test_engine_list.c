@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/engine_list.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/engine_list.h"
+#include "sandboxd/common/banned.h"
 
 static void test_names(void **state)
 {

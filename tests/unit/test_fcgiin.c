@@ -18,9 +18,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <fcgiapp.h>
-#include "sandboxd/fcgiin.h"
-#include "sandboxd/http.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/http/fcgiin.h"
+#include "sandboxd/http/http.h"
+#include "sandboxd/common/banned.h"
 
 struct conn {
 	char path[108];

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/err.h"
-#include "sandboxd/flist.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/flist.h"
+#include "sandboxd/common/banned.h"
 
 /* What the callback saw: "<type> <mode> <size> <mtime> <path> <name>\n" per entry. */
 struct seen {

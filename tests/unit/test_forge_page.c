@@ -5,9 +5,9 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/err.h"
-#include "sandboxd/forge_page.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/forge_page.h"
+#include "sandboxd/common/banned.h"
 
 static void parsed(const char *query, int64_t per_page, int64_t page)
 {

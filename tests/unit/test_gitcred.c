@@ -6,9 +6,9 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "sandboxd/base64.h"
-#include "sandboxd/gitcred.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/base64.h"
+#include "sandboxd/proto/gitcred.h"
+#include "sandboxd/common/banned.h"
 
 static void header(char *out, size_t n, const char *user, const char *tok)
 {

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "sandboxd/gitenv.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/http/gitenv.h"
+#include "sandboxd/common/banned.h"
 
 static void test_real_git_has_its_backend(void **state)
 {

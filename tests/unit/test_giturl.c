@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/base64.h"
-#include "sandboxd/giturl.h"
-#include "sandboxd/jwt.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/base64.h"
+#include "sandboxd/forge/giturl.h"
+#include "sandboxd/proto/jwt.h"
+#include "sandboxd/common/banned.h"
 
 #define NOW INT64_C(1800000000)
 

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <cmocka.h>
-#include "sandboxd/fcgirec.h"
-#include "sandboxd/handover.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/fcgirec.h"
+#include "sandboxd/holder/handover.h"
+#include "sandboxd/common/banned.h"
 
 static int listen_at(const char *path)
 {

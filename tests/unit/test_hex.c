@@ -5,7 +5,7 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/hex.h"
+#include "sandboxd/common/hex.h"
 
 static void test_encode(void **state)
 {

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/config.h"
-#include "sandboxd/err.h"
-#include "sandboxd/hostaddr.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/core/config.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/engine/hostaddr.h"
+#include "sandboxd/common/banned.h"
 
 static void cfg_with(struct config *c, const char *url, const char *addr)
 {

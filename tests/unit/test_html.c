@@ -7,10 +7,10 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/buf.h"
-#include "sandboxd/err.h"
-#include "sandboxd/html.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/lib/html.h"
+#include "sandboxd/common/banned.h"
 
 static void expect(const char *in, const char *want)
 {

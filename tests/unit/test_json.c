@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/err.h"
-#include "sandboxd/json.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/lib/json.h"
+#include "sandboxd/common/banned.h"
 
 /* Parses body as a test fixture; fails the test if it is not an object. */
 static json_object *obj(const char *body)

@@ -16,10 +16,10 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/pem.h>
-#include "sandboxd/base64.h"
-#include "sandboxd/err.h"
-#include "sandboxd/jwt.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/base64.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/jwt.h"
+#include "sandboxd/common/banned.h"
 
 #define NOW INT64_C(1700000000)
 #define AUD "https://git.example.test"

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "sandboxd/json.h"
-#include "sandboxd/lfs.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/json.h"
+#include "sandboxd/proto/lfs.h"
+#include "sandboxd/common/banned.h"
 
 #define OID "01cb02b407b683f08b52272d05aa39ee05c1b954f655b2ffa714c066b76929ec"
 static struct lfs_batch b;

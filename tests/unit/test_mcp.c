@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include <json-c/json.h>
-#include "sandboxd/mcp.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/mcp.h"
+#include "sandboxd/common/banned.h"
 
 static json_object *parse(const char *s)
 {

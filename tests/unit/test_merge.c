@@ -14,9 +14,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <git2.h>
-#include "sandboxd/merge.h"
-#include "sandboxd/review.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/git/merge.h"
+#include "sandboxd/git/review.h"
+#include "sandboxd/common/banned.h"
 
 static char dir[64];
 static git_repository *g;

@@ -10,10 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "sandboxd/addrlist.h"
-#include "sandboxd/api.h"
-#include "sandboxd/metrics.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/addrlist.h"
+#include "sandboxd/api/handlers.h"
+#include "sandboxd/core/metrics.h"
+#include "sandboxd/common/banned.h"
 
 #define NSLOTS 5
 

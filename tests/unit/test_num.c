@@ -4,9 +4,9 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "sandboxd/err.h"
-#include "sandboxd/num.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/lib/num.h"
+#include "sandboxd/common/banned.h"
 
 static void ok(const char *s, int64_t min, int64_t max, int64_t want)
 {

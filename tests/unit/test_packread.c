@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <cmocka.h>
-#include "sandboxd/packread.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/git/packread.h"
+#include "sandboxd/common/banned.h"
 
 #define OIDLEN PACKREAD_OID_LEN
 

@@ -5,10 +5,10 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/err.h"
-#include "sandboxd/path.h"
-#include "sandboxd/pool.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/lib/path.h"
+#include "sandboxd/lib/pool.h"
+#include "sandboxd/common/banned.h"
 
 static void norm(const char *in, const char *want)
 {

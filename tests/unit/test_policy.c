@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/err.h"
-#include "sandboxd/policy.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/policy.h"
+#include "sandboxd/common/banned.h"
 
 /* --- glob ----------------------------------------------------------------------------- */
 

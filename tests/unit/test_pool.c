@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include <wchar.h>
 #include <cmocka.h>
-#include "sandboxd/pool.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/pool.h"
+#include "sandboxd/common/banned.h"
 
 static void assert_aligned_zeroed(const void *p, size_t n)
 {

@@ -5,9 +5,9 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/err.h"
-#include "sandboxd/preview.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/preview.h"
+#include "sandboxd/common/banned.h"
 
 #define ID "abcdefghijklmnopqrstuvwxyz"
 #define ID2 "234567abcdefghijklmnopqrst"

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/pushreport.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/pushreport.h"
+#include "sandboxd/common/banned.h"
 
 #define A "1111111111111111111111111111111111111111"
 #define B "2222222222222222222222222222222222222222"

@@ -14,10 +14,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "testpack.h"
-#include "sandboxd/packread.h"
-#include "sandboxd/packscan.h"
-#include "sandboxd/pushscan.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/git/packread.h"
+#include "sandboxd/proto/packscan.h"
+#include "sandboxd/git/pushscan.h"
+#include "sandboxd/common/banned.h"
 
 /* The test's pack and repositories: a file-level one, so that a failed test's teardown
  * still removes them. */

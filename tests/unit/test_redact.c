@@ -6,9 +6,9 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "sandboxd/redact.h"
-#include "sandboxd/token.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/redact.h"
+#include "sandboxd/proto/token.h"
+#include "sandboxd/common/banned.h"
 
 static void expect(const char *in, const char *want)
 {

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
-#include "sandboxd/relay.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/relay.h"
+#include "sandboxd/common/banned.h"
 
 #define URI "/api/v3/repos/o/r/diffinery/sandboxes/sb_1/exec?x=1"
 #define TARGET "http://127.0.0.1:8081"

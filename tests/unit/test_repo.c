@@ -9,10 +9,10 @@
 #include <string.h>
 #include <cmocka.h>
 #include <git2.h>
-#include "sandboxd/auth.h"
-#include "sandboxd/err.h"
-#include "sandboxd/repo.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/forge/auth.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/forge/repo.h"
+#include "sandboxd/common/banned.h"
 
 static const char *msg_name =
 	"field 'name' must be 1 to 100 letters, digits, '.', '-' or '_', not starting with '.' or "

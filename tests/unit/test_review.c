@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/review.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/git/review.h"
+#include "sandboxd/common/banned.h"
 
 static void test_namespace(void **state)
 {

@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/api.h"
-#include "sandboxd/router.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/api/handlers.h"
+#include "sandboxd/lib/router.h"
+#include "sandboxd/common/banned.h"
 
 static int h_list(struct req *r, struct err *e) { return 1; }
 static int h_create(struct req *r, struct err *e) { return 2; }

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/scan.h"
-#include "sandboxd/token.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/proto/scan.h"
+#include "sandboxd/proto/token.h"
+#include "sandboxd/common/banned.h"
 
 #define PEM(type) "-----BEGIN " type "PRIVATE" " KEY-----"
 #define PGP "-----BEGIN PGP PRIVATE" " KEY BLOCK-----"

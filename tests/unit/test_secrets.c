@@ -10,9 +10,9 @@
 #include <setjmp.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "sandboxd/pool.h"
-#include "sandboxd/secrets.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/pool.h"
+#include "sandboxd/sandbox/secrets.h"
+#include "sandboxd/common/banned.h"
 
 static char dir[] = "/tmp/test_secrets.XXXXXX";
 

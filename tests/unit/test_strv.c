@@ -6,10 +6,10 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/err.h"
-#include "sandboxd/pool.h"
-#include "sandboxd/strv.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/lib/pool.h"
+#include "sandboxd/lib/strv.h"
+#include "sandboxd/common/banned.h"
 
 static struct pool pool;
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/buf.h"
-#include "sandboxd/err.h"
-#include "sandboxd/tar.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/buf.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/tar.h"
+#include "sandboxd/common/banned.h"
 
 /* A header block as Go's archive/tar (Docker) writes it: POSIX magic unless gnu. */
 /* A whole archive through the reader in one feed (docker_archive_read_file's way): the

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <cmocka.h>
 #include <zlib.h>
-#include "sandboxd/base64.h"
-#include "sandboxd/err.h"
-#include "sandboxd/token.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/base64.h"
+#include "sandboxd/common/err.h"
+#include "sandboxd/proto/token.h"
+#include "sandboxd/common/banned.h"
 
 static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

@@ -5,8 +5,8 @@
 #include <setjmp.h>
 #include <string.h>
 #include <cmocka.h>
-#include "sandboxd/utf8.h"
-#include "sandboxd/banned.h"
+#include "sandboxd/lib/utf8.h"
+#include "sandboxd/common/banned.h"
 
 #define U(s) ((const unsigned char *)(s))
 
