@@ -229,7 +229,7 @@ check_eq 'nothing of the race runs any more' '' "$(for s in $(sql "select s.id f
 # (app/sandbox/sh/clone.sh reads them there). Input that ends before them all (a write cut short)
 # fails the clone with a reason, and the container waits, as after any failed clone.
 CUT=$(docker create -i --label "sandboxd.test=cut$SFX" sandboxd-runner:minimal \
-	bash -c "$(cat "$ROOT/app/sh/clone.sh")" sandboxd-clone)
+	bash -c "$(cat "$ROOT/app/sandbox/sh/clone.sh")" sandboxd-clone)
 AT_EXIT+=("docker rm -f '$CUT' >/dev/null 2>&1")
 printf 'http://sandboxd.internal/o/r.git\ndst_cut\n' | timeout 60 docker start -a -i "$CUT" >/dev/null 2>&1 &
 cut_state() { [[ $(docker exec "$CUT" cat /workspace/.sandboxd/clone.state 2>/dev/null) == failed ]]; }
