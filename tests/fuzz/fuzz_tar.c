@@ -21,18 +21,8 @@
 #include "sandboxd/lib/buf.h"
 #include "sandboxd/common/err.h"
 #include "sandboxd/proto/tar.h"
+#include "../common/tar_whole.h"
 #include "sandboxd/common/banned.h"
-
-/* A whole archive through the reader in one feed (docker_archive_read_file's way). */
-static int read_whole(const void *d, size_t n, size_t max, struct tar_file *f, char *type,
-		      struct err *e)
-{
-	struct tar_reader *r = tar_reader_new(max);
-
-	f->data = NULL;
-	return r ? tar_reader_close(r, tar_reader_feed(r, d, n, e), f, type, e)
-		 : err_set(e, ERR_NOMEM, "out of memory");
-}
 
 static uint32_t next(uint32_t *x)
 {

@@ -10,21 +10,10 @@
 #include "sandboxd/lib/buf.h"
 #include "sandboxd/common/err.h"
 #include "sandboxd/proto/tar.h"
+#include "../common/tar_whole.h"
 #include "sandboxd/common/banned.h"
 
 /* A header block as Go's archive/tar (Docker) writes it: POSIX magic unless gnu. */
-/* A whole archive through the reader in one feed (docker_archive_read_file's way): the
- * reader API is the only one tar.h has. */
-static int read_whole(const void *d, size_t n, size_t max, struct tar_file *f, char *type,
-		      struct err *e)
-{
-	struct tar_reader *r = tar_reader_new(max);
-
-	f->data = NULL;
-	return r ? tar_reader_close(r, tar_reader_feed(r, d, n, e), f, type, e)
-		 : err_set(e, ERR_NOMEM, "out of memory");
-}
-
 static void mkheader(unsigned char *h, const char *name, char type, unsigned mode,
 		     const char *size_field, int gnu)
 {
