@@ -99,6 +99,12 @@ $(B)/libsandboxd.a: $(LIB_OBJ)
 $(B)/%: app/bin/%.c $(B)/libsandboxd.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libsandboxd.a $(LDLIBS)
 
+# sandboxctl is main() and its table of commands (app/bin/sandboxctl.c) and the commands,
+# one file per group in app/bin/ctl/ (as git's builtin/ beside git.c), built with it.
+CTL_SRC := $(wildcard app/bin/ctl/*.c)
+$(B)/sandboxctl: app/bin/sandboxctl.c $(CTL_SRC) app/bin/ctl/ctl.h $(B)/libsandboxd.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CTL_SRC) $(B)/libsandboxd.a $(LDLIBS)
+
 # git finds the hooks through core.hooksPath, by their names; one binary for both.
 $(B)/hooks/pre-receive $(B)/hooks/post-receive: $(B)/sandboxd-hook
 	mkdir -p $(B)/hooks
