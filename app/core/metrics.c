@@ -163,7 +163,7 @@ int metrics_status_index(int status)
 	return (int)NCODES + 5;
 }
 
-/* docker.c's names for its calls, by their verb and object. */
+/* docker*.c's names for their calls, by their verb and object. */
 int metrics_docker_op(const char *op)
 {
 	static const struct { const char *name; int op; } ops[] = {

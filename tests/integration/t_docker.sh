@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# t_docker.sh: the Docker client (app/engine/docker.c, dstream, tar) against the real engine and
+# t_docker.sh: the Docker client (app/engine/docker*.c, dstream, tar) against the real engine and
 # the runner image, through build/docker-smoke (tests/docker/docker_smoke.c): create with
 # labels and the hardening, start, inspect, exec with separate streams and a non-zero exit,
 # a deadline, archive PUT and GET of a binary file byte for byte, a directory refused,

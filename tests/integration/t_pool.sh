@@ -82,7 +82,7 @@ check_eq 'with containers it did not have' "" "$(comm -12 <(rows ready | cut -d'
 # ---- closing a pooled sandbox leaves nothing ----------------------------------------------------
 # A volume with its label, as the engine lists it: a docker call that fails is no answer,
 # not "none". (sandboxd keeps /workspace in the writable layer today, so none is made: the
-# check holds should a volume come back, docker.c's add_workspace.)
+# check holds should a volume come back, docker_container.c's add_workspace.)
 volumes_of() { # WARM_ID: how many volumes carry its label; fails (saying why) when docker does
 	local out
 	out=$(engine_out volume ls -q --filter "label=sandboxd.sandbox=pool:$1") ||

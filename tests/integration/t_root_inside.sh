@@ -120,7 +120,7 @@ echo mine >"$HD/remapped" && chmod 0600 "$HD/remapped" && chown "${SUB%:*}:${SUB
 KEY=$SANDBOXD_VAR/keys/signing.pem
 TC=rootin-$SFX
 AT_EXIT+=("docker rm -f '$TC' >/dev/null 2>&1")
-# The options sandboxd gives a sandbox (docker.c, boxuser.h), and three host files bound.
+# The options sandboxd gives a sandbox (docker_container.c, boxuser.h), and three host files bound.
 if docker run -d --name "$TC" --label "sandboxd.test=$TEST_NAME" --user 0:0 \
 	--cap-drop NET_RAW --cap-drop MKNOD --security-opt no-new-privileges --init \
 	--pids-limit 64 --memory 128m --network none \

@@ -45,7 +45,7 @@ static void test_fallback(void **state)
 		assert_int_equal(bu.uid, 61000);
 		assert_string_equal(bu.user, "61000:61000");
 		assert_string_equal(bu.home, "/home/sandbox");
-		assert_null(bu.cap_drop);   /* docker.c: CapDrop ALL */
+		assert_null(bu.cap_drop);   /* docker_container.c: CapDrop ALL */
 	}
 	cfg.sandbox_uid = 4242;
 	boxuser_for(&cfg, "", &bu);
