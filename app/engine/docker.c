@@ -130,7 +130,7 @@ void docker_cleanup(void)
 	cur.set = cur.refused = 0;
 }
 
-struct target configured(void)
+struct target dk_configured(void)
 {
 	struct target t = {conf.host ? conf.host : DOCKER_DEFAULT_HOST, conf.ca, conf.cert, conf.key};
 
@@ -143,7 +143,7 @@ struct target configured(void)
 }
 
 /* Ids and names as Docker makes them: [A-Za-z0-9_.-], at most DOCKER_ID_MAX. */
-int id_valid(const char *what, const char *id, struct err *e)
+int dk_id_valid(const char *what, const char *id, struct err *e)
 {
 	size_t n = id ? strlen(id) : 0, i;
 
@@ -291,7 +291,7 @@ static int docker_error(struct call *c)
 }
 
 /* The URL of path on t for h, and the TLS client settings when t has them. */
-int target_on(CURL *h, const char *op, const struct target *t, const char *path,
+int dk_target_on(CURL *h, const char *op, const struct target *t, const char *path,
 	      struct buf *url, struct err *e)
 {
 	int tls = t->cert != NULL, rc;
@@ -319,7 +319,7 @@ int target_on(CURL *h, const char *op, const struct target *t, const char *path,
 
 static int set_target(struct call *c, const struct target *t, struct buf *url)
 {
-	return target_on(handle, c->op, t, c->path, url, c->e);
+	return dk_target_on(handle, c->op, t, c->path, url, c->e);
 }
 
 /* What every call sets: time limits, callbacks, buffers. */
@@ -456,9 +456,9 @@ out:
 	return rc;
 }
 
-int perform(struct call *c)
+int dk_perform(struct call *c)
 {
-	struct target t = configured();
+	struct target t = dk_configured();
 
 	if (cur.refused)
 		return err_set(c->e, ERR_DOCKER, "%s", cur.why);
@@ -467,7 +467,7 @@ int perform(struct call *c)
 	return perform_at(c, &t);
 }
 
-int sink_buf(struct call *c, const char *p, size_t n)
+int dk_sink_buf(struct call *c, const char *p, size_t n)
 {
 	struct buf *b = c->sink_arg;
 	int rc = buf_append(b, p, n);
@@ -480,16 +480,16 @@ int sink_buf(struct call *c, const char *p, size_t n)
 }
 
 /* A call whose 2xx answer is a JSON document: *out is the caller's (json_object_put). */
-int call_json(struct call *c, json_type want, json_object **out)
+int dk_call_json(struct call *c, json_type want, json_object **out)
 {
 	struct buf b;
 	int rc;
 
 	*out = NULL;
 	buf_init(&b, DOCKER_RESPONSE_MAX);
-	c->sink = sink_buf;
+	c->sink = dk_sink_buf;
 	c->sink_arg = &b;
-	if ((rc = perform(c)))
+	if ((rc = dk_perform(c)))
 		goto out;
 	if (!b.data || !(*out = json_tokener_parse(b.data)) || !json_object_is_type(*out, want)) {
 		json_object_put(*out);
@@ -502,7 +502,7 @@ out:
 	return rc;
 }
 
-void call_init(struct call *c, const char *op, const char *method, const char *path,
+void dk_call_init(struct call *c, const char *op, const char *method, const char *path,
 	       long timeout_ms, struct err *e)
 {
 	memset(c, 0, sizeof(*c));
@@ -514,14 +514,14 @@ void call_init(struct call *c, const char *op, const char *method, const char *p
 }
 
 /* A JSON request body (a NUL-terminated string that outlives the call). */
-void call_body(struct call *c, const char *json)
+void dk_call_body(struct call *c, const char *json)
 {
 	c->ctype = "application/json";
 	c->body = json;
 	c->body_len = strlen(json);
 }
 
-int call_refused(struct err *e)
+int dk_call_refused(struct err *e)
 {
 	if (cur.refused)
 		return err_set(e, ERR_DOCKER, "%s", cur.why);
@@ -530,7 +530,7 @@ int call_refused(struct err *e)
 
 int docker_ping(const char *host, struct err *e)
 {
-	struct target t = configured();
+	struct target t = dk_configured();
 	struct err why;
 	struct call c;
 	struct buf b;
@@ -545,8 +545,8 @@ int docker_ping(const char *host, struct err *e)
 	if (!host_valid(t.host))
 		return err_set(e, ERR_FAIL, "docker unavailable: unsupported host %s", t.host);
 	buf_init(&b, 64);
-	call_init(&c, "ping", "GET", "/_ping", 3000, e);
-	c.sink = sink_buf;
+	dk_call_init(&c, "ping", "GET", "/_ping", 3000, e);
+	c.sink = dk_sink_buf;
 	c.sink_arg = &b;
 	c.e = &why;
 	rc = perform_at(&c, &t);

@@ -16,7 +16,7 @@ static int archive_path(struct buf *path, const char *container, const char *p, 
 	char *q;
 	int rc;
 
-	if ((rc = id_valid("container", container, e)))
+	if ((rc = dk_id_valid("container", container, e)))
 		return rc;
 	if (!p || p[0] != '/' || strlen(p) > TAR_NAME_MAX)
 		return err_set(e, ERR_INVALID, "archive path must be absolute, at most %d bytes",
@@ -44,11 +44,11 @@ int docker_archive_put_parts(const char *container, const char *dir,
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	call_init(&c, "write archive", "PUT", path.data, timeout_ms, e);
+	dk_call_init(&c, "write archive", "PUT", path.data, timeout_ms, e);
 	c.ctype = "application/x-tar";
 	c.parts = parts;
 	c.nparts = nparts;
-	rc = perform(&c);
+	rc = dk_perform(&c);
 	if (rc == ERR_EXISTS)
 		rc = err_set(e, ERR_EXISTS, "docker write archive: a directory is in the way");
 	else if (rc == ERR_NOTDIR)
@@ -78,11 +78,11 @@ static int archive_get_to(const char *container, const char *path, const char *o
 	buf_init(&p, 3 * TAR_NAME_MAX + 256);
 	if ((rc = archive_path(&p, container, path, e)))
 		goto out;
-	call_init(&c, op, "GET", p.data, timeout_ms, e);
+	dk_call_init(&c, op, "GET", p.data, timeout_ms, e);
 	c.sink = sink;
 	c.sink_arg = arg;
 	c.bufsize = bufsize;
-	rc = perform(&c);
+	rc = dk_perform(&c);
 out:
 	buf_release(&p);
 	return rc;
@@ -91,7 +91,7 @@ out:
 int docker_archive_get(const char *container, const char *path, struct buf *out,
 		       long timeout_ms, struct err *e)
 {
-	return archive_get_to(container, path, "read archive", sink_buf, out, 0, timeout_ms, e);
+	return archive_get_to(container, path, "read archive", dk_sink_buf, out, 0, timeout_ms, e);
 }
 
 static int sink_tar(struct call *c, const char *p, size_t n)
@@ -132,13 +132,13 @@ int docker_archive_stat(const char *container, const char *path, struct docker_p
 
 	memset(out, 0, sizeof(*out));
 	buf_init(&p, 3 * TAR_NAME_MAX + 256);
-	call_init(&c, "stat path", "HEAD", NULL, timeout_ms, e);
+	dk_call_init(&c, "stat path", "HEAD", NULL, timeout_ms, e);
 	buf_init(&c.stathdr, STATHDR_MAX);
 	if ((rc = archive_path(&p, container, path, e)))
 		goto out;
 	c.path = p.data;
 	c.want_stat = 1;
-	if ((rc = perform(&c)))
+	if ((rc = dk_perform(&c)))
 		goto out;
 	if (!c.stathdr.len || !(dec = malloc(c.stathdr.len / 4 * 3 + 1)) ||
 	    base64_decode(c.stathdr.data, c.stathdr.len, dec, &declen)) {

@@ -15,7 +15,7 @@
 
 /* ---- JSON building ---- */
 
-int add_strings(json_object *o, const char *key, const char *const *list)
+int dk_add_strings(json_object *o, const char *key, const char *const *list)
 {
 	json_object *a;
 
@@ -42,7 +42,7 @@ static int add_object(json_object *o, const char *key, json_object **out)
 	return 0;
 }
 
-int env_valid(const char *what, const char *const *list, int need_eq, struct err *e)
+int dk_env_valid(const char *what, const char *const *list, int need_eq, struct err *e)
 {
 	for (; list && *list; list++) {
 		const char *eq = strchr(*list, '=');
@@ -137,16 +137,16 @@ static int create_body(const struct docker_create *c, json_object **out)
 	json_add_bool(o, "StdinOnce", c->open_stdin != 0);
 	json_add_bool(o, "Tty", 0);
 	json_add_bool(o, "NetworkDisabled", 0);
-	if ((rc = add_strings(o, "Env", c->env)) || (rc = add_strings(o, "Cmd", c->cmd)))
+	if ((rc = dk_add_strings(o, "Env", c->env)) || (rc = dk_add_strings(o, "Cmd", c->cmd)))
 		return rc;
 	if (!(labels = labels_object(c->labels)))
 		return ERR_NOMEM;
 	json_object_object_add(o, "Labels", labels);
 	if ((rc = add_object(o, "HostConfig", &hc)) ||
-	    (rc = add_strings(hc, "CapDrop", c->cap_drop ? c->cap_drop : drop_all)) ||
-	    (rc = add_strings(hc, "CapAdd", c->cap_add)) ||
-	    (rc = add_strings(hc, "SecurityOpt", nnp)) ||
-	    (rc = add_strings(hc, "ExtraHosts", c->extra_hosts)) ||
+	    (rc = dk_add_strings(hc, "CapDrop", c->cap_drop ? c->cap_drop : drop_all)) ||
+	    (rc = dk_add_strings(hc, "CapAdd", c->cap_add)) ||
+	    (rc = dk_add_strings(hc, "SecurityOpt", nnp)) ||
+	    (rc = dk_add_strings(hc, "ExtraHosts", c->extra_hosts)) ||
 	    (rc = add_object(hc, "LogConfig", &logc)))
 		return rc;
 	json_add_bool(hc, "Init", 1);
@@ -182,7 +182,7 @@ int docker_storage_refused(const struct err *e)
 
 /* POSTs body to path and reads the "Id" of what Docker made (a container or an exec) into
  * id_out. */
-int post_for_id(const char *kind, const char *path, json_object *body, char *id_out,
+int dk_post_for_id(const char *kind, const char *path, json_object *body, char *id_out,
 		long timeout_ms, struct err *e)
 {
 	json_object *resp = NULL, *id;
@@ -191,12 +191,12 @@ int post_for_id(const char *kind, const char *path, json_object *body, char *id_
 	int rc;
 
 	snprintf(what, sizeof(what), "create %s", kind);
-	call_init(&c, what, "POST", path, timeout_ms, e);
-	call_body(&c, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
-	if ((rc = call_json(&c, json_type_object, &resp)))
+	dk_call_init(&c, what, "POST", path, timeout_ms, e);
+	dk_call_body(&c, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
+	if ((rc = dk_call_json(&c, json_type_object, &resp)))
 		goto out;
 	if (!json_object_object_get_ex(resp, "Id", &id) || !json_object_is_type(id, json_type_string) ||
-	    id_valid(kind, json_object_get_string(id), NULL)) {
+	    dk_id_valid(kind, json_object_get_string(id), NULL)) {
 		rc = err_set(e, ERR_FAIL, "docker %s: no id in the answer", what);
 		goto out;
 	}
@@ -218,7 +218,7 @@ int docker_container_create(const struct docker_create *c, char *id_out, long ti
 	id_out[0] = 0;
 	if (!c->image || !*c->image || strlen(c->image) > 255)
 		return err_set(e, ERR_INVALID, "docker create container: an image is required");
-	if (c->name && (rc = id_valid("container name", c->name, e)))
+	if (c->name && (rc = dk_id_valid("container name", c->name, e)))
 		return rc;
 	for (int k = 0; k < 2; k++)
 		for (l = k ? c->volume_labels : c->labels; l && *l; l++) {
@@ -226,7 +226,7 @@ int docker_container_create(const struct docker_create *c, char *id_out, long ti
 			if (!s || s == *l || s - *l > 255)
 				return err_set(e, ERR_INVALID, "label '%.64s' must be key=value", *l);
 		}
-	if ((rc = env_valid("env", c->env, 1, e)))
+	if ((rc = dk_env_valid("env", c->env, 1, e)))
 		return rc;
 	if (c->memory < 0 || c->nano_cpus < 0 || c->pids_limit < 0)
 		return err_set(e, ERR_INVALID, "docker create container: negative limit");
@@ -238,7 +238,7 @@ int docker_container_create(const struct docker_create *c, char *id_out, long ti
 		snprintf(path, sizeof(path), "/containers/create?name=%s", c->name);
 	else
 		snprintf(path, sizeof(path), "/containers/create");
-	rc = post_for_id("container", path, body, id_out, timeout_ms, e);
+	rc = dk_post_for_id("container", path, body, id_out, timeout_ms, e);
 out:
 	json_object_put(body);
 	return rc;
@@ -248,20 +248,20 @@ out:
 static const struct {
 	const char *kind, *collection;
 } objects[] = {
-	[CONTAINER] = { "container", "/containers/" },
-	[VOLUME] = { "volume", "/volumes/" },
-	[EXEC] = { "exec", "/exec/" },
+	[DK_CONTAINER] = { "container", "/containers/" },
+	[DK_VOLUME] = { "volume", "/volumes/" },
+	[DK_EXEC] = { "exec", "/exec/" },
 };
 
-/* The id checked, then /<collection>/<id><rest> into path[OBJECT_PATH_MAX]. */
-int object_path(char *path, enum object o, const char *id, const char *rest,
+/* The id checked, then /<collection>/<id><rest> into path[DK_OBJECT_PATH_MAX]. */
+int dk_object_path(char *path, enum object o, const char *id, const char *rest,
 		struct err *e)
 {
 	int rc;
 
-	if ((rc = id_valid(objects[o].kind, id, e)))
+	if ((rc = dk_id_valid(objects[o].kind, id, e)))
 		return rc;
-	snprintf(path, OBJECT_PATH_MAX, "%s%s%s", objects[o].collection, id, rest);
+	snprintf(path, DK_OBJECT_PATH_MAX, "%s%s%s", objects[o].collection, id, rest);
 	return 0;
 }
 
@@ -269,35 +269,35 @@ int object_path(char *path, enum object o, const char *id, const char *rest,
 static int object_call(enum object o, const char *what, const char *method, const char *id,
 		       const char *rest, long timeout_ms, struct err *e)
 {
-	char path[OBJECT_PATH_MAX];
+	char path[DK_OBJECT_PATH_MAX];
 	struct call c;
 	int rc;
 
-	if ((rc = object_path(path, o, id, rest, e)))
+	if ((rc = dk_object_path(path, o, id, rest, e)))
 		return rc;
-	call_init(&c, what, method, path, timeout_ms, e);
-	return perform(&c);
+	dk_call_init(&c, what, method, path, timeout_ms, e);
+	return dk_perform(&c);
 }
 
 /* GET /<collection>/<id><rest>, whose answer is a JSON object: *out is the caller's. */
-int object_get(enum object o, const char *what, const char *id, const char *rest,
+int dk_object_get(enum object o, const char *what, const char *id, const char *rest,
 	       long timeout_ms, json_object **out, struct err *e)
 {
-	char path[OBJECT_PATH_MAX];
+	char path[DK_OBJECT_PATH_MAX];
 	struct call c;
 	int rc;
 
 	*out = NULL;
-	if ((rc = object_path(path, o, id, rest, e)))
+	if ((rc = dk_object_path(path, o, id, rest, e)))
 		return rc;
-	call_init(&c, what, "GET", path, timeout_ms, e);
-	return call_json(&c, json_type_object, out);
+	dk_call_init(&c, what, "GET", path, timeout_ms, e);
+	return dk_call_json(&c, json_type_object, out);
 }
 
 int docker_container_start(const char *id, long timeout_ms, struct err *e)
 {
 	/* 304: already started. */
-	return object_call(CONTAINER, "start container", "POST", id, "/start", timeout_ms, e);
+	return object_call(DK_CONTAINER, "start container", "POST", id, "/start", timeout_ms, e);
 }
 
 /* A network entry's IPv4 address (its "IPAddress", checked to be one) into ip (ip_len bytes);
@@ -341,7 +341,7 @@ int docker_container_inspect(const char *id, struct docker_container_state *out,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = object_get(CONTAINER, "inspect container", id, "/json", timeout_ms, &resp, e)))
+	if ((rc = dk_object_get(DK_CONTAINER, "inspect container", id, "/json", timeout_ms, &resp, e)))
 		return rc;
 	if (!json_object_object_get_ex(resp, "State", &st) ||
 	    !json_object_object_get_ex(st, "Status", &status) ||
@@ -365,7 +365,7 @@ int docker_container_size(const char *id, int64_t *size_rw, long timeout_ms, str
 	int rc;
 
 	*size_rw = 0;
-	if ((rc = object_get(CONTAINER, "measure container", id, "/json?size=1", timeout_ms,
+	if ((rc = dk_object_get(DK_CONTAINER, "measure container", id, "/json?size=1", timeout_ms,
 			     &resp, e)))
 		return rc;
 	/* Absent when the engine could not measure (the container is being removed): 0. */
@@ -384,11 +384,11 @@ int docker_container_ip(const char *id, const char *network, char *ip, size_t ip
 	int rc;
 
 	ip[0] = 0;
-	if ((rc = id_valid("container", id, e)))
+	if ((rc = dk_id_valid("container", id, e)))
 		return rc;
 	snprintf(path, sizeof(path), "/containers/%s/json", id);
-	call_init(&c, "inspect container", "GET", path, timeout_ms, e);
-	if ((rc = call_json(&c, json_type_object, &resp)))
+	dk_call_init(&c, "inspect container", "GET", path, timeout_ms, e);
+	if ((rc = dk_call_json(&c, json_type_object, &resp)))
 		return rc;
 	if (!json_object_object_get_ex(resp, "NetworkSettings", &ns) ||
 	    !json_object_object_get_ex(ns, "Networks", &nets) ||
@@ -402,23 +402,23 @@ int docker_container_ip(const char *id, const char *network, char *ip, size_t ip
 int docker_container_update(const char *id, int64_t memory, int64_t nano_cpus, long timeout_ms,
 			    struct err *e)
 {
-	char path[OBJECT_PATH_MAX], body[128];
+	char path[DK_OBJECT_PATH_MAX], body[128];
 	struct call c;
 	int rc;
 
-	if ((rc = object_path(path, CONTAINER, id, "/update", e)))
+	if ((rc = dk_object_path(path, DK_CONTAINER, id, "/update", e)))
 		return rc;
 	/* Swap stays equal to memory: no swap, as at create. */
 	snprintf(body, sizeof(body), "{\"Memory\":%lld,\"MemorySwap\":%lld,\"NanoCpus\":%lld}",
 		 (long long)memory, (long long)memory, (long long)nano_cpus);
-	call_init(&c, "update container", "POST", path, timeout_ms, e);
-	call_body(&c, body);
-	return perform(&c);
+	dk_call_init(&c, "update container", "POST", path, timeout_ms, e);
+	dk_call_body(&c, body);
+	return dk_perform(&c);
 }
 
 int docker_container_remove(const char *id, long timeout_ms, struct err *e)
 {
-	return object_call(CONTAINER, "remove container", "DELETE", id, "?force=1&v=1", timeout_ms, e);
+	return object_call(DK_CONTAINER, "remove container", "DELETE", id, "?force=1&v=1", timeout_ms, e);
 }
 
 /* What a list call is: its path, where the items are in the answer (an array, or the array
@@ -452,8 +452,8 @@ static int list_by_label(const struct list_kind *k, const char *label, const cha
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	call_init(&c, k->what, "GET", path.data, timeout_ms, e);
-	if ((rc = call_json(&c, k->items ? json_type_object : json_type_array, &resp)))
+	dk_call_init(&c, k->what, "GET", path.data, timeout_ms, e);
+	if ((rc = dk_call_json(&c, k->items ? json_type_object : json_type_array, &resp)))
 		goto out;
 	items = resp;
 	if (k->items && (!json_object_object_get_ex(resp, k->items, &items) ||
@@ -500,5 +500,5 @@ int docker_volume_list(const char *label, const char *value_label, docker_list_f
 
 int docker_volume_remove(const char *name, long timeout_ms, struct err *e)
 {
-	return object_call(VOLUME, "remove volume", "DELETE", name, "", timeout_ms, e);
+	return object_call(DK_VOLUME, "remove volume", "DELETE", name, "", timeout_ms, e);
 }

@@ -94,16 +94,16 @@ int docker_stdin_put(const char *id, const void *data, size_t len, long timeout_
 		     struct err *e)
 {
 	static const char op[] = "attach stdin";
-	struct target t = configured();
-	char path[OBJECT_PATH_MAX], curlerr[CURL_ERROR_SIZE] = "";
+	struct target t = dk_configured();
+	char path[DK_OBJECT_PATH_MAX], curlerr[CURL_ERROR_SIZE] = "";
 	struct buf url, req;
 	struct timespec t0;
 	CURL *h;
 	int rc;
 
-	if ((rc = call_refused(e)))
+	if ((rc = dk_call_refused(e)))
 		return rc;
-	if ((rc = object_path(path, CONTAINER, id, "/attach?stream=1&stdin=1", e)))
+	if ((rc = dk_object_path(path, DK_CONTAINER, id, "/attach?stream=1&stdin=1", e)))
 		return rc;
 	/* A handle of its own: CONNECT_ONLY leaves the connection to us, and the process's
 	 * handle keeps its connection for the calls around this one. */
@@ -113,7 +113,7 @@ int docker_stdin_put(const char *id, const void *data, size_t len, long timeout_
 	buf_init(&req, 1024);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int64_t deadline = clock_ms() + (timeout_ms > 0 ? timeout_ms : DOCKER_TIMEOUT_MS);
-	if ((rc = target_on(h, op, &t, path, &url, e)))
+	if ((rc = dk_target_on(h, op, &t, path, &url, e)))
 		goto out;
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curlerr);
@@ -152,19 +152,19 @@ out:
 int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 		       char *id_out, long timeout_ms, struct err *e)
 {
-	char path[OBJECT_PATH_MAX];
+	char path[DK_OBJECT_PATH_MAX];
 	json_object *body = NULL;
 	int rc;
 
 	id_out[0] = 0;
-	if ((rc = object_path(path, CONTAINER, container, "/exec", e)))
+	if ((rc = dk_object_path(path, DK_CONTAINER, container, "/exec", e)))
 		return rc;
 	if (!o->cmd || !o->cmd[0])
 		return err_set(e, ERR_INVALID, "docker create exec: a command is required");
-	if ((rc = env_valid("env", o->env, 1, e)))
+	if ((rc = dk_env_valid("env", o->env, 1, e)))
 		return rc;
 	if (!(body = json_object_new_object()) ||
-	    add_strings(body, "Cmd", o->cmd) || add_strings(body, "Env", o->env)) {
+	    dk_add_strings(body, "Cmd", o->cmd) || dk_add_strings(body, "Env", o->env)) {
 		rc = err_set(e, ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -178,7 +178,7 @@ int docker_exec_create(const char *container, const struct docker_exec_opts *o,
 		json_add_str(body, "User", o->user);
 	if (o->workdir)
 		json_add_str(body, "WorkingDir", o->workdir);
-	rc = post_for_id("exec", path, body, id_out, timeout_ms, e);
+	rc = dk_post_for_id("exec", path, body, id_out, timeout_ms, e);
 out:
 	json_object_put(body);
 	return rc;
@@ -217,27 +217,27 @@ int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeo
 		      struct err *e)
 {
 	static const char body[] = "{\"Detach\":false,\"Tty\":false}";
-	char path[OBJECT_PATH_MAX];
+	char path[DK_OBJECT_PATH_MAX];
 	struct exec_sink s;
 	struct call c;
 	int rc;
 
 	io->timed_out = io->cancelled = 0;
 	memset(io->bytes, 0, sizeof(io->bytes));
-	if ((rc = object_path(path, EXEC, exec_id, "/start", e)))
+	if ((rc = dk_object_path(path, DK_EXEC, exec_id, "/start", e)))
 		return rc;
 	if (!io->sink)
 		return err_set(e, ERR_INVALID, "docker start exec: an output sink is required");
 	memset(&s, 0, sizeof(s));
 	s.io = io;
 	dstream_init(&s.ds, io->max_frame, exec_out, &s);
-	call_init(&c, "start exec", "POST", path, timeout_ms, e);
-	call_body(&c, body);
+	dk_call_init(&c, "start exec", "POST", path, timeout_ms, e);
+	dk_call_body(&c, body);
 	c.sink = sink_exec;
 	c.sink_arg = &s;
 	c.cancel = io->cancel;
 	c.cancel_arg = io->cancel_arg;
-	rc = perform(&c);
+	rc = dk_perform(&c);
 	if (rc == 0 && c.status != 200)
 		rc = err_set(e, ERR_FAIL, "docker start exec: answered %ld, not a stream", c.status);
 	if (rc == 0 && (rc = dstream_finish(&s.ds, e)))
@@ -252,15 +252,15 @@ int docker_exec_start(const char *exec_id, struct docker_exec_io *io, long timeo
 int docker_exec_start_detached(const char *exec_id, long timeout_ms, struct err *e)
 {
 	static const char body[] = "{\"Detach\":true,\"Tty\":false}";
-	char path[OBJECT_PATH_MAX];
+	char path[DK_OBJECT_PATH_MAX];
 	struct call c;
 	int rc;
 
-	if ((rc = object_path(path, EXEC, exec_id, "/start", e)))
+	if ((rc = dk_object_path(path, DK_EXEC, exec_id, "/start", e)))
 		return rc;
-	call_init(&c, "start detached exec", "POST", path, timeout_ms, e);
-	call_body(&c, body);
-	return perform(&c);
+	dk_call_init(&c, "start detached exec", "POST", path, timeout_ms, e);
+	dk_call_body(&c, body);
+	return dk_perform(&c);
 }
 
 int docker_exec_inspect(const char *exec_id, struct docker_exec_state *out, long timeout_ms,
@@ -271,7 +271,7 @@ int docker_exec_inspect(const char *exec_id, struct docker_exec_state *out, long
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = object_get(EXEC, "inspect exec", exec_id, "/json", timeout_ms, &resp, e)))
+	if ((rc = dk_object_get(DK_EXEC, "inspect exec", exec_id, "/json", timeout_ms, &resp, e)))
 		return rc;
 	if (get_bool(resp, "Running", &out->running)) {
 		rc = err_set(e, ERR_FAIL, "docker inspect exec: no Running in the answer");

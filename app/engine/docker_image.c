@@ -54,8 +54,8 @@ int docker_info_isolation(char *out, size_t len, long timeout_ms, struct err *e)
 
 	if (len)
 		out[0] = 0;
-	call_init(&c, "info", "GET", "/info", timeout_ms, e);
-	if ((rc = call_json(&c, json_type_object, &info)))
+	dk_call_init(&c, "info", "GET", "/info", timeout_ms, e);
+	if ((rc = dk_call_json(&c, json_type_object, &info)))
 		return rc;
 	snprintf(out, len, "%s", isolation_of(info));
 	json_object_put(info);
@@ -181,8 +181,8 @@ int docker_image_inspect(const char *image, const char *label, int64_t *size, ch
 		return err_set(e, ERR_INVALID, "image name '%.255s' is not an image reference "
 			       "([A-Za-z0-9._/:@-], no '..' or empty component)", image);
 	snprintf(path, sizeof(path), "/images/%s/json", image);
-	call_init(&c, "inspect image", "GET", path, timeout_ms, e);
-	if ((rc = call_json(&c, json_type_object, &resp)))
+	dk_call_init(&c, "inspect image", "GET", path, timeout_ms, e);
+	if ((rc = dk_call_json(&c, json_type_object, &resp)))
 		return rc;
 	if (get_int(resp, "Size", size))
 		rc = err_set(e, ERR_FAIL, "docker inspect image: no Size in the answer");
@@ -207,10 +207,10 @@ int docker_image_pull(const char *image, long timeout_ms, struct err *e)
 	buf_init(&path, 2048);
 	if ((rc = docker_image_pull_path(image, &path, e)))
 		goto out;
-	call_init(&c, "pull image", "POST", path.data, timeout_ms, &why);
+	dk_call_init(&c, "pull image", "POST", path.data, timeout_ms, &why);
 	c.sink = sink_pull;
 	c.sink_arg = &ps;
-	rc = perform(&c);
+	rc = dk_perform(&c);
 	pull_line(&ps);  /* a last line without its newline */
 	if (rc) {
 		/* Docker's own message, without the "docker pull image:" prefix or status. */

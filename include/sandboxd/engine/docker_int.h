@@ -1,7 +1,8 @@
 /* docker_int.h: internal to the engine layer, for app/engine/docker*.c only; callers use
  * docker.h. What the Docker client's files share: the transfer of docker.c (struct call,
  * perform and its sinks) and the helpers of docker_container.c that execs, images and
- * archives use too (the JSON building, the calls on one object by its id). */
+ * archives use too (the JSON building, the calls on one object by its id). Being shared,
+ * they are seen by the whole library: their names carry dk_ so that none clashes. */
 #ifndef SANDBOXD_DOCKER_INT_H
 #define SANDBOXD_DOCKER_INT_H
 #include <stddef.h>
@@ -53,36 +54,36 @@ struct call {
 };
 
 /* docker.c: the transfer. */
-struct target configured(void);
-int id_valid(const char *what, const char *id, struct err *e) __attribute__((warn_unused_result));
-int target_on(CURL *h, const char *op, const struct target *t, const char *path,
+struct target dk_configured(void);
+int dk_id_valid(const char *what, const char *id, struct err *e) __attribute__((warn_unused_result));
+int dk_target_on(CURL *h, const char *op, const struct target *t, const char *path,
 	      struct buf *url, struct err *e) __attribute__((warn_unused_result));
 /* docker_refuse's refusal into e (ERR_DOCKER), for a call that does not go through
  * perform; else 0. */
-int call_refused(struct err *e) __attribute__((warn_unused_result));
-void call_init(struct call *c, const char *op, const char *method, const char *path,
+int dk_call_refused(struct err *e) __attribute__((warn_unused_result));
+void dk_call_init(struct call *c, const char *op, const char *method, const char *path,
 	       long timeout_ms, struct err *e);
-void call_body(struct call *c, const char *json);
-int perform(struct call *c) __attribute__((warn_unused_result));
-int call_json(struct call *c, json_type want, json_object **out)
+void dk_call_body(struct call *c, const char *json);
+int dk_perform(struct call *c) __attribute__((warn_unused_result));
+int dk_call_json(struct call *c, json_type want, json_object **out)
 	__attribute__((warn_unused_result));
 /* A sink that appends to the struct buf of c->sink_arg. */
-int sink_buf(struct call *c, const char *p, size_t n) __attribute__((warn_unused_result));
+int dk_sink_buf(struct call *c, const char *p, size_t n) __attribute__((warn_unused_result));
 
 /* docker_container.c: the JSON building, and the calls on one object by its id. */
-int add_strings(json_object *o, const char *key, const char *const *list)
+int dk_add_strings(json_object *o, const char *key, const char *const *list)
 	__attribute__((warn_unused_result));
-int env_valid(const char *what, const char *const *list, int need_eq, struct err *e)
+int dk_env_valid(const char *what, const char *const *list, int need_eq, struct err *e)
 	__attribute__((warn_unused_result));
-int post_for_id(const char *kind, const char *path, json_object *body, char *id_out,
+int dk_post_for_id(const char *kind, const char *path, json_object *body, char *id_out,
 		long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 /* The objects calls are about (objects[] of docker_container.c gives each the name its ids
  * have in messages, and where they are). */
-enum object { CONTAINER, VOLUME, EXEC };
-#define OBJECT_PATH_MAX (DOCKER_ID_MAX + 64)
-int object_path(char *path, enum object o, const char *id, const char *rest, struct err *e)
+enum object { DK_CONTAINER, DK_VOLUME, DK_EXEC };
+#define DK_OBJECT_PATH_MAX (DOCKER_ID_MAX + 64)
+int dk_object_path(char *path, enum object o, const char *id, const char *rest, struct err *e)
 	__attribute__((warn_unused_result));
-int object_get(enum object o, const char *what, const char *id, const char *rest,
+int dk_object_get(enum object o, const char *what, const char *id, const char *rest,
 	       long timeout_ms, json_object **out, struct err *e) __attribute__((warn_unused_result));
 
 /* An answer's fields: 0, else ERR_FAIL (absent or of another type; *out untouched). */
