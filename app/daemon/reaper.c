@@ -1,6 +1,5 @@
 /* reaper.c: idle stop, stuck starts, and reconciliation, under a database lease. */
 #include <signal.h>
-#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "sandboxd/daemon/reaper.h"
 #include "sandboxd/sandbox/warm.h"
 #include "sandboxd/sandbox/sandbox.h"
+#include "sandboxd/lib/proc.h"
 #include "sandboxd/common/banned.h"
 
 #define LEASE_SECONDS "30"   /* a dead reaper's lease lapses after this */
@@ -573,21 +573,13 @@ static int passes(const struct config *cfg, struct db *db, const char *me, const
 
 int reaper_run(const struct config *cfg)
 {
-	struct sigaction sa;
 	struct db db;
 	struct err e;
 	char me[128], host[64] = "", mine[sizeof(cfg->relay_url) + 8] = "";
 	int interval = cfg->reaper_interval;
 	int64_t next_register = 0;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
-	/* Its own name, so that operators (and tests) tell it from the workers. */
-	prctl(PR_SET_NAME, "sandboxd-reaper");
+	proc_setup(on_term, "sandboxd-reaper");
 	git_libgit2_init();   /* ephemeral refs (forge_sweep) */
 	gethostname(host, sizeof(host) - 1);
 	snprintf(me, sizeof(me), "%s:%d", host, (int)getpid());

@@ -13,6 +13,7 @@
 #include "sandboxd/lib/log.h"
 #include "sandboxd/core/metrics.h"
 #include "sandboxd/daemon/worker.h"
+#include "sandboxd/lib/proc.h"
 #include "sandboxd/common/banned.h"
 
 #define POOL_MAX (256u << 20)
@@ -99,17 +100,11 @@ static void worker_cleanup(struct worker *w)
 int worker_run(const struct config *cfg, int listen_fd)
 {
 	struct worker w;
-	struct sigaction sa;
 	sigset_t term, none;
 	struct req r;
 	int rc, backoff = 0;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term; /* no SA_RESTART: accept must return EINTR */
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
+	proc_setup(on_term, NULL); /* accept returns EINTR on SIGTERM */
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include "sandboxd/common/agentwire.h"
 #include "sandboxd/core/db.h"
@@ -17,6 +16,7 @@
 #include "sandboxd/lib/log.h"
 #include "sandboxd/core/metrics.h"
 #include "sandboxd/holder/parked.h"
+#include "sandboxd/lib/proc.h"
 #include "sandboxd/common/banned.h"
 
 #define EVENTS 256
@@ -352,16 +352,9 @@ static int holder_open(struct holder *h, const struct config *cfg, int listen_fd
 int holder_run(const struct config *cfg, int listen_fd)
 {
 	struct epoll_event ev[EVENTS];
-	struct sigaction sa;
 	struct holder h;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
-	prctl(PR_SET_NAME, "sandboxd-holder");
+	proc_setup(on_term, "sandboxd-holder");
 	if (holder_open(&h, cfg, listen_fd))
 		return 1;
 	metrics_set_state(METRICS_IDLE);
