@@ -64,6 +64,24 @@ static int create_secrets(struct req *r, const struct repo *repo, const char **o
 	return 0;
 }
 
+/* A size in MiB (from 64) that the create may ask for, as create_limits says: the asked
+ * value goes into the audit row as key, 422 past max (bytes); *out (bytes) only when given. */
+static int mib_field(struct req *r, const char *field, const char *key, int64_t max,
+		     int64_t *out, struct err *e)
+{
+	int64_t mib = 0;
+	int rc = json_field_int(r->json, field, 0, 64, INT32_MAX, &mib, e);
+
+	if (rc)
+		return rc < 0 ? rc : 0;
+	json_add_int(r->audit_details, key, mib);
+	if (mib > max >> 20)
+		return err_http(e, 422, "field '%s' is over this deployment's maximum (%lld)", field,
+				(long long)(max >> 20));
+	*out = mib << 20;
+	return 0;
+}
+
 /* The create's own limits (SPEC §4 "Limits"): cpus, a number from 0.01, memoryMiB and
  * diskMiB, from 64, each up to the operator's maximum (never below the default): 400 for
  * the shape, 422 naming the field past the maximum. */
@@ -75,7 +93,6 @@ static int create_limits(struct req *r, struct sandbox_limits *lim, struct err *
 								       : r->cfg->sandbox_cpus;
 	int64_t max_disk = r->cfg->sandbox_max_disk > r->cfg->sandbox_disk ? r->cfg->sandbox_max_disk
 									   : r->cfg->sandbox_disk;
-	int64_t mib = 0;
 	json_object *v;
 	int rc;
 
@@ -93,25 +110,9 @@ static int create_limits(struct req *r, struct sandbox_limits *lim, struct err *
 					max_cpus);
 		lim->nano_cpus = (int64_t)(c * 1e9 + 0.5);
 	}
-	if ((rc = json_field_int(r->json, "memoryMiB", 0, 64, INT32_MAX, &mib, e)) < 0)
+	if ((rc = mib_field(r, "memoryMiB", "memory_mib", max_mem, &lim->memory, e)))
 		return rc;
-	if (rc == 0) {
-		json_add_int(r->audit_details, "memory_mib", mib);
-		if (mib > max_mem >> 20)
-			return err_http(e, 422, "field 'memoryMiB' is over this deployment's maximum "
-					"(%lld)", (long long)(max_mem >> 20));
-		lim->memory = mib << 20;
-	}
-	if ((rc = json_field_int(r->json, "diskMiB", 0, 64, INT32_MAX, &mib, e)) < 0)
-		return rc;
-	if (rc == 0) {
-		json_add_int(r->audit_details, "disk_mib", mib);
-		if (mib > max_disk >> 20)
-			return err_http(e, 422, "field 'diskMiB' is over this deployment's maximum "
-					"(%lld)", (long long)(max_disk >> 20));
-		lim->disk = mib << 20;
-	}
-	return 0;
+	return mib_field(r, "diskMiB", "disk_mib", max_disk, &lim->disk, e);
 }
 /* The create's image (SPEC §4 "What's inside"): its own choice wins, then the repository's,
  * then the default (*out NULL). A name SANDBOXD_IMAGES does not hold: 422. */
