@@ -1,5 +1,10 @@
-# sandboxd — one entry point: make, make test, make run, make stop, make unit, make fuzz,
-# make valgrind, make install, make uninstall, make deb.
+# sandboxd — one entry point: make, make check, make test, make run, make stop, make unit,
+# make fuzz, make valgrind, make install, make uninstall, make deb.
+#   make check   before a commit (about 3 min with the runner images built): build, lint,
+#                unit tests, fuzz corpora replay, tests/check-links.sh, and t_smoke through
+#                a real stack
+#   make test    before a push (CI): everything (tests/integration/run.sh --matrix; the
+#                layout at the top of run.sh and in tests/integration/schedule)
 CC      ?= cc
 PKGS    := fcgi json-c libgit2 libpq libcurl openssl zlib libdeflate
 WARN    := -Wall -Wextra -Werror -Wvla -Wformat-security -Wmissing-prototypes \
@@ -193,19 +198,47 @@ lint: $(LIB_OBJ)
 	@echo "shellcheck app/sandbox/sh: clean"
 	@for t in $(SANITIZE_SUITES) $(AGENT_OFF_SUITES); do [ -f tests/integration/$$t.sh ] || \
 		{ echo "Makefile names a suite that is not there: $$t"; exit 1; }; done
+	@for t in tests/integration/t_*.sh; do n=$${t##*/}; n=$${n%.sh}; \
+		awk -v n=$$n '$$1 == n && $$2 ~ /^(shared|last|egress|engine|heavy|load)$$/ && $$3 ~ /^[0-9]+$$/ { f = 1 } \
+		END { exit !f }' tests/integration/schedule || \
+		{ echo "tests/integration/schedule has no valid line for $$n (SUITE CLASS SECONDS)"; exit 1; }; done
+	@for n in $$(awk '!/^#/ && NF { print $$1 }' tests/integration/schedule); do \
+		[ -f tests/integration/$$n.sh ] || \
+		{ echo "tests/integration/schedule names a suite that is not there: $$n"; exit 1; }; done
 	sh deploy/check-results.sh $(HEADERS)
 	sh deploy/check-layers.sh $(B)/obj '$(LAYERS)'
 	@echo "results and layers: clean"
 
-# Everything, twice: the normal build, then ASan + UBSan builds of every binary.
-# The matrix (README "Two commands"): everything on the normal build; the suites that run
-# commands and the ones that make sandboxes once more with the agent and the warm pool off
-# (Docker exec only, every create cold); then the sanitizer build.
+# The build uses every core (JOBS); make test and make check build with it.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+# Everything, twice: the normal build, then ASan + UBSan builds of every binary. The matrix
+# (README "Two commands"; run.sh --matrix, the layout at the top of run.sh):
+#   normal     every integration suite
+#   agent-off  AGENT_OFF_SUITES (the suites that run commands and the ones that make
+#              sandboxes) with the agent and the warm pool off: Docker exec only, every
+#              create cold
+#   sanitize   SANITIZE_SUITES on the ASan + UBSan build
+#   steps      make unit, make valgrind and the sanitizer build (with its unit run), beside
+# The passes run in turn, one stack each, because on 2 cores the suites are CPU-bound
+# (IT_LANES_* and IT_PASSES_AT_ONCE=1 spread them where there are more cores). A suite's
+# class in tests/integration/schedule says what it may share when they do. The last line is
+# "N passed, N failed"; above it every suite, the counts per pass and the skips (a skip the
+# schedule does not allow fails under CI=true).
 AGENT_OFF_SUITES := t_agent t_sandbox_exec t_exec_stream t_exec_detach t_exec_procs t_secrets t_limits t_hostile_exec t_faults_exec t_sandbox t_reaper t_files_list t_files_raw
-test: all lint unit valgrind $(B)/docker-smoke
-	bash tests/integration/run.sh
-	SANDBOXD_AGENT=0 SANDBOXD_POOL_SIZE=0 bash tests/integration/run.sh $(AGENT_OFF_SUITES)
-	$(MAKE) check-sanitize
+test:
+	$(MAKE) -j$(JOBS) all lint $(B)/docker-smoke $(UNIT) $(FUZZ_BINS)
+	IT_AGENT_OFF_SUITES='$(AGENT_OFF_SUITES)' IT_SANITIZE_SUITES='$(SANITIZE_SUITES)' \
+		bash tests/integration/run.sh --matrix
+
+# The quick tier, before every commit: build, lint, unit tests, the fuzz corpora, the docs'
+# links (tests/check-links.sh, when there) and one trip through a real stack (t_smoke:
+# create at a ref, exec, git push from inside, close).
+check:
+	$(MAKE) -j$(JOBS) all lint $(UNIT) $(FUZZ_BINS)
+	$(MAKE) --no-print-directory unit fuzz-replay
+	if [ -f tests/check-links.sh ]; then bash tests/check-links.sh; fi
+	bash tests/integration/run.sh t_smoke
 
 bench: all
 	bash bench/run.sh
@@ -294,6 +327,6 @@ stop:
 clean:
 	rm -rf build build-san $(FB)
 
-.PHONY: all lint unit valgrind fuzz fuzz-replay test bench bench-rss check-sanitize run stop clean \
+.PHONY: all lint unit valgrind fuzz fuzz-replay test check bench bench-rss check-sanitize run stop clean \
         install uninstall deb
 .SECONDARY:

@@ -26,6 +26,9 @@
 #   mk_token LOGIN [scope] [flags]      prints the token; last_token_id gives its id
 #   wait_until SECONDS CMD…             poll CMD every 0.1 s
 #   ok NAME / fail NAME DETAIL / finish
+#   skip NAME                           a check this machine or stack cannot run: its own
+#                                       outcome, counted apart by run.sh (and a failure
+#                                       under CI=true unless the schedule says may-skip)
 #   it_tokens TEXT                      record the tokens in TEXT (see below)
 #
 # Every token the suite mints is recorded in $IT_TOKENS (one a line), so that run.sh can
@@ -201,9 +204,9 @@ pid_in() { local p; p=$(head -n 1 "$1" 2>/dev/null | tr -cd '0-9'); [[ -n $p ]] 
 # Bridges: a killed dockerd leaves the links of its networks' bridges behind (a stack's
 # <network>-web and -none, sbx…w and sbx…n, or br-…), and each holds one of Docker's default
 # address pools: enough of them and the next engine cannot make a network ("could not find
-# an available, non-overlapping IPv4 address pool"). So private_engine_down removes every
-# bridge that appeared since private_engine_dir and that neither the stack's engine nor
-# the host's has a network for.
+# an available, non-overlapping IPv4 address pool"). So private_engine_down removes the
+# bridges of its own stacks and Docker's default-named ones that appeared since
+# private_engine_dir and that neither the stack's engine nor the host's has a network for.
 bridges_now() { ip -o link show type bridge 2>/dev/null | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }' | sort -u; }
 engines_bridges() {
 	local h id name
@@ -215,10 +218,23 @@ engines_bridges() {
 	done | sort -u
 }
 private_engine_bridges_down() {
-	local b keep
+	local b keep now ours=' ' name sum
+	# Only what this suite's engines and stacks can have left: its stacks' bridges
+	# (local-stack.sh names them sbx<cksum of the var dir>, and its w and n) and Docker's
+	# default names (br-<id>). Never another stack's: run.sh runs stacks side by side, and
+	# this shell's DOCKER_HOST may name the private engine, not theirs.
+	for name in "${PS_NAMES[@]+"${PS_NAMES[@]}"}"; do
+		sum=$(printf '%s' "$(realpath -m "$D/$name")" | cksum | cut -d' ' -f1)
+		ours+="sbx$sum sbx${sum}w sbx${sum}n "
+	done
+	# The bridges first, the engines' networks after: a network made in between is then
+	# either in both or in neither.
+	now=$(bridges_now)
 	keep=$(engines_bridges)
-	comm -23 <(bridges_now) <(printf '%s\n' "$PE_BRIDGES_BEFORE") | while read -r b; do
-		[[ -n $b ]] && ! grep -qxF -- "$b" <<<"$keep" && ip link del "$b" 2>/dev/null
+	comm -23 <(printf '%s\n' "$now") <(printf '%s\n' "$PE_BRIDGES_BEFORE") | while read -r b; do
+		[[ -n $b ]] || continue
+		[[ $ours == *" $b "* || $b =~ ^br-[0-9a-f]{12}$ ]] || continue
+		grep -qxF -- "$b" <<<"$keep" || ip link del "$b" 2>/dev/null
 	done
 	return 0
 }
@@ -527,6 +543,11 @@ ok() {
 	_record ok "$1"
 }
 
+skip() {
+	printf 'skip %s: %s\n' "$TEST_NAME" "$1"
+	_record skip "$1"
+}
+
 fail() {
 	local name=$1 detail=${2-}
 	printf 'FAIL %s: %s\n' "$TEST_NAME" "$name"
@@ -755,13 +776,19 @@ mk_user() { # LOGIN [account flags…] -> LAST_TOKEN (write scope)
 	LAST_TOKEN_ID=$(last_token_id)
 }
 
+# Polls every 0.1 s for the first 2 s, every 0.25 s up to 10 s, then every 0.5 s: a poll
+# forks a docker, psql or curl (50-120 ms of CPU each), and run.sh runs suites side by
+# side on 2 cores. SECONDS counts the pauses, not the polls' own time (as it always has).
 wait_until() { # SECONDS CMD…: true once CMD succeeds, false after SECONDS
-	local secs=$1 i n
+	local ticks=$((${1%.*} * 20)) waited=0 step pause # in 50 ms ticks
 	shift
-	n=$((${secs%.*} * 10))
-	for ((i = 0; i < n; i++)); do
+	while ((waited < ticks)); do
 		"$@" && return 0
-		sleep 0.1
+		if ((waited < 40)); then step=2; elif ((waited < 200)); then step=5; else step=10; fi
+		((step > ticks - waited)) && step=$((ticks - waited))
+		printf -v pause '%d.%02d' $((step / 20)) $(((step % 20) * 5))
+		sleep "$pause"
+		waited=$((waited + step))
 	done
 	"$@"
 }
@@ -842,8 +869,17 @@ basic() { # the Authorization value for HTTP Basic with the token as password
 # server on the host at the default bridge's address (GW:HOST_PORT, pid HOSTSRV). Each
 # serves "egress-ok-$SFX" (answers URL checks it). egress_lab_down removes it all: put it
 # in AT_EXIT. run.sh removes namespaces named after its var dir that a killed test left.
+# The lab's /32 route to 169.254.169.254 is host-wide: one lab at a time on this machine,
+# whatever run or stack it belongs to (an flock held by this suite's shell until it ends,
+# kept from the lab's servers; run.sh also never runs two egress suites at once).
+EGRESS_LAB_LOCK=${IT_EGRESS_LAB_LOCK:-/run/lock/sandboxd-it-egress-lab}
 egress_lab() {
 	local vsum x i port a
+	exec {EGRESS_LAB_FD}>>"$EGRESS_LAB_LOCK"
+	if ! flock -w 900 "$EGRESS_LAB_FD"; then
+		fail 'the egress lab is free (another suite held it for 15 minutes)' "flock $EGRESS_LAB_LOCK"
+		finish
+	fi
 	vsum=$(printf '%s' "$SANDBOXD_VAR" | cksum | cut -d' ' -f1)
 	NS=sbxit-$vsum-$SFX
 	VH=sbxh$SFX      # host side, 12 characters (interface names hold 15)
@@ -884,10 +920,10 @@ egress_lab() {
 	for a in "$@" "$META:80" "$PRIV:80"; do
 		[[ $a == *:* ]] || a=$NS_IP:$a
 		ip netns exec "$NS" "$PY" -m http.server "${a##*:}" --bind "${a%:*}" --directory "$_T/www" \
-			>"$_T/srv$a.log" 2>&1 </dev/null &
+			>"$_T/srv$a.log" 2>&1 </dev/null {EGRESS_LAB_FD}>&- &
 		disown   # egress_lab_down kills them; no job notices
 	done
-	ip netns exec "$NS" "$PY" "$IT_DIR/dns_stub.py" "$PRIV" "$NS_IP" >"$_T/dns.log" 2>&1 </dev/null &
+	ip netns exec "$NS" "$PY" "$IT_DIR/dns_stub.py" "$PRIV" "$NS_IP" >"$_T/dns.log" 2>&1 </dev/null {EGRESS_LAB_FD}>&- &
 	disown
 	for port in "$@"; do
 		check "the listener on port $port answers the host" wait_until 15 answers "http://$NS_IP:$port/"
@@ -905,7 +941,7 @@ egress_lab() {
 		HOST_PORT=$((20000 + SRANDOM % 40000))
 		[ -z "$(ss -Hltn "sport = :$HOST_PORT")" ] && break
 	done
-	"$PY" -m http.server "$HOST_PORT" --bind "$GW" --directory "$_T/www" >"$_T/hostsrv.log" 2>&1 </dev/null &
+	"$PY" -m http.server "$HOST_PORT" --bind "$GW" --directory "$_T/www" >"$_T/hostsrv.log" 2>&1 </dev/null {EGRESS_LAB_FD}>&- &
 	HOSTSRV=$!
 	disown
 	check "a host listener on $GW:$HOST_PORT" wait_until 15 answers "http://$GW:$HOST_PORT/"
@@ -922,9 +958,15 @@ egress_lab_down() {
 
 finish() {
 	local p f
+	local s
 	p=$(grep -c "^ok	$TEST_NAME	" "$IT_RESULTS" || true)
 	f=$(grep -c "^fail	$TEST_NAME	" "$IT_RESULTS" || true)
-	printf '# %s: %s passed, %s failed\n' "$TEST_NAME" "$p" "$f"
-	((f == 0 && p > 0))
+	s=$(grep -c "^skip	$TEST_NAME	" "$IT_RESULTS" || true)
+	if ((s > 0)); then
+		printf '# %s: %s passed, %s failed, %s skipped\n' "$TEST_NAME" "$p" "$f" "$s"
+	else
+		printf '# %s: %s passed, %s failed\n' "$TEST_NAME" "$p" "$f"
+	fi
+	((f == 0 && p + s > 0))
 	exit $?
 }

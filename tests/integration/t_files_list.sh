@@ -90,7 +90,7 @@ if [ "$UID_IN" != 0 ]; then
 	list '{"path":"/root/x"}'
 	expect_box 403 'cannot list /root/x: permission denied' 'below a directory the user may not search: 403'
 else
-	ok 'commands run as root in this engine: no directory is out of reach (permission checks skipped)'
+	skip 'commands run as root in this engine: no directory is out of reach (permission checks)'
 fi
 
 # The cut: 10,001 files give 10,000 entries and truncated; 10,000 are whole.

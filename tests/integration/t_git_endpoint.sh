@@ -19,7 +19,7 @@ for t in "$DOCKERD" ip docker iptables; do
 	fi
 done
 if [[ $(id -u) != 0 ]]; then
-	ok 'not root: an engine and a bridge of its own need root; skipped'
+	skip 'not root: an engine and a bridge of its own need root'
 	finish
 fi
 if ! docker image inspect sandboxd-runner:minimal >/dev/null 2>&1; then

@@ -23,7 +23,7 @@ for t in "$DOCKERD" ip docker openssl; do
 	fi
 done
 if [[ $(id -u) != 0 ]]; then
-	ok 'not root: engines and bridges of its own need root; skipped'
+	skip 'not root: engines and bridges of its own need root'
 	finish
 fi
 if ! docker image inspect sandboxd-runner:minimal >/dev/null 2>&1; then

@@ -84,7 +84,7 @@ if [[ $(id -u) == 0 && -n $NET ]] && command -v iptables >/dev/null; then
 	check "egress.sh apply (${SANDBOXD_EGRESS:-open}) again" egress "${SANDBOXD_EGRESS:-open}" apply
 	a_is_refused "${SANDBOXD_EGRESS:-open} again"
 else
-	ok 'not root, no iptables or no sandbox network: web checks skipped'
+	skip 'not root, no iptables or no sandbox network: web checks'
 fi
 
 finish

@@ -12,7 +12,7 @@ KEY=${SANDBOXD_SIGNING_KEY_FILE:-$SANDBOXD_VAR/keys/signing.pem}
 
 if [ "$(id -u)" -ne 0 ]; then
 	# Not root: the stack runs as the caller; there is nothing to drop.
-	ok 'not run as root: privilege checks skipped'
+	skip 'not run as root: privilege checks'
 	finish
 fi
 
