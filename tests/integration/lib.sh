@@ -477,6 +477,28 @@ _mask() { # show a token's first characters only
 	if ((${#t} > 10)); then printf '%s…' "${t:0:10}"; else printf '%s' "$t"; fi
 }
 
+# call_bg NAME METHOD PATH [BODY] [MAXTIME] [CONTENT-TYPE] [ACCEPT]: a call with curl in
+# the background, as $BG_TOKEN (default $OT, else the admin's); its status, body, headers and
+# curl's stderr land in $_T/NAME.{status,body,headers,err}, its pid in BG_PID, and it is
+# killed at the suite's end. BODY "@file" sends a file. /mcp calls say MCP_VERSION
+# (2025-06-18) and accept JSON or SSE; others accept ACCEPT (application/json). Read it
+# back with bg_status NAME once the pid has ended.
+call_bg() {
+	local name=$1 method=$2 path=$3 body=${4:-} max=${5:-120} ctype=${6:-application/json}
+	local accept=${7:-application/json} tok=${BG_TOKEN:-${OT:-$SANDBOXD_TOKEN}}
+	local -a mcp=()
+	if [[ $path == /mcp ]]; then
+		mcp=(-H "MCP-Protocol-Version: ${MCP_VERSION:-2025-06-18}")
+		accept=${7:-application/json, text/event-stream}
+	fi
+	curl -sS -o "$_T/$name.body" -D "$_T/$name.headers" -w '%{http_code}' --max-time "$max" \
+		-X "$method" -H "Authorization: Bearer $tok" -H "Content-Type: $ctype" -H 'Expect:' \
+		-H "Accept: $accept" "${mcp[@]+"${mcp[@]}"}" ${body:+--data-binary "$body"} \
+		"$SANDBOXD_URL$path" >"$_T/$name.status" 2>"$_T/$name.err" &
+	BG_PID=$!
+	AT_EXIT+=("kill $BG_PID 2>/dev/null")
+}
+
 api() {
 	local method=$1 path=$2 body=${3-} token=${4-$SANDBOXD_TOKEN}
 	local -a args=(-sS -X "$method" -o "$_T/body" -D "$_T/headers"

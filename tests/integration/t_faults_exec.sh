@@ -32,15 +32,8 @@ procs() { # fails when the engine cannot say (then nothing counts as ended)
 running() { local p; p=$(procs) && grep -qE "$1" <<<"$p"; }
 not_running() { local p; p=$(procs) && ! grep -qE "$1" <<<"$p"; }
 
-# exec_bg NAME JSON MAXTIME: an exec with curl in the background; its status, body and
-# headers land in $_T/NAME.{status,body,headers}; its pid in BG_PID.
-exec_bg() {
-	curl -sS -o "$_T/$1.body" -D "$_T/$1.headers" -w '%{http_code}' --max-time "$3" \
-		-H "Authorization: Bearer $OT" -H 'Content-Type: application/json' -H 'Expect:' \
-		--data-binary "$2" "$SANDBOXD_URL$SB/$ID/exec" >"$_T/$1.status" 2>"$_T/$1.err" &
-	BG_PID=$!
-	AT_EXIT+=("kill $BG_PID 2>/dev/null")
-}
+# exec_bg NAME JSON MAXTIME: an exec in the background (call_bg).
+exec_bg() { call_bg "$1" POST "$SB/$ID/exec" "$2" "$3"; }
 bg_result() { # NAME: STATUS and BODY of a background exec once its curl has ended
 	LAST_REQ="POST $SB/$ID/exec ($1, in the background)"
 	STATUS=$(cat "$_T/$1.status" 2>/dev/null)

@@ -15,17 +15,6 @@ M=$(cat "$SANDBOXD_PID_FILE")
 O="pk$SFX"
 mk_repo "$O" r
 
-# call_bg NAME METHOD PATH [BODY] [MAXTIME] [CONTENT-TYPE]: a call in the background; its
-# status and body land in $_T/NAME.{status,body}.
-call_bg() {
-	curl -sS -o "$_T/$1.body" -w '%{http_code}' --max-time "${5:-120}" -X "$2" \
-		-H "Authorization: Bearer $OT" -H "Content-Type: ${6:-application/json}" -H 'Expect:' \
-		-H 'MCP-Protocol-Version: 2025-06-18' -H 'Accept: application/json, text/event-stream' \
-		${4:+--data-binary "$4"} "$SANDBOXD_URL$3" >"$_T/$1.status" 2>"$_T/$1.err" &
-	BG_PID=$!
-	AT_EXIT+=("kill $BG_PID 2>/dev/null")
-}
-
 GW=$(gitworkers)
 check 'the git workers are found' test -n "$GW"
 # shellcheck disable=SC2086
