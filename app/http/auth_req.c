@@ -19,20 +19,24 @@ int auth_resolve(struct req *r, struct err *e)
 	return rc;
 }
 
-/* The path that the request's would be with owner/name in place of the one it names:
- * /api/v3/repos/{o}/{r}… or, for git, /{o}/{r}.git…, with the query; NULL for any other. */
+static const char api_repos[] = "/api/v3/repos";
+
+/* 1 when r's URL names a repository (/api/v3/repos/{o}/{r}…, or any git request), so that
+ * a renamed one can be pointed at under its new name. */
+static int names_repo(const struct req *r)
+{
+	return r->git || strncmp(r->path, api_repos, strlen(api_repos)) == 0;
+}
+
+/* The path that the request's would be with owner/name in place of the one it names
+ * (names_repo), with the query. */
 static const char *moved_path(struct req *r, const char *owner, const char *name)
 {
-	static const char api[] = "/api/v3/repos";
-	const char *rest = r->path;
+	const char *rest = r->git ? r->path : r->path + strlen(api_repos);
 
-	if (!r->git && strncmp(rest, api, strlen(api)) == 0)
-		rest += strlen(api);
-	else if (!r->git)
-		return NULL;
 	for (int i = 0; i < 2 && rest; i++)
 		rest = strchr(rest + 1, '/');
-	return pool_printf(r->pool, "%s/%s/%s%s%s%s%s", r->git ? "" : api, owner, name,
+	return pool_printf(r->pool, "%s/%s/%s%s%s%s%s", r->git ? "" : api_repos, owner, name,
 			   r->git ? ".git" : "", rest ? rest : "", r->query && *r->query ? "?" : "",
 			   r->query && *r->query ? r->query : "");
 }
@@ -40,15 +44,13 @@ static const char *moved_path(struct req *r, const char *owner, const char *name
 int auth_repo(struct req *r, const char *owner, const char *name, enum role need, int writes,
 	      struct repo *out, struct err *e)
 {
-	static const char api[] = "/api/v3/repos";
 	unsigned flags = (writes ? AUTH_WRITES : 0) | (r->git ? AUTH_GIT : 0);
 	const char *loc;
 	int rc;
 
 	/* Only a URL that names the repository can point at its new name: MCP's tools name
 	 * it in their arguments. */
-	if ((r->via && strcmp(r->via, "mcp") == 0) ||
-	    (!r->git && strncmp(r->path, api, strlen(api))))
+	if ((r->via && strcmp(r->via, "mcp") == 0) || !names_repo(r))
 		flags |= AUTH_NO_MOVES;
 	rc = auth_access(r->db, &r->caller, owner, name, need, flags, out, e);
 	if (out->role != ROLE_NONE && out->owner[0])
