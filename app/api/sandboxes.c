@@ -334,6 +334,20 @@ int api_sandbox_close(struct req *r, struct err *e)
 	return 0;
 }
 
+/* A live sandbox the caller may change: its own (or a repository admin's), a user's call. */
+static int live_writable(struct req *r, struct repo *repo, struct sandbox *s, struct err *e)
+{
+	int rc = api_sandbox_access(r, repo, s, 1, e);
+
+	return rc ? rc : auth_user_write(&r->caller, e);
+}
+
+/* Activity on a ready sandbox moves its idle deadline; a starting one has none yet. */
+static int touch_ready(struct req *r, const struct sandbox *s, struct err *e)
+{
+	return strcmp(s->state, "ready") ? 0 : sandbox_touch(r->db, r->cfg->idle_timeout, s, e);
+}
+
 /* PATCH …/sandboxes/{id} {idle_timeout_seconds?}: the sandbox's own idle limit, from now
  * on (SPEC §4 "Keep-alive and lifetime"); the call counts as activity, so the deadline
  * is now + the limit. Answers the sandbox as GET does. */
@@ -345,8 +359,7 @@ int api_sandbox_update(struct req *r, struct err *e)
 	struct sandbox s;
 	int rc;
 
-	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
-	    (rc = auth_user_write(&r->caller, e)))
+	if ((rc = live_writable(r, &repo, &s, e)))
 		return rc;
 	if ((rc = json_field_int(r->json, "idle_timeout_seconds", 0, SANDBOX_IDLE_MIN,
 				 SANDBOX_IDLE_MAX, &idle, e)) < 0)
@@ -363,7 +376,7 @@ int api_sandbox_update(struct req *r, struct err *e)
 				 2, s.id, secs)))
 			return rc;
 	}
-	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e)))
+	if ((rc = touch_ready(r, &s, e)))
 		return rc;
 	char id[sizeof(s.id)];
 
@@ -382,10 +395,7 @@ int api_sandbox_keepalive(struct req *r, struct err *e)
 	struct sandbox s;
 	int rc;
 
-	if ((rc = api_sandbox_access(r, &repo, &s, 1, e)) ||
-	    (rc = auth_user_write(&r->caller, e)))
-		return rc;
-	if (strcmp(s.state, "ready") == 0 && (rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e)))
+	if ((rc = live_writable(r, &repo, &s, e)) || (rc = touch_ready(r, &s, e)))
 		return rc;
 	http_empty(r, 204);
 	return 0;

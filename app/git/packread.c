@@ -137,9 +137,8 @@ void packread_free(struct packread *p)
 	free(p);
 }
 
-/* The entry's offset in the pack, or 0 when oid is not in this pack's index (no entry
- * starts before byte 12, the pack's header). */
-static uint64_t find(const struct pack *k, const unsigned char *oid)
+/* oid's position in k's name table: 1 with *pos, 0 when oid is not in this pack's index. */
+static int position(const struct pack *k, const unsigned char *oid, uint32_t *pos)
 {
 	const unsigned char *names = k->idx + IDX_HEAD;
 	uint32_t lo = oid[0] ? be32(k->idx + 8 + 4 * (oid[0] - 1)) : 0;
@@ -149,43 +148,42 @@ static uint64_t find(const struct pack *k, const unsigned char *oid)
 		uint32_t mid = lo + (hi - lo) / 2;
 		int c = memcmp(names + (size_t)mid * PACKREAD_OID_LEN, oid, PACKREAD_OID_LEN);
 
-		if (c < 0) {
-			lo = mid + 1;
-		} else if (c > 0) {
-			hi = mid;
-		} else {
-			uint32_t off = be32(names + (size_t)k->n * (PACKREAD_OID_LEN + 4) + 4u * mid);
-
-			if (!(off & 0x80000000u))
-				return off;
-			off &= 0x7fffffffu;
-			return off < k->nlarge ? be64(names + (size_t)k->n * (PACKREAD_OID_LEN + 8) +
-						      8u * off) : 0;
+		if (c == 0) {
+			*pos = mid;
+			return 1;
 		}
-	}
-	return 0;
-}
-
-/* The CRC-32 the index records for the entry of oid, whose position in the name table find
- * used: the table after the names. */
-static uint32_t crc_of(const struct pack *k, const unsigned char *oid)
-{
-	const unsigned char *names = k->idx + IDX_HEAD;
-	uint32_t lo = oid[0] ? be32(k->idx + 8 + 4 * (oid[0] - 1)) : 0;
-	uint32_t hi = be32(k->idx + 8 + 4 * oid[0]);
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int c = memcmp(names + (size_t)mid * PACKREAD_OID_LEN, oid, PACKREAD_OID_LEN);
-
-		if (c == 0)
-			return be32(names + (size_t)k->n * PACKREAD_OID_LEN + 4u * mid);
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return 0;
+}
+
+/* The entry's offset in the pack, or 0 when oid is not in this pack's index (no entry
+ * starts before byte 12, the pack's header). */
+static uint64_t find(const struct pack *k, const unsigned char *oid)
+{
+	const unsigned char *names = k->idx + IDX_HEAD;
+	uint32_t pos, off;
+
+	if (!position(k, oid, &pos))
+		return 0;
+	off = be32(names + (size_t)k->n * (PACKREAD_OID_LEN + 4) + 4u * pos);
+	if (!(off & 0x80000000u))
+		return off;
+	off &= 0x7fffffffu;
+	return off < k->nlarge ? be64(names + (size_t)k->n * (PACKREAD_OID_LEN + 8) + 8u * off) : 0;
+}
+
+/* The CRC-32 the index records for the entry of oid: the table after the names. */
+static uint32_t crc_of(const struct pack *k, const unsigned char *oid)
+{
+	uint32_t pos;
+
+	if (!position(k, oid, &pos))
+		return 0;
+	return be32(k->idx + IDX_HEAD + (size_t)k->n * PACKREAD_OID_LEN + 4u * pos);
 }
 
 /* The header of the entry at off of k: 0 with its type and size, ERR_NOTFOUND when it is

@@ -594,15 +594,23 @@ int capture_take(struct capture *c, int stream, struct buf *out, struct err *e)
 	return 0;
 }
 
-size_t capture_cut_fragment(const struct capture *c, const char *t, size_t n)
+/* The longest of f's answers over every secret. */
+static size_t longest(const struct capture *c,
+		      size_t (*f)(const struct capture_secret *, const unsigned char *, size_t),
+		      const char *t, size_t n)
 {
 	size_t most = 0;
 
 	for (size_t i = 0; i < c->nsecrets; i++) {
-		size_t k = suffix_at_start(c->secrets[i], (const unsigned char *)t, n);
+		size_t k = f(c->secrets[i], (const unsigned char *)t, n);
 		most = k > most ? k : most;
 	}
 	return most;
+}
+
+size_t capture_cut_fragment(const struct capture *c, const char *t, size_t n)
+{
+	return longest(c, suffix_at_start, t, n);
 }
 
 size_t capture_masked_through(const struct capture *c, const char *t, size_t n, size_t at)
@@ -629,13 +637,7 @@ size_t capture_masked_through(const struct capture *c, const char *t, size_t n, 
 
 size_t capture_pending(const struct capture *c, const char *t, size_t n)
 {
-	size_t most = 0;
-
-	for (size_t i = 0; i < c->nsecrets; i++) {
-		size_t k = prefix_at_end(c->secrets[i], (const unsigned char *)t, n);
-		most = k > most ? k : most;
-	}
-	return most;
+	return longest(c, prefix_at_end, t, n);
 }
 
 size_t capture_secret_max(const struct capture *c)

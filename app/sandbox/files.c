@@ -121,6 +121,24 @@ static int agent_read_error(int rc, int *is_dir, struct err *e)
 	}
 }
 
+/* 1 (with via->agent_error) when the agent did not serve, so the engine's path runs; else
+ * 0, and the agent's answer is the one. */
+static int fell_back(struct files_via *via, int fell, const struct err *ea)
+{
+	if (fell) {
+		snprintf(via->agent_error, sizeof(via->agent_error), "%.255s", ea->msg);
+		return 1;
+	}
+	via->backend = "agent";
+	return 0;
+}
+
+/* A refusal in the agent's words, without the "agent: " its client puts first. */
+static const char *agent_words(const struct err *ea)
+{
+	return strncmp(ea->msg, "agent: ", 7) ? ea->msg : ea->msg + 7;
+}
+
 /* 1 when the agent did not serve (via->agent_error says why): the engine's path then. */
 static int agent_read(const struct sandbox *s, struct files_via *via, const char *abs,
 		      size_t limit, const struct files_sink *sink, int *is_dir, int *rc,
@@ -140,11 +158,8 @@ static int agent_read(const struct sandbox *s, struct files_via *via, const char
 		agent_close(&c);
 		fell = *rc && !a.started && (*rc == ERR_FAIL || *rc == ERR_LIMIT);
 	}
-	if (fell) {
-		snprintf(via->agent_error, sizeof(via->agent_error), "%.255s", ea.msg);
+	if (fell_back(via, fell, &ea))
 		return 1;
-	}
-	via->backend = "agent";
 	if (*rc && a.started)
 		*rc = err_set(e, *rc == ERR_FAIL ? ERR_EXISTS : *rc, "%s", ea.msg);
 	else if (*rc)
@@ -249,20 +264,16 @@ static int agent_write(const struct sandbox *s, struct files_via *via, const cha
 		agent_close(&c);
 		fell = (*rc == ERR_FAIL || *rc == ERR_LIMIT) && src->taken == 0;
 	}
-	if (fell) {
-		snprintf(via->agent_error, sizeof(via->agent_error), "%.255s", ea.msg);
+	if (fell_back(via, fell, &ea))
 		return 1;
-	}
-	via->backend = "agent";
 	switch (*rc) {
 	case 0: break;
 	case ERR_EXISTS: *rc = err_set(e, ERR_EXISTS, "is a directory"); break;
 	case ERR_NOTDIR: *rc = err_set(e, ERR_NOTDIR, "a parent is not a directory"); break;
 	case ERR_DENIED: *rc = err_set(e, ERR_DENIED, "permission denied"); break;
 	default:
-		/* Its words (or the source's: "the body ended before its length") without the "agent: " the client puts first. */
-		*rc = err_set(e, ERR_INVALID, "%s",
-			      strncmp(ea.msg, "agent: ", 7) ? ea.msg : ea.msg + 7);
+		/* Its words, or the source's ("the body ended before its length"). */
+		*rc = err_set(e, ERR_INVALID, "%s", agent_words(&ea));
 	}
 	return 0;
 }
@@ -381,11 +392,8 @@ static int agent_list(const struct sandbox *s, struct files_via *via, const char
 		agent_close(&c);
 		fell = *rc && !a->got && (*rc == ERR_FAIL || *rc == ERR_LIMIT);
 	}
-	if (fell) {
-		snprintf(via->agent_error, sizeof(via->agent_error), "%.255s", ea.msg);
+	if (fell_back(via, fell, &ea))
 		return 1;
-	}
-	via->backend = "agent";
 	if (*rc && a->got)
 		*rc = err_set(e, *rc == ERR_NOMEM ? ERR_NOMEM : ERR_FAIL,
 			      "the sandbox's agent broke off the listing: %s", ea.msg);
@@ -466,11 +474,8 @@ static int agent_remove(const struct sandbox *s, struct files_via *via, const ch
 		agent_close(&c);
 		fell = *rc == ERR_FAIL || *rc == ERR_LIMIT;
 	}
-	if (fell) {
-		snprintf(via->agent_error, sizeof(via->agent_error), "%.255s", ea.msg);
+	if (fell_back(via, fell, &ea))
 		return 1;
-	}
-	via->backend = "agent";
 	switch (*rc) {
 	case 0: break;
 	/* A parent that is not a directory: nothing is there, as file-remove.sh says. */
@@ -479,8 +484,7 @@ static int agent_remove(const struct sandbox *s, struct files_via *via, const ch
 	case ERR_EXISTS: *rc = err_set(e, ERR_EXISTS, "directory not empty"); break;
 	case ERR_DENIED: *rc = err_set(e, ERR_DENIED, "permission denied"); break;
 	default:
-		*rc = err_set(e, ERR_INVALID, "%s",
-			      strncmp(ea.msg, "agent: ", 7) ? ea.msg : ea.msg + 7);
+		*rc = err_set(e, ERR_INVALID, "%s", agent_words(&ea));
 	}
 	return 0;
 }
