@@ -95,9 +95,11 @@ int help(const char *command)
 	size_t n = strlen(command);
 
 	printf("usage:\n");
+	/* A command's lines begin with two spaces and its name; the name elsewhere (in the
+	 * settings' words, "but for key and git-url") is not one. */
 	while ((p = strstr(p, command))) {
 		const char *eol = strchr(p, '\n');
-		if (p[-1] == ' ' && p[n] == ' ')
+		if (p - usage_text >= 3 && !strncmp(p - 3, "\n  ", 3) && p[n] == ' ')
 			printf("  sandboxctl %.*s\n", (int)(eol - p), p);
 		p = eol;
 	}

@@ -25,6 +25,16 @@ for cmd in "" "migrate" "account create" "account disable" "account enable" "tok
 	exit_is 0 "sandboxctl $cmd --help" $cmd --help
 	check_cond "sandboxctl $cmd --help prints a usage text" '[[ -n $CTL_OUT$CTL_ERR ]]'
 done
+# A command's help names that command on each of its lines, and nothing else (the word
+# "key" in the settings' text was once printed as a line of `key --help`).
+for cmd in key git-url engine audit; do
+	exit_is 0 "sandboxctl $cmd --help" $cmd --help
+	check_cond "sandboxctl $cmd --help: every usage line is a line of the command list" \
+		'[[ $(sed -n "/^usage:/,/^Exit codes/p" <<<"$CTL_OUT" | sed "1d;\$d;s/^  sandboxctl /  /" |
+		      grep -vcxF -f <("$SANDBOXCTL" --help)) == 0 ]]'
+	check_cond "sandboxctl $cmd --help: at least one usage line" \
+		'grep -q "^  sandboxctl $cmd " <<<"$CTL_OUT"'
+done
 exit_is 2 'no arguments' 
 exit_is 2 'unknown command' frobnicate
 exit_is 2 'unknown subcommand' account frobnicate
