@@ -1,9 +1,15 @@
 /* api_previews.c: previews (SPEC.md §4 "Previews"). POST, GET and DELETE under
  * …/sandboxes/{id}/previews make, list and revoke them; the check answers nginx's
  * auth_request for each request to <id>.<SANDBOXD_PREVIEW_DOMAIN> with the address and
- * port to proxy to, both from our own row: the address the engine reported for the
- * sandbox's container when the preview was made, the port its creator asked for. nginx
- * carries the bytes; no worker is held by a preview's traffic. */
+ * port to proxy to, both from our own rows: the address the engine reported for the
+ * sandbox's current container (sandboxes.agent_ip), the port its maker asked for. nginx
+ * carries the bytes; no worker is held by a preview's traffic.
+ *
+ * A preview serves only while its maker could make it now and only at the container it was
+ * made for (docs/decisions/0079): the check reads both in its one query, on every request,
+ * so that no way of losing access (a role, an account, a repository's state, a row changed
+ * by hand) is missed; auth_sandboxes_lost also deletes the rows where the service itself
+ * takes the access away, so that giving it back revives no old URL. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +21,27 @@
 #include "sandboxd/proto/preview.h"
 #include "sandboxd/common/banned.h"
 
-/* The columns preview_json reads, in its order. */
-#define PREVIEW_COLS "id, port, rfc3339(expires_at)"
+/* The columns preview_json reads, in its order (p: previews). */
+#define PREVIEW_COLS "p.id, p.port, rfc3339(p.expires_at)"
+
+/* A preview with its sandbox (s), repository (r), maker (a) and the maker's collaborator row
+ * (c), for PREVIEW_SERVES. */
+#define PREVIEW_FROM \
+	" FROM previews p JOIN sandboxes s ON s.id = p.sandbox_id" \
+	"  JOIN repositories r ON r.id = s.repository_id" \
+	"  JOIN accounts a ON a.id = p.account_id" \
+	"  LEFT JOIN collaborators c ON c.repository_id = r.id AND c.account_id = a.id"
+
+/* What a preview needs to serve: not expired, its sandbox running the container it was made
+ * for, and its maker still allowed to make it (0064: what api_sandbox_access asks, but the
+ * token's kind and scope, which belong to the request that made it): an enabled account
+ * with the write role (site admin, owner, write or admin collaborator: effective_role),
+ * the sandbox's creator or a repository admin, on a repository that is not archived. */
+#define PREVIEW_SERVES \
+	" p.expires_at > now() AND s.state = 'ready' AND p.container_id = s.container_id" \
+	" AND NOT a.disabled AND NOT r.archived" \
+	" AND (a.site_admin OR r.owner_id = a.id OR c.role = 'admin'" \
+	"      OR (c.role = 'write' AND s.account_id = p.account_id))"
 
 static json_object *preview_json(const struct req *r, const PGresult *res, int row)
 {
@@ -91,12 +116,19 @@ int api_preview_create(struct req *r, struct err *e)
 		return err_set(e, ERR_FAIL, "no random bytes for a preview id");
 	snprintf(nport, sizeof(nport), "%d", (int)port);
 	snprintf(nttl, sizeof(nttl), "%d", (int)ttl);
+	/* Bound to the container just asked about. The check proxies to the sandbox's row's
+	 * address: the engine's answer is put there when the row lacks it or holds another
+	 * (the row is the agent's address too, and the engine is right about both). */
 	res = db_exec(r->db, e, &code,
-		      "INSERT INTO previews (id, sandbox_id, account_id, port, addr, expires_at)"
-		      " VALUES ($1, $2, $3::bigint, $4::int, $5::inet,"
+		      "WITH addr AS (UPDATE sandboxes SET agent_ip = $5::inet"
+		      "               WHERE id = $2 AND container_id = $7"
+		      "                 AND agent_ip IS DISTINCT FROM $5::inet)"
+		      " INSERT INTO previews AS p (id, sandbox_id, account_id, port, addr,"
+		      "                            container_id, expires_at)"
+		      " VALUES ($1, $2, $3::bigint, $4::int, $5::inet, $7,"
 		      "         now() + make_interval(secs => $6::int))"
 		      " RETURNING " PREVIEW_COLS,
-		      6, id, s.id, r->caller.account_id, nport, ip, nttl);
+		      7, id, s.id, r->caller.account_id, nport, ip, nttl, s.container_id);
 	if (!res)
 		return code;
 	json_add_str(r->audit_details, "preview_id", id);
@@ -119,11 +151,13 @@ int api_preview_list(struct req *r, struct err *e)
 
 	if ((rc = api_sandbox_access(r, &repo, &s, 0, e)))
 		return rc;
-	/* An ended sandbox's previews are dead: none is listed. */
+	/* What the check would serve, no more: an ended sandbox's previews are dead, and so are
+	 * those whose maker lost the access or whose container the sandbox no longer runs. */
 	res = db_exec(r->db, e, &code,
-		      "SELECT " PREVIEW_COLS " FROM previews WHERE sandbox_id = $1"
-		      "   AND expires_at > now() AND $2 ORDER BY created_at, id",
-		      2, s.id, strcmp(s.state, "ready") ? "false" : "true");
+		      "SELECT " PREVIEW_COLS PREVIEW_FROM
+		      " WHERE p.sandbox_id = $1 AND" PREVIEW_SERVES
+		      " ORDER BY p.created_at, p.id",
+		      1, s.id);
 	if (!res)
 		return code;
 	json_object *list = json_object_new_array();
@@ -185,12 +219,25 @@ int api_preview_check(struct req *r, struct err *e)
 		return err_http(e, 403, "preview not found");
 	/* A sandbox of another host's engine is reached on that host's bridge, which this one
 	 * may not have: its previews are served there (their URLs name that host's preview
-	 * domain, README "Several sandboxd hosts"), and here they are not found. */
+	 * domain, README "Several sandboxd hosts"), and here they are not found.
+	 * The address is the sandbox's row's, never one kept with the preview, and it is given
+	 * only while no other live container of the engine claims it (a sandbox's or a warm
+	 * one's): a container that died frees its address for the engine's next container
+	 * while its sandbox's row still names it, until the reaper ends that sandbox; meanwhile
+	 * neither sandbox's previews serve (closed, not guessed). Both probes are partial
+	 * indexes (029) and the maker's standing three key lookups: still one round trip. */
 	res = db_exec(r->db, e, &code,
-		      "SELECT host(p.addr), p.port, coalesce(d.relay_url, '')"
-		      "  FROM previews p JOIN sandboxes s ON s.id = p.sandbox_id"
+		      "SELECT host(s.agent_ip), p.port, coalesce(d.relay_url, '')" PREVIEW_FROM
 		      "  LEFT JOIN docker_engines d ON d.name = s.engine"
-		      " WHERE p.id = $1 AND p.expires_at > now() AND s.state = 'ready'", 1, id);
+		      " WHERE p.id = $1 AND" PREVIEW_SERVES " AND s.agent_ip IS NOT NULL"
+		      "   AND NOT EXISTS (SELECT 1 FROM sandboxes o WHERE o.agent_ip = s.agent_ip"
+		      "         AND o.state IN ('starting', 'ready') AND o.agent_ip IS NOT NULL"
+		      "         AND o.id <> s.id AND o.engine IS NOT DISTINCT FROM s.engine)"
+		      "   AND NOT EXISTS (SELECT 1 FROM warm_containers w WHERE w.agent_ip = s.agent_ip"
+		      "         AND w.state IN ('starting', 'ready') AND w.agent_ip IS NOT NULL"
+		      "         AND w.instance IS NOT DISTINCT FROM s.engine"
+		      "         AND w.container_id IS DISTINCT FROM s.container_id)",
+		      1, id);
 	if (!res)
 		return code;
 	if (PQntuples(res) != 1 || !preview_addr_ok(db_val(res, 0, 0)) ||

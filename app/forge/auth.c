@@ -1,5 +1,6 @@
 /* auth.c: who is calling, and what they may do on a repository. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <openssl/crypto.h>
 #include "sandboxd/forge/auth.h"
@@ -271,11 +272,15 @@ int auth_sandboxes_lost(struct db *db, const char *account_id, const char *repo_
 {
 	json_object *ids = NULL;
 	PGresult *res;
-	int code = 0;
+	int code = 0, previews;
 
 	/* Who still holds the write role is decided as effective_role does: site admin, owner,
 	 * or a write or admin collaborator, on an enabled account. The token rows are revoked
-	 * in the same statement, so no request sees the sandbox ended with its token alive. */
+	 * in the same statement, so no request sees the sandbox ended with its token alive.
+	 * The account's previews go where it may no longer make them: the write role, and the
+	 * sandbox its own or the role admin (previews.c's PREVIEW_SERVES, which the check asks
+	 * on every request whatever took the access away; deleted here, the access given back
+	 * revives no old URL, decision 0079). */
 	res = db_exec(db, e, &code,
 		      "WITH lost AS ("
 		      "  UPDATE sandboxes s SET state = 'stopped', end_reason = $3, ended_at = now()"
@@ -290,12 +295,24 @@ int auth_sandboxes_lost(struct db *db, const char *account_id, const char *repo_
 		      "  RETURNING s.id),"
 		      " revoked AS ("
 		      "  UPDATE tokens t SET revoked_at = coalesce(t.revoked_at, now())"
-		      "    FROM lost WHERE t.sandbox_id = lost.id RETURNING t.id)"
-		      " SELECT id FROM lost ORDER BY id",
+		      "    FROM lost WHERE t.sandbox_id = lost.id RETURNING t.id),"
+		      " unmade AS ("
+		      "  DELETE FROM previews p USING sandboxes s, accounts a, repositories r"
+		      "   WHERE p.account_id = $1::bigint AND s.id = p.sandbox_id"
+		      "     AND ($2::bigint IS NULL OR s.repository_id = $2::bigint)"
+		      "     AND a.id = p.account_id AND r.id = s.repository_id"
+		      "     AND (a.disabled OR NOT (a.site_admin OR r.owner_id = a.id OR EXISTS ("
+		      "          SELECT 1 FROM collaborators c WHERE c.repository_id = r.id"
+		      "             AND c.account_id = a.id AND (c.role = 'admin'"
+		      "              OR (c.role = 'write' AND s.account_id = a.id)))))"
+		      "  RETURNING p.id)"
+		      " SELECT l.id, n.count FROM (SELECT count(*) FROM unmade) n"
+		      "   LEFT JOIN lost l ON true ORDER BY l.id",
 		      3, account_id, repo_id, AUTH_LOST_ACCESS);
 	if (!res)
 		return code;
-	if (PQntuples(res) > 0 && details) {
+	previews = (int)strtol(db_val(res, 0, 1), NULL, 10);
+	if (PQntuples(res) > 0 && !PQgetisnull(res, 0, 0) && details) {
 		if (!(ids = json_object_new_array())) {
 			PQclear(res);
 			return err_set(e, ERR_NOMEM, "out of memory");
@@ -305,6 +322,8 @@ int auth_sandboxes_lost(struct db *db, const char *account_id, const char *repo_
 		json_object_object_add(details, "sandboxes_ended", ids);
 	}
 	PQclear(res);
+	if (previews > 0 && details)
+		json_object_object_add(details, "previews_deleted", json_object_new_int(previews));
 	return 0;
 }
 

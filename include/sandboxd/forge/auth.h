@@ -85,10 +85,13 @@ int auth_user_write(const struct caller *c, struct err *e) __attribute__((warn_u
 /* After a change of roles or of an account: ends every live sandbox of account_id (on
  * repo_id, or on every repository when repo_id is NULL) whose creator no longer holds the
  * write role there (removed, demoted to read, disabled, site admin dropped), and revokes
- * its sandbox token for good (SPEC §2): giving the access back revives neither. The rows
- * change in the caller's transaction; the containers go at the reaper's next pass (it
- * removes every container that no live sandbox owns). The ended ids are added to details
- * (when not NULL) as "sandboxes_ended". Returns 0 or ERR_DB/ERR_FAIL/ERR_NOMEM. */
+ * its sandbox token for good (SPEC §2); deletes every preview account_id made there that
+ * it may no longer make (the write role, and the sandbox its own or the admin role:
+ * decision 0079): giving the access back revives none of them. The rows change in the
+ * caller's transaction; the containers go at the reaper's next pass (it removes every
+ * container that no live sandbox owns). The ended ids are added to details (when not
+ * NULL) as "sandboxes_ended", the number of previews deleted as "previews_deleted".
+ * Returns 0 or ERR_DB/ERR_FAIL/ERR_NOMEM. */
 int auth_sandboxes_lost(struct db *db, const char *account_id, const char *repo_id,
 			json_object *details, struct err *e) __attribute__((warn_unused_result));
 
