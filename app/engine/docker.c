@@ -185,7 +185,7 @@ static size_t on_read(char *p, size_t size, size_t n, void *arg)
 	size_t room = size * n, done = 0;
 
 	while (room > 0 && c->part < c->nparts) {
-		const struct docker_part *pt = &c->parts[c->part];
+		const struct box_part *pt = &c->parts[c->part];
 		size_t take = pt->len - c->part_off < room ? pt->len - c->part_off : room;
 
 		if (!pt->data && take > 0) {

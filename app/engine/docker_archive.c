@@ -29,7 +29,7 @@ static int archive_path(struct buf *path, const char *container, const char *p, 
 }
 
 int docker_archive_put_parts(const char *container, const char *dir,
-			     const struct docker_part *parts, size_t nparts, long timeout_ms,
+			     const struct box_part *parts, size_t nparts, long timeout_ms,
 			     struct err *e)
 {
 	struct buf path;
@@ -61,7 +61,7 @@ out:
 int docker_archive_put(const char *container, const char *dir, const void *tar, size_t len,
 		       long timeout_ms, struct err *e)
 {
-	struct docker_part part = { .data = tar, .len = len };
+	struct box_part part = { .data = tar, .len = len };
 
 	return docker_archive_put_parts(container, dir, &part, 1, timeout_ms, e);
 }

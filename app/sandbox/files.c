@@ -209,7 +209,7 @@ int files_read(const struct sandbox *s, struct files_via *via, const char *abs, 
 	return 0;
 }
 
-/* A docker_part reader over a files source. */
+/* A box_part reader over a files source. */
 static long part_read(void *arg, void *p, size_t n)
 {
 	return files_source_read(arg, p, n);
@@ -229,7 +229,7 @@ static int stage(const struct sandbox *s, const char *name, unsigned owner,
 	if (!rc)
 		rc = tar_write_tail(&tail, src->size, e);
 	if (!rc) {
-		struct docker_part parts[] = {
+		struct box_part parts[] = {
 			{ .data = head.data, .len = head.len },
 			{ .len = (size_t)src->size, .read = part_read, .arg = src },
 			{ .data = tail.data, .len = tail.len },

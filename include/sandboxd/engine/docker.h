@@ -1,4 +1,7 @@
-/* docker.h: the Docker Engine API client (libcurl), API version pinned to v1.41.
+/* docker.h: the Docker Engine API client (libcurl), API version pinned to v1.41: the
+ * Docker implementation of the engine interface (box.h: docker_engine_ops). Only the
+ * engine layer's docker*.c and box.c use it, and tests of Docker itself (tests/docker,
+ * tests/unit/test_docker.c); everything else goes through box.h (`make lint` checks it).
  *
  * One curl handle per process, reused for every call (connections are kept alive between
  * calls; exec start ends its connection, since Docker hijacks it). Not thread-safe: a worker
@@ -20,6 +23,7 @@
 #define SANDBOXD_DOCKER_H
 #include <stddef.h>
 #include <stdint.h>
+#include "sandboxd/engine/box.h"
 #include "sandboxd/lib/buf.h"
 #include "sandboxd/proto/dstream.h"
 #include "sandboxd/common/err.h"
@@ -30,6 +34,10 @@
 #define DOCKER_TIMEOUT_MS 30000L
 #define DOCKER_ID_MAX 128            /* container and exec ids (64 hex) and names */
 #define DOCKER_RESPONSE_MAX (1u << 20) /* JSON answers: inspect, list */
+
+/* The engine interface over the calls below (docker_box.c): the table box.c selects for
+ * every engine, all of them Docker engines today. */
+extern const struct engine_ops docker_engine_ops;
 
 /* Where the engine is. host: "unix:///path" (default when NULL or ""), "tcp://host:port"
  * or "https://host:port". With ca_file, cert_file and key_file set (all three, PEM), the
@@ -272,19 +280,10 @@ int docker_image_inspect(const char *image, const char *label, int64_t *size, ch
 int docker_archive_put(const char *container, const char *dir, const void *tar, size_t len,
 		       long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 
-/* One piece of a request body: data[0..len), or, with data NULL, len bytes that read puts
- * into p as curl asks for them (up to n: their count; 0 or negative before len came ends
- * the upload, and the call fails: the reader keeps why). */
-struct docker_part {
-	const void *data;
-	size_t len;
-	long (*read)(void *arg, void *p, size_t n);
-	void *arg;
-};
-/* docker_archive_put with the archive in pieces, sent in order without being copied into
- * one buffer (a header, a file's bytes, the end blocks). */
+/* docker_archive_put with the archive in pieces (box.h), sent in order without being
+ * copied into one buffer (a header, a file's bytes, the end blocks). */
 int docker_archive_put_parts(const char *container, const char *dir,
-			     const struct docker_part *parts, size_t nparts, long timeout_ms,
+			     const struct box_part *parts, size_t nparts, long timeout_ms,
 			     struct err *e) __attribute__((warn_unused_result));
 
 /* GET /containers/{id}/archive?path=path into out (bounded by out->max: ERR_TOOBIG). */

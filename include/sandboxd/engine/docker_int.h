@@ -33,7 +33,7 @@ struct call {
 	const void *body;
 	size_t body_len;
 	/* Or a body in pieces, sent as they are (no copy into one buffer). */
-	const struct docker_part *parts;
+	const struct box_part *parts;
 	size_t nparts, part, part_off;
 	long bufsize;                 /* curl's receive buffer; 0: curl's default */
 	long timeout_ms;
