@@ -5,7 +5,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include "sandboxd/engine/boxuser.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/common/banned.h"
 
 /* Docker's default set less NET_RAW (raw sockets: spoofed packets on the sandbox network)
@@ -107,13 +107,13 @@ void boxuser_for(const struct config *cfg, const char *isolation, struct boxuser
 /* The engine's isolation ("userns", "runsc", ""), asked at most every BOXUSER_TTL_S. */
 static int isolation_get(char out[8], struct err *e)
 {
-	const char *host = docker_current_host();
+	const char *host = box_selected()->current();
 	time_t now = time(NULL), at = 0;
 	int rc;
 
 	if (kept_get(host, out, &at) && now - at < BOXUSER_TTL_S && now >= at)
 		return 0;
-	if ((rc = docker_info_isolation(out, 8, DOCKER_CALL_MS, e))) {
+	if ((rc = box_isolation(out, 8, BOX_CALL_MS, e))) {
 		kept_put(host, NULL, now);
 		return rc;
 	}

@@ -5,7 +5,7 @@
  * the sandbox's root from being the host's: dockerd --userns-remap (root inside is an
  * unprivileged host uid) or gVisor as the default runtime. Otherwise the fallback user
  * SANDBOXD_SANDBOX_UID (a uid no host account uses) with every capability dropped. Either
- * way no-new-privileges, seccomp and the limits stay (docker.h).
+ * way no-new-privileges, seccomp and the limits stay (box.h).
  *
  * The engine is asked (GET /info) and the answer kept for BOXUSER_TTL_S seconds, for every
  * process of the service (boxuser_share): userns-remap is daemon-wide and changes only
@@ -26,7 +26,7 @@ struct boxuser {
 	unsigned uid;                  /* 0, or cfg->sandbox_uid; the gid is the same */
 	char user[24];                 /* "uid:gid", Docker's User */
 	const char *home;              /* HOME: /root or /home/sandbox */
-	const char *const *cap_drop;   /* docker_create.cap_drop: NULL (ALL) or NET_RAW, MKNOD */
+	const char *const *cap_drop;   /* box_spec.cap_drop: NULL (ALL) or NET_RAW, MKNOD */
 };
 
 /* The kept answers shared by the processes forked after it (the master calls it before
@@ -43,7 +43,7 @@ int boxuser_get(const struct config *cfg, struct boxuser *out, struct err *e)
  * as boxuser_get would answer; /home/sandbox when the engine does not answer. */
 const char *boxuser_home(void);
 
-/* out for an engine whose isolation docker_info_isolation answered ("userns", "runsc",
+/* out for an engine whose isolation box_isolation answered ("userns", "runsc",
  * ""): no engine call (unit tests, and boxuser_get). */
 void boxuser_for(const struct config *cfg, const char *isolation, struct boxuser *out);
 #endif

@@ -27,9 +27,10 @@
 #define ENGINE_PLACE_LOCK "7402021"
 
 /* The settings every call below reads (the own engine's name, SANDBOXD_DOCKER_HOSTS,
- * the grace), and Docker calls to the own engine (docker_init with SANDBOXD_DOCKER_HOST
- * and its TLS files); before any of them, in each process. The settings are kept even
- * when docker_init refuses them (its error): calls then fail, the process goes on. */
+ * the grace), and engine calls (box.h) to the own engine (its table's init with
+ * SANDBOXD_DOCKER_HOST and its TLS files); before any of them, in each process. The
+ * settings are kept even when the table refuses them (its error): calls then fail, the
+ * process goes on. */
 int engine_init(const struct config *cfg, struct err *e) __attribute__((warn_unused_result));
 
 /* 1 when an engine owned by relay_url (NULL or "": by no host) is this host's to call: no
@@ -46,11 +47,22 @@ const char *engine_relay_url(void);
 int engine_register(struct db *db, struct err *e)
 	__attribute__((warn_unused_result));
 
-/* Sends every later Docker call of this process to engine name ("", NULL or the own: the
- * settings' engine). An engine this process has not seen is read from docker_engines
+/* Sends every later engine call of this process (box.h) to the own engine: what a
+ * process does between sandboxes (a worker after each request, the reaper after its
+ * pass). 0, or why its kind cannot take the settings (engine_init said so first). */
+int engine_use_own(struct err *e) __attribute__((warn_unused_result));
+/* Every later engine call fails with ERR_DOCKER and why (a sandbox that is another host's:
+ * nothing here may call its engine), until the next engine_use. */
+void engine_refuse(const char *why);
+/* Frees what the engine calls hold (at a process's exit). */
+void engine_cleanup(void);
+
+/* Sends every later engine call of this process (box.h) to engine name ("", NULL or the
+ * own: the settings' engine), through its kind's table (every engine is a Docker engine
+ * today: decision 0080). An engine this process has not seen is read from docker_engines
  * at once (and every engine again after a minute); an unknown one is ERR_DOCKER
- * "docker unavailable: the engine NAME is not registered"; after any failure every Docker
- * call fails with its reason (docker_refuse) until the next engine_use. */
+ * "docker unavailable: the engine NAME is not registered"; after any failure every engine
+ * call fails with its reason (engine_refuse) until the next engine_use. */
 int engine_use(struct db *db, const char *name, struct err *e)
 	__attribute__((warn_unused_result));
 
