@@ -36,17 +36,17 @@ static int env_with_home(const struct boxuser *bu, const char **env, const char 
 	return 0;
 }
 
-/* -1 not known yet, 0 the engine refused StorageOpt size, 1 it took it. */
+/* -1 not known yet, 0 the engine cannot limit a box's disk, 1 it can. */
 static int storage_quota = -1;
 
 int sandbox_container_new(const struct config *cfg, const struct boxuser *bu, const char *owner,
 			  const char **env, const struct sandbox_limits *lim, long timeout_ms,
-			  char cid[DOCKER_ID_MAX], int *disk_enforced, struct err *e)
+			  char cid[BOX_ID_MAX], int *disk_enforced, struct err *e)
 {
 	size_t np = strlen(WARM_OWNER_PREFIX);
 	char label[64], ilabel[96], plabel[64], home[64];
 	const char *envh[32];
-	int rc;
+	int rc, enforced;
 
 	if (env_with_home(bu, env, envh, sizeof(envh) / sizeof(envh[0]), home, sizeof(home)))
 		return err_set(e, ERR_INVALID, "too many environment variables for a container");
@@ -58,18 +58,17 @@ int sandbox_container_new(const struct config *cfg, const struct boxuser *bu, co
 				 NULL };
 	/* The script holds no secret: it may stand in the container's configuration. */
 	const char *cmd[] = { "bash", "-c", sh_clone, "sandboxd-clone", NULL };
-	const char *hosts[] = { "sandboxd.internal:host-gateway", NULL };
-	struct docker_create dc = {
+	struct box_spec bs = {
 		.image = lim && lim->image ? lim->image : config_default_image(cfg),
-		.labels = labels, .volume_labels = labels,
+		.labels = labels,
 		.env = envh, .cmd = cmd, .user = bu->user, .cap_drop = bu->cap_drop,
-		.extra_hosts = hosts,
+		.gateway_name = "sandboxd.internal",
 		.network = lim && lim->network ? lim->network : cfg->sandbox_network,
 		.memory = lim && lim->memory ? lim->memory : cfg->sandbox_memory,
 		.nano_cpus = lim && lim->nano_cpus ? lim->nano_cpus
 						   : (int64_t)cfg->sandbox_cpus * 1000000000,
 		.pids_limit = cfg->sandbox_pids,
-		.storage_size = storage_quota == 0 ? 0 : lim && lim->disk ? lim->disk : cfg->sandbox_disk,
+		.disk = storage_quota == 0 ? 0 : lim && lim->disk ? lim->disk : cfg->sandbox_disk,
 		/* The host's agent, read-only: the container can neither change nor replace it.
 		 * Missing on the host: a sandbox without one (its execs take Docker exec). */
 		.ro_bind_source = access(cfg->agent_path, R_OK) == 0 ? cfg->agent_path : NULL,
@@ -79,20 +78,17 @@ int sandbox_container_new(const struct config *cfg, const struct boxuser *bu, co
 		.open_stdin = 1,
 	};
 
-	if (!dc.ro_bind_source)
+	if (!bs.ro_bind_source)
 		log_warn("%s: no agent at %s (SANDBOXD_AGENT_PATH)", owner, cfg->agent_path);
-	rc = docker_container_create(&dc, cid, timeout_ms, e);
-	if (rc && dc.storage_size && docker_storage_refused(e)) {
-		log_warn("the engine cannot limit a container's disk (%s): the reaper measures "
-			 "sandboxes instead", e->msg);
+	/* An engine that cannot limit the disk makes the box without (and says so in the
+	 * log): asked once. */
+	rc = box_create(&bs, cid, &enforced, timeout_ms, e);
+	if (bs.disk && !enforced)
 		storage_quota = 0;
-		dc.storage_size = 0;
-		rc = docker_container_create(&dc, cid, timeout_ms, e);
-	} else if (!rc && dc.storage_size) {
+	else if (!rc && bs.disk)
 		storage_quota = 1;
-	}
 	if (disk_enforced)
-		*disk_enforced = dc.storage_size > 0;
+		*disk_enforced = enforced;
 	return rc;
 }
 
@@ -101,7 +97,7 @@ int sandbox_container_new(const struct config *cfg, const struct boxuser *bu, co
 static int put_secret_tar(const char *cid, struct buf *tar, int rc, struct err *e)
 {
 	if (!rc)
-		rc = docker_archive_put(cid, "/tmp", tar->data, tar->len, DOCKER_CALL_MS, e);
+		rc = box_file_put_buf(cid, "/tmp", tar->data, tar->len, BOX_CALL_MS, e);
 	if (tar->data)
 		OPENSSL_cleanse(tar->data, tar->len);
 	buf_release(tar);
@@ -113,7 +109,7 @@ static int put_secret_tar(const char *cid, struct buf *tar, int rc, struct err *
 static int put_input(const char *cid, const char *what, const char *data, size_t len)
 {
 	struct err e;
-	int rc = docker_stdin_put(cid, data, len, DOCKER_CALL_MS, &e);
+	int rc = box_input(cid, data, len, BOX_CALL_MS, &e);
 
 	if (rc)
 		log_warn("container %.12s: its input did not take %s (%s): by the archive API "

@@ -8,7 +8,7 @@
 #include <openssl/crypto.h>
 #include "sandboxd/sandbox/agent_client.h"
 #include "sandboxd/lib/clock.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/sandbox/exec.h"
 #include "sandboxd/proto/gitcred.h"
 #include "sandboxd/lib/json.h"
@@ -97,13 +97,13 @@ int exec_spec_parse(struct pool *p, json_object *body, const struct sandbox *s,
 
 int exec_check_workdir(const struct sandbox *s, const struct exec_spec *x, struct err *e)
 {
-	struct docker_path_stat ps;
+	struct box_path_stat ps;
 	int rc;
 
 	if (!x->cwd || !*x->cwd)
 		return 0;
 	/* A HEAD of the archive API: about 2 ms. */
-	rc = docker_archive_stat(s->container_id, x->workdir, &ps, DOCKER_CALL_MS, e);
+	rc = box_path_stat(s->container_id, x->workdir, &ps, BOX_CALL_MS, e);
 	if (rc == ERR_NOTFOUND)
 		return err_set(e, ERR_NOTFOUND, "no such directory: %s", x->cwd);
 	if (rc == 0 && !ps.is_dir)
@@ -280,37 +280,29 @@ int exec_capture_init(struct capture *c, const char *token, const struct secrets
 static int docker_run(const struct sandbox *s, const struct exec_spec *x,
 		      const struct exec_hooks *h, struct exec_result *out, struct err *e)
 {
-	char ms[24], id[DOCKER_ID_MAX];
+	char ms[24];
 	struct timespec t0;
-	struct docker_exec_state st = { 0, -1, 0 };
 	int rc;
 
 	snprintf(ms, sizeof(ms), "%lld", (long long)x->timeout_ms);
 	/* app/sandbox/sh/exec.sh: the limit and the tree kill (SPEC.md §4 Exec). */
 	const char *argv[] = { "bash", "-c", sh_exec, "sandboxd-exec", ms, x->cmd, NULL };
-	struct docker_exec_opts o = { .cmd = argv, .env = x->env, .workdir = x->workdir,
-				      .attach_stdin = 1 };
-	struct docker_exec_io io = { .sink = h->sink, .sink_arg = h->sink_arg,
-				     .cancel = h->cancel, .cancel_arg = h->cancel_arg };
+	struct box_exec bx = { .argv = argv, .env = x->env, .workdir = x->workdir,
+			       .stdin_tied = 1, .sink = h->sink, .sink_arg = h->sink_arg,
+			       .cancel = h->cancel, .cancel_arg = h->cancel_arg,
+			       .started = h->started, .started_arg = h->started_arg };
 
 	out->backend = "docker";
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if ((rc = docker_exec_create(s->container_id, &o, id, DOCKER_CALL_MS, e)))
-		return rc;
-	if (h->started && h->started(h->started_arg))
-		return err_set(e, ERR_CANCELLED, "the caller stopped waiting");
 	/* The service's own deadline, past the script's: a tree that escaped it still ends. */
-	rc = docker_exec_start(id, &io, (long)x->timeout_ms + (EXEC_GRACE_S + 10) * 1000L, e);
+	rc = box_exec(s->container_id, &bx, (long)x->timeout_ms + (EXEC_GRACE_S + 10) * 1000L, e);
 	out->duration_ms = clock_ms_since(&t0);
-	if (io.cancelled)
+	if (bx.cancelled)
 		return err_set(e, ERR_CANCELLED, "the caller stopped waiting");
-	if (!rc || io.timed_out)
-		rc = docker_exec_inspect(id, &st, DOCKER_CALL_MS, e);
-	out->duration_ms = clock_ms_since(&t0);
-	if (rc && !io.timed_out)
+	if (rc && !bx.timed_out)
 		return rc;
-	out->timed_out = st.exit_code == 124 || io.timed_out;
-	out->exit_code = out->timed_out ? 124 : st.exit_code;
+	out->timed_out = bx.exit_code == 124 || bx.timed_out;
+	out->exit_code = out->timed_out ? 124 : bx.exit_code;
 	return 0;
 }
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include "sandboxd/sandbox/agent_client.h"
 #include "sandboxd/proto/detach.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/sandbox/exec.h"
 #include "sandboxd/lib/log.h"
 #include "sandboxd/lib/randid.h"
@@ -79,7 +79,7 @@ static int agent_start(const struct sandbox *s, const struct exec_spec *x,
 int exec_detach_start(const struct sandbox *s, const struct exec_spec *x,
 		      char id[EXEC_ID_LEN + 1], struct exec_result *out, struct err *e)
 {
-	char xid[DOCKER_ID_MAX], ms[32];
+	char ms[32];
 	int rc, fallback = 1;
 
 	memset(out, 0, sizeof(*out));
@@ -93,10 +93,8 @@ int exec_detach_start(const struct sandbox *s, const struct exec_spec *x,
 		return err_set(e, ERR_FAIL, "no randomness");
 	snprintf(ms, sizeof(ms), "%lld", (long long)x->timeout_ms);
 	const char *argv[] = { "bash", "-c", sh_detach, "sandboxd-detach", id, ms, x->cmd, NULL };
-	struct docker_exec_opts o = { .cmd = argv, .env = x->env, .workdir = x->workdir };
-	if ((rc = docker_exec_create(s->container_id, &o, xid, DOCKER_CALL_MS, e)))
-		return rc;
-	return docker_exec_start_detached(xid, DOCKER_CALL_MS, e);
+	struct box_exec bx = { .argv = argv, .env = x->env, .workdir = x->workdir };
+	return box_exec_detached(s->container_id, &bx, BOX_CALL_MS, e);
 }
 
 struct out_stream {
@@ -197,8 +195,7 @@ static int plan(struct out_stream o[2], const struct detach_state *ds, const uin
 static int fetch(const struct sandbox *s, const char *id, struct out_stream o[2], int *pruned,
 		 struct err *e)
 {
-	char args[6][24], xid[DOCKER_ID_MAX];
-	struct docker_exec_state st = { 0, -1, 0 };
+	char args[6][24];
 	int rc;
 
 	*pruned = 0;
@@ -212,13 +209,10 @@ static int fetch(const struct sandbox *s, const char *id, struct out_stream o[2]
 	}
 	const char *argv[] = { "bash", "-c", sh_detach_read, "sandboxd-read", id, args[0],
 			       args[1], args[2], args[3], args[4], args[5], NULL };
-	struct docker_exec_opts xo = { .cmd = argv };
-	struct docker_exec_io io = { .sink = collect, .sink_arg = o };
-	if ((rc = docker_exec_create(s->container_id, &xo, xid, DOCKER_CALL_MS, e)) ||
-	    (rc = docker_exec_start(xid, &io, DOCKER_CALL_MS, e)) ||
-	    (rc = docker_exec_inspect(xid, &st, DOCKER_CALL_MS, e)))
+	struct box_exec bx = { .argv = argv, .sink = collect, .sink_arg = o };
+	if ((rc = box_exec(s->container_id, &bx, BOX_CALL_MS, e)))
 		return rc;
-	*pruned = st.exit_code == 4;
+	*pruned = bx.exit_code == 4;
 	return 0;
 }
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include "sandboxd/sandbox/agent_client.h"
 #include "sandboxd/proto/detach.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/sandbox/exec.h"
 #include "sandboxd/sandbox/sbagent.h"
 #include "sandboxd/sandbox/scripts.h"
@@ -100,17 +100,13 @@ int exec_detach_kill(const struct sandbox *s, const char *network, const char *b
 {
 	const char *argv[] = { "bash", "-c", sh_detach_kill, "sandboxd-kill", id,
 			       signal_name(sig), NULL };
-	struct docker_exec_opts o = { .cmd = argv };
+	struct box_exec bx = { .argv = argv };
 	struct agent_conn c = { .fd = -1 };
-	char xid[DOCKER_ID_MAX];
 	struct err ea;
 	int rc;
 
-	if (strcmp(backend, "agent")) {
-		if ((rc = docker_exec_create(s->container_id, &o, xid, DOCKER_CALL_MS, e)))
-			return rc;
-		return docker_exec_start_detached(xid, DOCKER_CALL_MS, e);
-	}
+	if (strcmp(backend, "agent"))
+		return box_exec_detached(s->container_id, &bx, BOX_CALL_MS, e);
 	if ((rc = sbagent_connect(s, network, &c, &ea)))
 		return err_box(e, 502, "the sandbox's agent did not answer: %s", ea.msg);
 	rc = agent_detach_kill(&c, id, sig, &ea);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/sandbox/files.h"
 #include "sandboxd/lib/log.h"
 #include "sandboxd/lib/num.h"
@@ -170,9 +170,8 @@ static int agent_read(const struct sandbox *s, struct files_via *via, const char
 int files_read(const struct sandbox *s, struct files_via *via, const char *abs, size_t limit,
 	       const struct files_sink *sink, int *is_dir, struct err *e)
 {
-	char lim[24], id[DOCKER_ID_MAX];
+	char lim[24];
 	struct reading rd = { .sink = sink, .e = e };
-	struct docker_exec_state st = { 0, -1, 0 };
 	int rc;
 
 	*is_dir = 0;
@@ -184,23 +183,20 @@ int files_read(const struct sandbox *s, struct files_via *via, const char *abs, 
 	}
 	snprintf(lim, sizeof(lim), "%zu", limit);
 	const char *argv[] = { "bash", "-c", sh_file_read, "sandboxd-read", abs, lim, NULL };
-	struct docker_exec_opts o = { .cmd = argv };
-	struct docker_exec_io io = { .sink = reading_feed, .sink_arg = &rd };
-	if ((rc = docker_exec_create(s->container_id, &o, id, DOCKER_CALL_MS, e)))
-		return rc;
-	rc = docker_exec_start(id, &io, call_ms(limit), e);
+	struct box_exec bx = { .argv = argv, .sink = reading_feed, .sink_arg = &rd };
+	rc = box_exec(s->container_id, &bx, call_ms(limit), e);
 	if (rd.failed)
 		return rd.failed;
-	if (rc || (rc = docker_exec_inspect(id, &st, DOCKER_CALL_MS, e)))
+	if (rc)
 		return rc;
-	switch (st.exit_code) {
+	switch (bx.exit_code) {
 	case 0: break;
 	case 3: return err_set(e, ERR_NOTFOUND, "no such file");
 	case 5: *is_dir = 1; /* fall through */
 	case 4: return err_set(e, ERR_INVALID, "not a regular file");
 	case 6: return err_set(e, ERR_TOOBIG, "file too large");
 	case 7: return err_set(e, ERR_DENIED, "permission denied");
-	default: return err_set(e, ERR_FAIL, "reading a file: exit %d", st.exit_code);
+	default: return err_set(e, ERR_FAIL, "reading a file: exit %d", bx.exit_code);
 	}
 	if (!rd.started && (rc = take_size(&rd)))
 		return rc;
@@ -234,8 +230,7 @@ static int stage(const struct sandbox *s, const char *name, unsigned owner,
 			{ .len = (size_t)src->size, .read = part_read, .arg = src },
 			{ .data = tail.data, .len = tail.len },
 		};
-		rc = docker_archive_put_parts(s->container_id, STAGE, parts, 3,
-					      call_ms(src->size), e);
+		rc = box_file_put(s->container_id, STAGE, parts, 3, call_ms(src->size), e);
 		if (src->taken < src->size)
 			rc = err_set(e, ERR_INVALID, "the body ended before its length");
 		else if (rc == ERR_NOTFOUND)
@@ -334,17 +329,12 @@ int files_write(const struct sandbox *s, struct files_via *via, const char *abs,
 static int run_script(const struct sandbox *s, const char *const *argv, dstream_fn sink,
 		      void *arg, int *code, struct err *e)
 {
-	char id[DOCKER_ID_MAX];
-	struct docker_exec_state st = { 0, -1, 0 };
-	struct docker_exec_opts o = { .cmd = argv };
-	struct docker_exec_io io = { .sink = sink, .sink_arg = arg };
+	struct box_exec bx = { .argv = argv, .sink = sink, .sink_arg = arg };
 	int rc;
 
-	if ((rc = docker_exec_create(s->container_id, &o, id, DOCKER_CALL_MS, e)) ||
-	    (rc = docker_exec_start(id, &io, FILE_CALL_MS, e)) ||
-	    (rc = docker_exec_inspect(id, &st, DOCKER_CALL_MS, e)))
+	if ((rc = box_exec(s->container_id, &bx, FILE_CALL_MS, e)))
 		return rc;
-	*code = st.exit_code;
+	*code = bx.exit_code;
 	return 0;
 }
 

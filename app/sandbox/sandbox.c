@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sandboxd/engine/boxuser.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/engine/engine.h"
 #include "sandboxd/lib/json.h"
 #include "sandboxd/lib/log.h"
@@ -19,7 +19,7 @@
 void sandbox_remove_container(const char *cid)
 {
 	struct err e;
-	int rc = cid[0] ? docker_container_remove(cid, DOCKER_CALL_MS, &e) : 0;
+	int rc = cid[0] ? box_remove(cid, BOX_CALL_MS, &e) : 0;
 
 	if (rc && rc != ERR_NOTFOUND)
 		log_warn("removing container %.12s: %s", cid, e.msg);
@@ -47,20 +47,15 @@ int sandbox_run(const char *container, const char *const *argv, struct sandbox_o
 int sandbox_run_env(const char *container, const char *const *argv, const char *const *env,
 		    struct sandbox_output *c, int *exit_code, struct err *e)
 {
-	struct docker_exec_opts o = { .cmd = argv, .env = env };
-	struct docker_exec_io io = { .sink = collect_sink, .sink_arg = c };
-	struct docker_exec_state st;
-	char id[DOCKER_ID_MAX];
+	struct box_exec bx = { .argv = argv, .env = env, .sink = collect_sink, .sink_arg = c };
 	int rc;
 
 	c->len = 0;
 	c->out[0] = 0;
-	if ((rc = docker_exec_create(container, &o, id, DOCKER_CALL_MS, e)) ||
-	    (rc = docker_exec_start(id, &io, DOCKER_CALL_MS, e)) ||
-	    (rc = docker_exec_inspect(id, &st, DOCKER_CALL_MS, e)))
+	if ((rc = box_exec(container, &bx, BOX_CALL_MS, e)))
 		return rc;
 	if (exit_code)
-		*exit_code = st.exit_code;
+		*exit_code = bx.exit_code;
 	return 0;
 }
 
@@ -177,7 +172,7 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		return err_set(e, ERR_FAIL, "sandbox %s: a value is longer than its field", id);
 	/* Another host's: nothing here calls its engine (its handler relays the call). */
 	if (out->host[0]) {
-		docker_refuse("docker unavailable: the sandbox runs on another host");
+		engine_refuse("docker unavailable: the sandbox runs on another host");
 		return 0;
 	}
 	/* Its Docker calls go to its engine from here; one that cannot be reached makes them

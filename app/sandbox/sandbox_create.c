@@ -14,7 +14,7 @@
 #include "sandboxd/engine/boxuser.h"
 #include "sandboxd/lib/clock.h"
 #include "sandboxd/sandbox/container.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/engine/engine.h"
 #include "sandboxd/engine/hostaddr.h"
 #include "sandboxd/lib/log.h"
@@ -221,7 +221,7 @@ static int create_container(struct make *m, const struct boxuser *bu, const char
 	lim.network = m->s->network;
 	long left = (long)cfg->start_timeout * 1000;
 	int rc = sandbox_container_new(cfg, bu, m->s->id, env, &lim,
-				       left < DOCKER_CALL_MS ? left : DOCKER_CALL_MS, cid, enforced, e);
+				       left < BOX_CALL_MS ? left : BOX_CALL_MS, cid, enforced, e);
 
 	/* The engine refuses what it cannot give (more CPUs than it has): the client reads
 	 * its words. */
@@ -237,12 +237,12 @@ static int create_container(struct make *m, const struct boxuser *bu, const char
 	}
 	left -= ((long)time(NULL) - m->started) * 1000;
 	log_info("sandbox %s: pulling the image %s", m->s->id, image);
-	if ((rc = docker_image_pull(image, left > 1000 ? left : 1000, e))) {
+	if ((rc = box_image_pull(image, left > 1000 ? left : 1000, e))) {
 		m->why = pool_printf(m->n->pool, "the sandbox image %s is missing and could not be "
 				     "pulled: %s", image, e->msg);
 		return err_set(e, ERR_NOTFOUND, "%s", m->why ? m->why : "no image");
 	}
-	return sandbox_container_new(cfg, bu, m->s->id, env, &lim, DOCKER_CALL_MS, cid, enforced, e);
+	return sandbox_container_new(cfg, bu, m->s->id, env, &lim, BOX_CALL_MS, cid, enforced, e);
 }
 
 /* 2. The container, labelled with the sandbox, hardened; its id recorded, and its user's
@@ -251,7 +251,7 @@ static int create_container(struct make *m, const struct boxuser *bu, const char
 static int make_container(struct make *m, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
-	char cid[DOCKER_ID_MAX] = "";
+	char cid[BOX_ID_MAX] = "";
 	struct boxuser bu;
 	const char **env;
 	size_t nenv;
@@ -329,8 +329,8 @@ static int wait_running(struct make *m, const char *cid, struct err *e)
 	int rc = 0;
 
 	while (!rc) {
-		struct docker_container_state st;
-		if ((rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, e)))
+		struct box_state st;
+		if ((rc = box_state(cid, &st, BOX_CALL_MS, e)))
 			break;
 		if (st.running) {
 			memcpy(m->s->agent_ip, st.ip, sizeof(st.ip));
@@ -356,7 +356,7 @@ static int start(struct make *m, struct err *e)
 	lap(m, 2);
 	left = (long)m->n->cfg->start_timeout * 1000 - ((long)time(NULL) - m->started) * 1000;
 	if (!rc)
-		rc = docker_container_start(cid, left > 1000 ? left : 1000, e);
+		rc = box_start(cid, left > 1000 ? left : 1000, e);
 	lap(m, 3);
 	return rc ? rc : wait_running(m, cid, e);
 }
@@ -365,10 +365,10 @@ static int start(struct make *m, struct err *e)
  * our back is never handed out. */
 static int hand_over_warm(struct make *m, struct err *e)
 {
-	struct docker_container_state st;
+	struct box_state st;
 	int rc = hand_over(m, 0, e);
 
-	if (!rc && !(rc = docker_container_inspect(m->s->container_id, &st, DOCKER_CALL_MS, e)) &&
+	if (!rc && !(rc = box_state(m->s->container_id, &st, BOX_CALL_MS, e)) &&
 	    !st.running)
 		rc = err_set(e, ERR_FAIL, "the warm container is %s", st.status);
 	if (!rc)
@@ -419,7 +419,7 @@ static int hand_over_agent(struct make *m, struct err *e)
 static int claim_warm(struct make *m, struct err *e)
 {
 	const struct sandbox_new *n = m->n;
-	char cid[DOCKER_ID_MAX];
+	char cid[BOX_ID_MAX];
 	struct warm_claimed a;
 	int rc = warm_claim(n->db, image_of(n)->ref, m->s->id, m->s->engine, cid, &a, e);
 
@@ -456,11 +456,11 @@ static int claim_warm(struct make *m, struct err *e)
 	/* Limits of its own: the warm container, made with the defaults, is changed live
 	 * before its clone starts (Docker's update, one call; a cold start costs far more). */
 	if ((n->limits.memory || n->limits.nano_cpus) &&
-	    (rc = docker_container_update(cid, n->limits.memory ? n->limits.memory
-								: n->cfg->sandbox_memory,
-					  n->limits.nano_cpus ? n->limits.nano_cpus
-							      : (int64_t)n->cfg->sandbox_cpus * 1000000000,
-					  DOCKER_CALL_MS, e)))
+	    (rc = box_resize(cid, n->limits.memory ? n->limits.memory
+							 : n->cfg->sandbox_memory,
+				   n->limits.nano_cpus ? n->limits.nano_cpus
+						       : (int64_t)n->cfg->sandbox_cpus * 1000000000,
+				   BOX_CALL_MS, e)))
 		goto failed;
 	if (n->cfg->agent && a.ip[0]) {
 		struct err ea;

@@ -1,7 +1,7 @@
 /* sbagent.c: a sandbox's agent reached (sbagent.h). */
 #include <stdio.h>
 #include <string.h>
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/sandbox/sbagent.h"
 #include "sandboxd/common/banned.h"
 
@@ -30,7 +30,7 @@ static int addr_of(const struct sandbox *s, const char *network, char ip[16], st
 	/* The address the engine gave at the start (sandboxes.agent_ip) spares the inspect. */
 	if (s->agent_ip[0])
 		snprintf(ip, 16, "%s", s->agent_ip);
-	else if ((rc = docker_container_ip(s->container_id, network, ip, 16, DOCKER_CALL_MS, e)))
+	else if ((rc = box_address(s->container_id, network, ip, 16, BOX_CALL_MS, e)))
 		return rc;
 	i = addr_next++ % ADDR_CACHE;
 	snprintf(addr_cache[i].cid, sizeof(addr_cache[i].cid), "%s", s->container_id);

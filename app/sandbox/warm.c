@@ -23,7 +23,7 @@
 #define WARM_AGENT_WAIT_MS 5000        /* a started container's agent answers within it */
 
 int warm_claim(struct db *db, const char *image, const char *sandbox_id,
-	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct warm_claimed *got,
+	       char engine[ENGINE_NAME_MAX + 1], char cid[BOX_ID_MAX], struct warm_claimed *got,
 	       struct err *e)
 {
 	int rc, code = 0;
@@ -47,7 +47,7 @@ int warm_claim(struct db *db, const char *image, const char *sandbox_id,
 	if (!res)
 		return code;
 	rc = PQntuples(res) == 1 ? 0 : ERR_NOTFOUND;
-	if (!rc && (str_copy(cid, DOCKER_ID_MAX, db_val(res, 0, 0)) ||
+	if (!rc && (str_copy(cid, BOX_ID_MAX, db_val(res, 0, 0)) ||
 		    str_copy(engine, ENGINE_NAME_MAX + 1, db_val(res, 0, 1)) ||
 		    str_copy(got->home, sizeof(got->home), db_val(res, 0, 4))))
 		rc = err_set(e, ERR_FAIL, "a warm container's row does not fit");
@@ -116,7 +116,7 @@ static int repair(const struct config *cfg, struct db *db, const char *engine, s
 		return code;
 	for (int i = 0; i < PQntuples(res); i++) {
 		const char *id = db_val(res, i, 0), *cid = db_val(res, i, 1);
-		struct docker_container_state st;
+		struct box_state st;
 		struct err de;
 
 		if (strcmp(db_val(res, i, 2), "starting") == 0) {
@@ -124,7 +124,7 @@ static int repair(const struct config *cfg, struct db *db, const char *engine, s
 				fail(db, id, cid, "start timed out");
 			continue;
 		}
-		int rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, &de);
+		int rc = box_state(cid, &st, BOX_CALL_MS, &de);
 		if (rc == ERR_NOTFOUND || (!rc && !st.running))
 			fail(db, id, cid, rc ? "container gone" : "container stopped");
 	}
@@ -158,9 +158,9 @@ static int start_one(const struct config *cfg, struct db *db, const char *engine
 {
 	static const char *const env[] = {
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
-	char id[WARM_ID_LEN + 1], owner[64], cid[DOCKER_ID_MAX] = "";
+	char id[WARM_ID_LEN + 1], owner[64], cid[BOX_ID_MAX] = "";
 	char key[SANDBOX_AGENT_KEY_HEX + 1];
-	struct docker_container_state st = { .running = 0 };
+	struct box_state st = { .running = 0 };
 	struct boxuser bu;
 	int rc, enforced = 0;
 
@@ -183,13 +183,13 @@ static int start_one(const struct config *cfg, struct db *db, const char *engine
 		db_rollback(db);
 		return rc;
 	}
-	if (!(rc = sandbox_container_new(cfg, &bu, owner, (const char **)env, NULL, DOCKER_CALL_MS, cid,
+	if (!(rc = sandbox_container_new(cfg, &bu, owner, (const char **)env, NULL, BOX_CALL_MS, cid,
 					 &enforced, e)) &&
 	    !(rc = db_run(db, e, "UPDATE warm_containers SET container_id = $2, disk_enforced = $3"
 				 " WHERE id = $1", 3, id, cid, enforced ? "true" : "false")) &&
 	    !(rc = sandbox_put_agent_key(cid, bu.uid, key, e)) &&
-	    !(rc = docker_container_start(cid, (long)cfg->start_timeout * 1000, e)) &&
-	    !(rc = docker_container_inspect(cid, &st, DOCKER_CALL_MS, e)) && !st.running)
+	    !(rc = box_start(cid, (long)cfg->start_timeout * 1000, e)) &&
+	    !(rc = box_state(cid, &st, BOX_CALL_MS, e)) && !st.running)
 		rc = err_set(e, ERR_FAIL, "the warm container is %s", st.status);
 	/* Ready once its agent answers with the key (a claim then hands over through it at
 	 * once); one that does not within the start limit is claimed by the archive path. */

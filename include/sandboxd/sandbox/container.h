@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include "sandboxd/engine/boxuser.h"
 #include "sandboxd/core/config.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/common/err.h"
 #include "sandboxd/sandbox/sandbox.h"
 
@@ -24,19 +24,19 @@
  * writable layer. env: the container's environment (NULL-terminated). ERR_NOIMAGE when the
  * engine lacks the image.
  * lim NULL: the defaults (the warm pool's containers have them). The disk limit goes to
- * the engine as StorageOpt size; an engine whose storage cannot take it (docker.h) gets
+ * the engine (box_create); an engine whose storage cannot limit a box gets
  * the container without, and *disk_enforced (NULL: not asked) says which: 1 the engine
  * enforces it, 0 the reaper measures it (reaper.c). The answer is kept for the process:
  * an engine's storage does not change under it. */
 int sandbox_container_new(const struct config *cfg, const struct boxuser *bu, const char *owner,
 			  const char **env, const struct sandbox_limits *lim, long timeout_ms,
-			  char cid[DOCKER_ID_MAX], int *disk_enforced, struct err *e)
+			  char cid[BOX_ID_MAX], int *disk_enforced, struct err *e)
 	__attribute__((warn_unused_result));
 /* Where clone.sh reads the clone's parameters, and the marker it waits for. */
 #define CLONE_PARAMS_PATH "/tmp/.sandboxd/clone"
 #define CLONE_GO_PATH     "/tmp/.sandboxd/go"
 /* The clone's parameters into a container. One not started yet (started 0) reads them on
- * its input (docker_stdin_put, about a millisecond); else, or when that fails (a warning
+ * its input (box_input, about a millisecond); else, or when that fails (a warning
  * in the log), they go in by the archive API (tens of milliseconds): one archive, the
  * parameters file, then the marker clone.sh waits for, so that it never reads a file half
  * written; both 0600 and owner's (the uid the container runs as, boxuser.h). *how says

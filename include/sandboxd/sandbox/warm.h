@@ -9,7 +9,7 @@
 #include "sandboxd/core/config.h"
 #include "sandboxd/sandbox/container.h"
 #include "sandboxd/core/db.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/proto/engine_list.h"
 #include "sandboxd/common/err.h"
 #include "sandboxd/sandbox/sandbox.h"
@@ -32,7 +32,7 @@ struct warm_claimed {
  * engine, the rest into got (the row keeps no key). ERR_NOTFOUND when the pool has
  * none, or ERR_DB. */
 int warm_claim(struct db *db, const char *image, const char *sandbox_id,
-	       char engine[ENGINE_NAME_MAX + 1], char cid[DOCKER_ID_MAX], struct warm_claimed *got,
+	       char engine[ENGINE_NAME_MAX + 1], char cid[BOX_ID_MAX], struct warm_claimed *got,
 	       struct err *e) __attribute__((warn_unused_result));
 /* The reaper's pass over engine (outside any transaction; Docker calls already go to it):
  * fails warm rows whose start timed out or whose container is no longer running (removing
