@@ -8,7 +8,7 @@
 #include "sandboxd/api/handlers.h"
 #include "sandboxd/forge/auth.h"
 #include "sandboxd/engine/boxuser.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/lib/html.h"
 #include "sandboxd/common/banned.h"
 
@@ -135,7 +135,7 @@ static int engines(struct req *r, struct err *e)
 	struct err dk = { .msg = "" }, bu_err = { .msg = "" };
 	struct buf *b = &r->out;
 	struct boxuser bu;
-	int code = 0, own_up = docker_ping(r->cfg->docker_host, &dk) == 0, rc;
+	int code = 0, own_up = box_ping(r->cfg->docker_host, &dk) == 0, rc;
 	const char *mode = own_up && !boxuser_get(r->cfg, &bu, &bu_err) ? bu.mode : "unknown";
 	PGresult *res = db_exec(r->db, e, &code,
 				"SELECT name, url, state, healthy, coalesce(last_error, ''),"

@@ -3,7 +3,7 @@
  * (hostaddr.h), 503 naming what failed; and who commands run as in sandboxes (boxuser.h). */
 #include "sandboxd/api/handlers.h"
 #include "sandboxd/engine/boxuser.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/engine/hostaddr.h"
 #include "sandboxd/lib/json.h"
 #include "sandboxd/common/banned.h"
@@ -35,7 +35,7 @@ int api_health(struct req *r, struct err *e)
 	res = db_exec(r->db, &dberr, &code, "SELECT 1", 0);
 	db_ok = res != NULL;
 	PQclear(res);
-	docker_ok = docker_ping(r->cfg->docker_host, &dkerr) == 0;
+	docker_ok = box_ping(r->cfg->docker_host, &dkerr) == 0;
 	/* Creates are refused while it fails: a balancer should send them elsewhere. */
 	git_ok = hostaddr_check(r->cfg, &gterr) == 0;
 	if (!db_ok)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "sandboxd/api/handlers.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/lib/json.h"
 #include "sandboxd/common/banned.h"
 
@@ -45,8 +45,8 @@ static int image_json(const struct config_image *im, int is_default, json_object
 {
 	char label[4096];
 	int64_t size = 0;
-	int rc = docker_image_inspect(im->ref, IMAGE_PACKAGES_LABEL, &size, label, sizeof(label),
-				      DOCKER_CALL_MS, e);
+	int rc = box_image_info(im->ref, IMAGE_PACKAGES_LABEL, &size, label, sizeof(label),
+				BOX_CALL_MS, e);
 	json_object *o;
 
 	if (rc && rc != ERR_NOTFOUND)

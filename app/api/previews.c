@@ -15,7 +15,7 @@
 #include <string.h>
 #include "sandboxd/api/preview.h"
 #include "sandboxd/api/sandbox.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/engine/engine.h"
 #include "sandboxd/lib/json.h"
 #include "sandboxd/proto/preview.h"
@@ -65,8 +65,7 @@ static int sandbox_addr(struct req *r, const struct sandbox *s, char ip[16], str
 
 	if (strcmp(s->state, "ready") || !s->container_id[0])
 		return err_http(e, 409, "sandbox is %s", s->state);
-	rc = docker_container_ip(s->container_id, sandbox_network(r->cfg, s), ip, 16,
-				 DOCKER_CALL_MS, e);
+	rc = box_address(s->container_id, sandbox_network(r->cfg, s), ip, 16, BOX_CALL_MS, e);
 	if (rc == ERR_NOTFOUND)
 		return err_http(e, 409, "the sandbox has no address on network %s",
 				sandbox_network(r->cfg, s));

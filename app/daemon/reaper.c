@@ -10,7 +10,7 @@
 #include "sandboxd/core/audit.h"
 #include "sandboxd/core/db.h"
 #include "sandboxd/holder/holder.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/engine/engine.h"
 #include "sandboxd/forge/forge_sweep.h"
 #include "sandboxd/lib/json.h"
@@ -164,7 +164,7 @@ static int use(struct db *db, const struct sandbox *s)
 	struct err e;
 
 	if (!answered(s->engine)) {
-		docker_refuse("docker unavailable: the engine did not answer the reaper's ping");
+		engine_refuse("docker unavailable: the engine did not answer the reaper's ping");
 		return -1;
 	}
 	if (engine_use(db, s->engine, &e) == 0)
@@ -249,7 +249,7 @@ static int orphan_check(void *arg, const char *id, const char *label_value, cons
 		live = PQntuples(res) > 0;
 		PQclear(res);
 	}
-	if (!live && o->remove(id, DOCKER_CALL_MS, &e) == 0) {
+	if (!live && o->remove(id, BOX_CALL_MS, &e) == 0) {
 		log_info("reaper: removed %s %.12s of %s: no live sandbox owns it", o->what, id,
 			 label_value[0] ? label_value : "(none)");
 		o->removed++;
@@ -269,12 +269,12 @@ static void gone(struct db *db)
 	if (!res)
 		return;
 	for (int i = 0; i < PQntuples(res) && !stopping; i++) {
-		struct docker_container_state st;
+		struct box_state st;
 		struct sandbox s;
 		row_of(res, i, &s);
 		if (use(db, &s))
 			continue;
-		int rc = docker_container_inspect(s.container_id, &st, DOCKER_CALL_MS, &e);
+		int rc = box_state(s.container_id, &st, BOX_CALL_MS, &e);
 		if (rc == ERR_NOTFOUND || (rc == 0 && !st.running)) {
 			if (sandbox_end(db, &s, "failed", "container gone", &e) == 0) {
 				log_info("reaper: %s failed: its container is gone", s.id);
@@ -417,7 +417,7 @@ static void disk_over(const struct config *cfg, struct db *db)
 		if (use(db, &s))
 			continue;
 		if (num_parse(db_val(res, i, 2), 1, INT64_MAX, &limit) ||
-		    docker_container_size(cid, &used, DOCKER_CALL_MS, &e)) {
+		    box_disk_used(cid, &used, BOX_CALL_MS, &e)) {
 			log_warn("reaper: %s: measuring its disk: %s", id, e.msg);
 			continue;
 		}
@@ -441,8 +441,8 @@ static void disk_over(const struct config *cfg, struct db *db)
 /* Each engine that answers: its warm pool refilled, then its orphans removed. */
 static void per_engine(const struct config *cfg, struct db *db, const char *engine)
 {
-	struct orphans o = { db, "container", docker_container_remove, 0 };
-	struct orphans v = { db, "volume", docker_volume_remove, 0 };
+	struct orphans o = { db, "container", box_remove, 0 };
+	struct orphans v = { db, "volume", box_leftover_remove, 0 };
 	struct err e;
 	char label[96];
 
@@ -458,9 +458,9 @@ static void per_engine(const struct config *cfg, struct db *db, const char *engi
 	else if (started)
 		log_info("reaper: %d warm containers started on %s", started, engine);
 	snprintf(label, sizeof(label), "sandboxd.instance=%s", cfg->instance);
-	if (docker_container_list(label, SANDBOX_LABEL, orphan_check, &o, DOCKER_CALL_MS, &e))
+	if (box_list(label, SANDBOX_LABEL, orphan_check, &o, BOX_CALL_MS, &e))
 		log_warn("reaper: listing containers of %s: %s", engine, e.msg);
-	if (docker_volume_list(label, SANDBOX_LABEL, orphan_check, &v, DOCKER_CALL_MS, &e))
+	if (box_leftovers(label, SANDBOX_LABEL, orphan_check, &v, BOX_CALL_MS, &e))
 		log_warn("reaper: listing volumes of %s: %s", engine, e.msg);
 }
 
@@ -541,7 +541,7 @@ static void pass(const struct config *cfg, struct db *db, const char *scope)
 		keep_leases(db);
 		per_engine(cfg, db, up[i]);
 	}
-	if (docker_use(NULL, &e))
+	if (engine_use_own(&e))
 		log_warn("reaper: docker: %s", e.msg);
 	/* Audit partitions ahead of time, when the schema has the function. */
 	if (!*scope)
@@ -627,7 +627,7 @@ int reaper_run(const struct config *cfg)
 					" WHERE name = $2 AND holder = $1", 2, me, mine)))
 		log_warn("reaper: the leases stay until they expire: %s", e.msg);
 	db_close(&db);
-	docker_cleanup();
+	engine_cleanup();
 	log_info("reaper stopping");
 	return 0;
 }

@@ -8,7 +8,6 @@
 #include <git2.h>
 #include "sandboxd/api/handlers.h"
 #include "sandboxd/api/dispatch.h"
-#include "sandboxd/engine/docker.h"
 #include "sandboxd/engine/engine.h"
 #include "sandboxd/lib/log.h"
 #include "sandboxd/core/metrics.h"
@@ -53,7 +52,7 @@ static void request_end(struct req *r, struct worker *w)
 	json_object_put(r->json);
 	json_object_put(r->audit_details);
 	/* The next request's calls go to the own engine until it loads a sandbox (engine.h). */
-	if (docker_use(NULL, &(struct err){ .msg = "" }))
+	if (engine_use_own(&(struct err){ .msg = "" }))
 		log_warn("docker: back to the own engine failed");
 	w->headers = r->headers;
 	w->out = r->out;
@@ -90,7 +89,7 @@ static void worker_cleanup(struct worker *w)
 {
 	FCGX_Free(&w->fcgx, 0);
 	db_close(&w->db);
-	docker_cleanup();
+	engine_cleanup();
 	buf_release(&w->headers);
 	buf_release(&w->out);
 	pool_release(&w->pool);

@@ -37,7 +37,7 @@ int exec_stream_begin(struct exec_stream *s, struct req *r, struct capture *cap)
 /* A dstream_fn: feeds the capture and writes what is safe to show. Non-zero stops the exec. */
 int exec_stream_sink(void *arg, int stream, const char *data, size_t n)
 	__attribute__((warn_unused_result));
-/* A docker_exec_io cancel hook: writes the keep-alive line when due; 1 when the client is
+/* A box_exec cancel hook: writes the keep-alive line when due; 1 when the client is
  * gone (asked of r when there is one). */
 int exec_stream_tick(void *arg) __attribute__((warn_unused_result));
 /* Writes the rest of each stream, then result (taken) as the last line. */
