@@ -119,7 +119,7 @@ int docker_archive_read_file(const char *container, const char *path, size_t max
 				type, e);
 }
 
-int docker_archive_stat(const char *container, const char *path, struct docker_path_stat *out,
+int docker_archive_stat(const char *container, const char *path, struct box_path_stat *out,
 			long timeout_ms, struct err *e)
 {
 	json_object *o = NULL, *v;

@@ -65,37 +65,6 @@ static int dk_create(const struct box_spec *s, char id[BOX_ID_MAX], int *disk_en
 	return rc;
 }
 
-static int dk_state(const char *id, struct box_state *out, long timeout_ms, struct err *e)
-{
-	struct docker_container_state st;
-	int rc = docker_container_inspect(id, &st, timeout_ms, e);
-
-	memset(out, 0, sizeof(*out));
-	memcpy(out->status, st.status, sizeof(out->status));
-	out->running = st.running;
-	out->oom_killed = st.oom_killed;
-	out->exit_code = st.exit_code;
-	out->pid = st.pid;
-	memcpy(out->ip, st.ip, sizeof(out->ip));
-	return rc;
-}
-
-static int dk_path_stat(const char *id, const char *path, struct box_path_stat *out,
-			long timeout_ms, struct err *e)
-{
-	struct docker_path_stat ps;
-	int rc = docker_archive_stat(id, path, &ps, timeout_ms, e);
-
-	memset(out, 0, sizeof(*out));
-	memcpy(out->name, ps.name, sizeof(out->name));
-	out->size = ps.size;
-	out->mode = ps.mode;
-	out->is_dir = ps.is_dir;
-	out->is_symlink = ps.is_symlink;
-	memcpy(out->link_target, ps.link_target, sizeof(out->link_target));
-	return rc;
-}
-
 /* Exec create, then start attached until the engine closes the stream, then inspect for
  * the exit code: Docker reports a command that could not run inside the 200 stream, so
  * the truth is the inspect's. No inspect after a timeout: nothing is left to learn. */
@@ -150,7 +119,7 @@ const struct engine_ops docker_engine_ops = {
 	.create = dk_create,
 	.input = docker_stdin_put,
 	.start = docker_container_start,
-	.state = dk_state,
+	.state = docker_container_inspect,
 	.address = docker_container_ip,
 	.resize = docker_container_update,
 	.disk_used = docker_container_size,
@@ -159,7 +128,7 @@ const struct engine_ops docker_engine_ops = {
 	.leftovers = docker_volume_list,
 	.leftover_remove = docker_volume_remove,
 	.file_put = docker_archive_put_parts,
-	.path_stat = dk_path_stat,
+	.path_stat = docker_archive_stat,
 	.exec = dk_exec,
 	.exec_detached = dk_exec_detached,
 	.image_info = docker_image_inspect,

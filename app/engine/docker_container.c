@@ -333,7 +333,7 @@ static void one_ip(json_object *resp, char ip[16])
 	}
 }
 
-int docker_container_inspect(const char *id, struct docker_container_state *out,
+int docker_container_inspect(const char *id, struct box_state *out,
 			     long timeout_ms, struct err *e)
 {
 	json_object *resp = NULL, *st, *status;

@@ -135,8 +135,8 @@ int main(int argc, char **argv)
 	const char *labels[3], *extra_hosts[] = {"sandboxd.internal:host-gateway", NULL};
 	const char *env[] = {"SANDBOX_ID=smoke", "PATH=/usr/local/bin:/usr/bin:/bin", NULL};
 	struct docker_conf conf = {getenv("SANDBOXD_DOCKER_HOST"), NULL, NULL, NULL};
-	struct docker_container_state cs;
-	struct docker_path_stat ps;
+	struct box_state cs;
+	struct box_path_stat ps;
 	struct tar_file f;
 	struct run r;
 	struct err e;

@@ -146,18 +146,9 @@ int docker_stdin_put(const char *id, const void *data, size_t len, long timeout_
  * seldom (SANDBOXD_DISK_CHECK_INTERVAL). */
 int docker_container_size(const char *id, int64_t *size_rw, long timeout_ms, struct err *e)
 	__attribute__((warn_unused_result));
-struct docker_container_state {
-	char status[16];       /* "created", "running", "exited", ... */
-	int running;
-	int oom_killed;
-	int exit_code;
-	int64_t pid;
-	/* Its IPv4 address as the engine reports it (never what the container says) when it
-	 * is on one network exactly; else "". */
-	char ip[16];
-};
-/* GET /containers/{id}/json: the State part, and the address (ip above). */
-int docker_container_inspect(const char *id, struct docker_container_state *out,
+/* GET /containers/{id}/json: the State part, and the address (box.h's box_state: its IPv4
+ * address on its one network as the engine reports it, never what the container says). */
+int docker_container_inspect(const char *id, struct box_state *out,
 			     long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 /* DELETE /containers/{id}?force=1&v=1 (kills it, removes its anonymous volumes). A
  * container that is already gone: ERR_NOTFOUND. */
@@ -306,17 +297,10 @@ int docker_archive_read_file(const char *container, const char *path, size_t max
 int docker_archive_read(const char *container, const char *path, struct tar_reader *r,
 			long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 
-struct docker_path_stat {
-	char name[256];
-	int64_t size;
-	uint32_t mode;            /* Go's os.FileMode bits, see below */
-	int is_dir;
-	int is_symlink;
-	char link_target[TAR_NAME_MAX + 1];
-};
-/* HEAD /containers/{id}/archive?path=path: the X-Docker-Container-Path-Stat header.
- * ERR_NOTFOUND when path does not exist. */
-int docker_archive_stat(const char *container, const char *path, struct docker_path_stat *out,
+/* HEAD /containers/{id}/archive?path=path: the X-Docker-Container-Path-Stat header into
+ * out (box.h; mode is Go's os.FileMode: is_dir and is_symlink are read off its bits 31 and
+ * 27). ERR_NOTFOUND when path does not exist. */
+int docker_archive_stat(const char *container, const char *path, struct box_path_stat *out,
 			long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 
 #endif
