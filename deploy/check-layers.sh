@@ -5,7 +5,11 @@
 #     after L (from nm, as the linker sees it), and no call cycle runs between modules;
 #   - includes: a file of app/L/ or include/sandboxd/L/ may include sandboxd/L2/*.h only
 #     when L2 is not after L, and the headers' include graph has no cycle;
-#   - app/agent/ (static, inside sandboxes) includes only sandboxd/common/.
+#   - app/agent/ (static, inside sandboxes) includes only sandboxd/common/;
+#   - the engine behind its interface (engine/box.h, decision 0080): nothing but the Docker
+#     client itself (app/engine/docker*.c) and box.c, which names the kinds of engine, uses
+#     a symbol the Docker client defines or includes engine/docker.h or docker_int.h; of
+#     the tests, only those of Docker itself do (tests/docker/, tests/unit/test_docker.c).
 # So domain code (forge, git, sandbox and below) cannot include http/http.h; a grep also
 # keeps libfcgi's headers and any struct req out of it. Prints every edge that breaks the rule; fails when there is one.
 set -eu
@@ -86,6 +90,22 @@ done | grep -v '^include/sandboxd/lib/router\.h:' || true)
 if [ -n "$bad" ]; then
 	printf '%s\n' "$bad"
 	echo "domain code ($domain) takes no HTTP request: pass the caller, the database, the settings"
+	rc=1
+fi
+# The engine interface: everything calls engine/box.h, Docker's table calls docker.h.
+bad=$(printf '%s\n' "$calls" | awk 'NF && $2 ~ /^engine\/docker/ && $1 !~ /^engine\/(docker.*|box)$/ {
+	print "docker call: " $1 " -> " $2 " (" $3 ")" }'
+for f in app/*/*.[ch] app/*/*/*.[ch] include/sandboxd/*/*.h tests/*/*.[ch]; do
+	case $f in
+	app/engine/docker*.c | app/engine/box.c | include/sandboxd/engine/docker*.h) continue;;
+	tests/docker/*.c | tests/unit/test_docker.c) continue;;
+	esac
+	[ -f "$f" ] && grep -nE '^#include "sandboxd/engine/docker(_int)?\.h"' "$f" /dev/null
+done | sort -u || true)
+if [ -n "$bad" ]; then
+	printf '%s\n' "$bad"
+	echo "the engine is called through engine/box.h (the interface); docker.h is its Docker" \
+	     "implementation's alone (app/engine/docker*.c, box.c) and Docker's own tests'"
 	rc=1
 fi
 bad=$(grep -n '^#include "sandboxd/' app/agent/*.c app/agent/*.h | grep -v '"sandboxd/common/' || true)
