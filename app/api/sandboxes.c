@@ -316,7 +316,7 @@ int api_sandbox_close(struct req *r, struct err *e)
 	    (rc = json_field_bool(r->json, "save", 0, &save, e)) < 0)
 		return rc;
 	if (save && strcmp(s.state, "ready") == 0) {
-		if ((rc = sandbox_save(r->db, &s, ref, e))) {
+		if ((rc = sandbox_save(r->db, r->cfg, &s, ref, e))) {
 			char why[sizeof(e->msg)];
 			snprintf(why, sizeof(why), "%s", e->msg);
 			json_add_str(r->audit_details, "save_error", why);

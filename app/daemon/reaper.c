@@ -116,14 +116,15 @@ static void audit(struct db *db, const char *action, int status, const struct sa
 
 /* Its unpushed work saved before a stop (sandbox_save.h): where it went, or why not, into
  * the stop's audit details d and the row's saved_ref. */
-static void save_first(struct db *db, const struct sandbox *s, json_object *d)
+static void save_first(struct db *db, const struct config *cfg, const struct sandbox *s,
+		       json_object *d)
 {
 	char ref[SANDBOX_SAVE_REF_MAX];
 	struct err e = { .msg = "" };
 
 	if (!s->container_id[0])
 		return;
-	if (sandbox_save(db, s, ref, &e)) {
+	if (sandbox_save(db, cfg, s, ref, &e)) {
 		log_info("reaper: %s: its work was not saved: %s", s->id, e.msg);
 		json_add_str(d, "save_error", e.msg);
 		return;
@@ -204,7 +205,7 @@ static void end_all(struct db *db, const char *sql, const char *arg, const char 
 		/* An engine that cannot be reached: the row ends all the same (its container,
 		 * if any, is an orphan once the engine is back). */
 		if (use(db, &s) == 0 && save)
-			save_first(db, &s, d);
+			save_first(db, pass_engines.cfg, &s, d);
 		if (sandbox_end(db, &s, state, reason, &e)) {
 			log_warn("reaper: ending %s: %s", s.id, e.msg);
 			json_object_put(d);
