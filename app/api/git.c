@@ -17,6 +17,9 @@
 #include "sandboxd/proto/pushreport.h"
 #include "sandboxd/git/pushslot.h"
 #include "sandboxd/forge/repo.h"
+#include "sandboxd/proto/valscan.h"
+#include "sandboxd/sandbox/secrets.h"
+#include <openssl/crypto.h>
 #include "sandboxd/common/banned.h"
 
 const char *api_git_action(const struct git_route *g)
@@ -110,9 +113,60 @@ static int take_push_slot(struct req *r, int *slot, struct err *e)
 	return rc;
 }
 
+/* The secret values of the sandbox a push comes from (secrets_for_pusher), on a memfd for
+ * the hook (valscan.h, decision 0077): *fd, or -1 when the push is not a sandbox's or its
+ * sandbox has none. A value that does not open refuses the push (the hook must never scan
+ * without it). The memfd is the only copy that outlives this call. */
+static int push_values(struct req *r, const struct repo *repo, int *fd, struct err *e)
+{
+	struct secrets_set set;
+	struct buf b;
+	size_t off = 0;
+	int rc;
+
+	*fd = -1;
+	if ((rc = secrets_for_pusher(r->db, r->pool, &r->caller, repo->id, &set, e))) {
+		if (rc == ERR_DB)
+			return rc;
+		return err_box(e, 503, "push refused: the sandbox's secrets cannot be read to scan "
+			       "the push (the service's secrets key); nothing was changed");
+	}
+	if (!set.n)
+		return 0;
+	buf_init(&b, (size_t)256 << 10);
+	for (size_t i = 0; !rc && i < set.n; i++)
+		rc = valscan_encode(&b, set.names[i], set.values[i], strlen(set.values[i]));
+	if (!rc && (*fd = memfd_create("sandboxd-values", MFD_CLOEXEC)) < 0)
+		rc = err_set(e, ERR_FAIL, "memfd_create: %m");
+	while (!rc && off < b.len) {
+		ssize_t n = write(*fd, b.data + off, b.len - off);
+
+		if (n < 0)
+			rc = err_set(e, ERR_FAIL, "writing the push's secret values: %m");
+		else
+			off += (size_t)n;
+	}
+	if (rc == ERR_TOOBIG || rc == ERR_NOMEM)
+		rc = err_set(e, rc, "the push's secret values do not fit");
+	if (b.data)
+		OPENSSL_cleanse(b.data, b.len);
+	buf_release(&b);
+	for (size_t i = 0; i < set.n; i++)
+		OPENSSL_cleanse((char *)set.values[i], strlen(set.values[i]));
+	if (!rc && lseek(*fd, 0, SEEK_SET) != 0)
+		rc = err_set(e, ERR_FAIL, "lseek: %m");
+	if (rc && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	if (!rc)
+		json_add_int(r->audit_details, "secret_values_scanned", (int64_t)set.n);
+	return rc;
+}
+
 int api_git(struct req *r, struct err *e)
 {
-	struct git_pusher who = { .report_fd = -1 };
+	struct git_pusher who = { .report_fd = -1, .values_fd = -1 };
 	struct git_route route, *g = &route;
 	struct repo repo;
 	int rc, slot = -1;
@@ -144,14 +198,19 @@ int api_git(struct req *r, struct err *e)
 		if (g->service == GIT_RECEIVE_PACK &&
 		    (who.report_fd = memfd_create("sandboxd-push", MFD_CLOEXEC)) < 0)
 			log_warn("memfd_create: %m: failed ref updates will not be audited");
+		if (g->service == GIT_RECEIVE_PACK && (rc = push_values(r, &repo, &who.values_fd, e)))
+			goto out;
 	}
 	json_add_str(r->audit_details, "service", api_git_action(g));
 	/* The response is streamed from here on: the dispatcher writes nothing more. */
 	rc = githttp_serve(r, g, &repo, r->caller.authenticated ? &who : NULL, e);
-	if (who.report_fd >= 0) {
+	if (who.report_fd >= 0)
 		audit_failed_refs(r, &who, &repo);
+out:
+	if (who.report_fd >= 0)
 		close(who.report_fd);
-	}
+	if (who.values_fd >= 0)
+		close(who.values_fd);
 	if (slot >= 0)
 		pushslot_release(r->db, r->caller.account_id, slot);
 	return rc;

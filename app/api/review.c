@@ -246,7 +246,7 @@ static int merge_scan(struct req *r, const struct repo *repo, const char *ref,
 
 	if (!path)
 		return err_set(e, ERR_NOMEM, "out of memory");
-	found = pushscan_run(path, &scan, 1, NULL, msg, sizeof(msg));
+	found = pushscan_run(path, &scan, 1, NULL, NULL, msg, sizeof(msg));
 	free(path);
 	if (!found)
 		return 0;

@@ -4,7 +4,9 @@
  *
  * pre-receive, for each ref in the push, in order: the ephemeral namespace prefix is put
  * back on the name, the ref policies decide (first match), branch protection guards the
- * default branch, and the new blobs are scanned for secrets. One refused ref refuses the
+ * default branch, and the new blobs are scanned for secrets (and, for a push from a sandbox,
+ * for the values of its secrets: valscan.h, read from the descriptor the worker names in
+ * SANDBOXD_HOOK_VALUES; a ref whose name holds one is refused too). One refused ref refuses the
  * whole push; every ref gets an audit row. git prints what we write to stderr as
  * "remote: …" lines. post-receive only reports which refs landed (pushreport.h). */
 #define _GNU_SOURCE
@@ -25,6 +27,7 @@
 #include "sandboxd/proto/pushreport.h"
 #include "sandboxd/git/pushscan.h"
 #include "sandboxd/git/streamscan.h"
+#include "sandboxd/proto/valscan.h"
 #include "sandboxd/common/banned.h"
 
 #define MAX_REFS PUSH_REFS_MAX
@@ -97,10 +100,77 @@ static void check_ref(struct update *u, int i, const struct policy_list *policie
 		u->reason = reasons[i];
 }
 
+/* The most the values' descriptor may hold: 16 lines of a 128-byte name and 4096 bytes in
+ * hex, with room to spare. */
+#define VALUES_MAX ((size_t)256 << 10)
+
+/* The secrets of the sandbox that pushes (valscan.h), from the descriptor that
+ * SANDBOXD_HOOK_VALUES names ("": not a sandbox's push, or one without secrets). 0 with v
+ * filled (empty for none); 1 with msg filled when they cannot be read: the push is refused,
+ * never scanned without them. */
+static int read_values(struct valscan *v, char *msg, size_t msgsz)
+{
+	const char *spec = env("SANDBOXD_HOOK_VALUES");
+	char *text;
+	size_t len = 0;
+	ssize_t got = 1;
+	struct err e = { .msg = "" };
+	int rc;
+
+	valscan_init(v);
+	if (!spec[0])
+		return 0;
+	if (strcmp(spec, "6") || !(text = malloc(VALUES_MAX))) {
+		snprintf(msg, msgsz, "push refused: the sandbox's secrets could not be read to scan "
+			 "the push (an internal error; nothing was changed)");
+		return 1;
+	}
+	/* From its start: the worker wrote it and left the offset at 0, but say so. */
+	if (lseek(6, 0, SEEK_SET) < 0)
+		got = -1;
+	while (got > 0 && len < VALUES_MAX)
+		if ((got = read(6, text + len, VALUES_MAX - len)) > 0)
+			len += (size_t)got;
+		else if (got < 0 && errno == EINTR)
+			got = 1;
+	close(6);
+	rc = got < 0 || len == VALUES_MAX ? ERR_INVALID : valscan_decode(v, text, len, &e);
+	explicit_bzero(text, VALUES_MAX);
+	free(text);
+	if (rc) {
+		valscan_free(v);
+		snprintf(msg, msgsz, "push refused: the sandbox's secrets could not be read to scan "
+			 "the push (an internal error; nothing was changed)%s%s", e.msg[0] ? ": " : "",
+			 e.msg);
+		return 1;
+	}
+	return 0;
+}
+
+/* A ref whose name holds a value of the sandbox's secrets is refused, and its name is kept
+ * out of the audit row and of what git prints: it becomes REF_WITHHELD, in place (a name
+ * that holds a value of 8 bytes or more is longer). */
+#define REF_WITHHELD "(withheld)"
+static void check_ref_names(struct update *u, int n, const struct valscan *v)
+{
+	struct scan_hit hit;
+
+	for (int i = 0; i < n; i++) {
+		if (!valscan_find(v, u[i].ref, strlen(u[i].ref), &hit))
+			continue;
+		snprintf(reasons[i], sizeof(reasons[i]), "push refused: %s found in the name of a ref "
+			 "(withheld here); push it under another name", hit.rule);
+		u[i].reason = reasons[i];
+		explicit_bzero(u[i].ref, strlen(u[i].ref));
+		memcpy(u[i].ref, REF_WITHHELD, sizeof(REF_WITHHELD));
+	}
+}
+
 /* Push protection (pushscan.h) over the updates, in the repository of the hook's
  * environment (the push's quarantine included), but for the blobs the worker's scanner
- * found clean while the pack streamed in (streamscan.h). 1 with msg filled when refused. */
-static int scan_push(struct update *u, int n, char *msg, size_t msgsz)
+ * found clean while the pack streamed in (streamscan.h), with the sandbox's values (v, maybe
+ * empty). 1 with msg filled when refused. */
+static int scan_push(struct update *u, int n, const struct valscan *v, char *msg, size_t msgsz)
 {
 	struct pushscan_ref *refs = calloc(n > 0 ? (size_t)n : 1, sizeof(*refs));
 	struct pushscan_scanned scanned;
@@ -116,7 +186,7 @@ static int scan_push(struct update *u, int n, char *msg, size_t msgsz)
 		refs[i].ref = u[i].ref;
 		refs[i].new_ = u[i].new_;
 	}
-	found = pushscan_run(NULL, refs, (size_t)n, have ? &scanned : NULL, msg, msgsz);
+	found = pushscan_run(NULL, refs, (size_t)n, have ? &scanned : NULL, v, msg, msgsz);
 	free(refs);
 	if (have)
 		streamscan_free(&scanned);
@@ -218,7 +288,7 @@ static const char *const required_env[] = {
 	"SANDBOXD_HOOK_DEFAULT_BRANCH", "SANDBOXD_HOOK_LOGIN", "SANDBOXD_HOOK_ACCOUNT_ID",
 	"SANDBOXD_HOOK_AGENT", "SANDBOXD_HOOK_TOKEN_ID", "SANDBOXD_HOOK_TOKEN_KIND",
 	"SANDBOXD_HOOK_POLICIES", "SANDBOXD_HOOK_REQUEST_ID", "SANDBOXD_HOOK_NAMESPACE",
-	"SANDBOXD_HOOK_REPORT_FD",
+	"SANDBOXD_HOOK_REPORT_FD", "SANDBOXD_HOOK_VALUES",
 };
 /* Not among them: SANDBOXD_HOOK_SCANNED (streamscan.h), whose absence drops no check, only
  * the blobs the hook may skip. */
@@ -244,6 +314,7 @@ static int check_push(struct update *u, int n, const char *ns, int agent)
 {
 	struct policy_list policies;
 	char default_ref[300], scan_msg[1024] = "";
+	struct valscan values;
 	int refused = 0;
 	struct err e;
 
@@ -253,11 +324,19 @@ static int check_push(struct update *u, int n, const char *ns, int agent)
 		fprintf(stderr, "sandboxd: bad ref policies: %s\n", e.msg);
 		return 1;
 	}
+	/* Values that cannot be read refuse the push whole, as a failed scan does. */
+	if (read_values(&values, scan_msg, sizeof(scan_msg))) {
+		fprintf(stderr, "sandboxd: %s\n", scan_msg);
+		refused = n;
+	}
+	check_ref_names(u, n, &values);
 	for (int i = 0; i < n; i++) {
 		size_t len = strlen(u[i].ref);
 
-		/* Before any check that reads the name: a policy must never see a cut one. */
-		if (len > REF_NAME_MAX) {
+		if (u[i].reason) {
+			/* Its name holds a secret (check_ref_names): refused already. */
+		} else if (len > REF_NAME_MAX) {
+			/* Before any check that reads the name: a policy must never see a cut one. */
 			snprintf(reasons[i], sizeof(reasons[i]), "%.64s…: ref names are limited to %d "
 				 "bytes (this one has %zu)", u[i].ref, REF_NAME_MAX, len);
 			u[i].reason = reasons[i];
@@ -270,10 +349,11 @@ static int check_push(struct update *u, int n, const char *ns, int agent)
 		}
 	}
 	/* Scanning is the expensive part: only a push that passed the ref checks needs it. */
-	if (!refused && scan_push(u, n, scan_msg, sizeof(scan_msg))) {
+	if (!refused && scan_push(u, n, &values, scan_msg, sizeof(scan_msg))) {
 		fprintf(stderr, "sandboxd: %s\n", scan_msg);
 		refused = n;
 	}
+	valscan_free(&values);
 	if (audit(u, n, scan_msg[0] ? scan_msg : refused ? "another ref of this push was refused"
 							 : NULL))
 		refused = n ? n : 1;

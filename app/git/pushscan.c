@@ -13,6 +13,7 @@
 #include "sandboxd/git/packread.h"
 #include "sandboxd/git/pushscan.h"
 #include "sandboxd/proto/scan.h"
+#include "sandboxd/proto/valscan.h"
 #include "sandboxd/common/banned.h"
 
 #define ZERO "0000000000000000000000000000000000000000"
@@ -83,11 +84,13 @@ struct job {
 	char *path;                     /* malloc'd */
 	char where[GIT_OID_HEXSZ + 1];  /* the commit that adds it, or "" */
 	const char *ref;                /* else the ref that points at it */
+	int rules_done;                 /* scan.h's rules found it clean as the pack streamed in */
 };
 
 struct scan {
 	const char *path;  /* the bare repository, or NULL: the hook's environment */
 	const struct pushscan_scanned *scanned;  /* blobs scanned as the pack streamed in */
+	const struct valscan *values;  /* the pushing sandbox's secrets, or NULL */
 	git_repository *repo;
 	struct oidset seen;
 	struct job *jobs;
@@ -143,8 +146,11 @@ static int scan_one(struct scan_pool *p, git_odb *odb, struct libdeflate_decompr
 	git_odb_object *obj = NULL;
 	unsigned char *data = NULL;
 	size_t len = 0;
+	const struct job *job = &p->s->jobs[i];
+	const struct valscan *values = p->s->values;
+	const unsigned char *bytes;
 	struct scan_hit hit;
-	int found;
+	int found = 0;
 
 	if (d && packread_blob(p->packs, d, p->s->jobs[i].id.id, FAST_BLOB_MAX, &data, &len)) {
 		free(data);
@@ -154,8 +160,13 @@ static int scan_one(struct scan_pool *p, git_odb *odb, struct libdeflate_decompr
 		pool_record(p, i, NULL, "cannot read a blob to scan it");
 		return -1;
 	}
-	found = data ? scan_buffer(data, len, &hit)
-		     : scan_buffer(git_odb_object_data(obj), git_odb_object_size(obj), &hit);
+	bytes = data ? data : git_odb_object_data(obj);
+	len = data ? len : git_odb_object_size(obj);
+	/* The sandbox's own secret first: the refusal names it rather than a format. */
+	if (values)
+		found = valscan_find(values, bytes, len, &hit);
+	if (!found && !job->rules_done)
+		found = scan_buffer(bytes, len, &hit);
 	if (found)
 		pool_record(p, i, &hit, NULL);
 	free(data);
@@ -225,7 +236,9 @@ static int scanned_before(const struct scan *s, const struct packread *packs,
 	return b && b->size == size && b->crc == crc;
 }
 
-/* Drops the jobs whose blobs were scanned already, keeping the others in walk order. */
+/* Drops the jobs whose blobs were scanned already, keeping the others in walk order. The
+ * scanner knew the rules, not a sandbox's values: with values to look for, such a blob is
+ * read again, for them alone. */
 static void drop_scanned(struct scan *s, const struct packread *packs)
 {
 	size_t kept = 0;
@@ -233,10 +246,14 @@ static void drop_scanned(struct scan *s, const struct packread *packs)
 	if (!s->scanned || !s->scanned->n)
 		return;
 	for (size_t i = 0; i < s->njobs; i++) {
-		if (scanned_before(s, packs, &s->jobs[i]))
+		int before = scanned_before(s, packs, &s->jobs[i]);
+
+		if (before && !s->values) {
 			free(s->jobs[i].path);
-		else
-			s->jobs[kept++] = s->jobs[i];
+			continue;
+		}
+		s->jobs[i].rules_done = before;
+		s->jobs[kept++] = s->jobs[i];
 	}
 	s->njobs = kept;
 }
@@ -336,8 +353,37 @@ static int scan_blob(struct scan *s, const git_oid *id, const char *path)
 	j->id = *id;
 	j->path = (char *)path;
 	j->ref = s->ref;
+	j->rules_done = 0;
 	snprintf(j->where, sizeof(j->where), "%s", s->where);
 	return 0;
+}
+
+/* A sandbox's value anywhere in a commit or a tag object: its header (author, committer,
+ * tagger, a tag's name) as much as its message. */
+static int scan_object_values(struct scan *s, const git_oid *oid, const char *what)
+{
+	git_odb *odb = NULL;
+	git_odb_object *obj = NULL;
+	struct scan_hit hit;
+	char sha[GIT_OID_HEXSZ + 1];
+	int found;
+
+	if (!s->values)
+		return 0;
+	if (git_repository_odb(&odb, s->repo) < 0 || git_odb_read(&obj, odb, oid) < 0) {
+		git_odb_free(odb);
+		return scan_fail(s, what, oid);
+	}
+	found = valscan_find(s->values, git_odb_object_data(obj), git_odb_object_size(obj), &hit);
+	git_odb_object_free(obj);
+	git_odb_free(odb);
+	if (!found)
+		return 0;
+	git_oid_tostr(sha, sizeof(sha), oid);
+	snprintf(s->msg, s->msgsz, "push refused: %s found in %s %.12s (its header or message, "
+		 "line %zu); rewrite it and push again", hit.rule, what, sha, hit.line);
+	s->found = 1;
+	return -1;
 }
 
 /* A message (commit or tag) is pushed text too: scanned with the same rules. */
@@ -346,6 +392,8 @@ static int scan_message(struct scan *s, const char *text, const char *what, cons
 	struct scan_hit hit;
 	char sha[GIT_OID_HEXSZ + 1];
 
+	if (scan_object_values(s, oid, what))
+		return -1;
 	if (!text || !scan_buffer((const unsigned char *)text, strlen(text), &hit))
 		return 0;
 	git_oid_tostr(sha, sizeof(sha), oid);
@@ -487,9 +535,13 @@ out:
  * when the push must be refused (a secret, more than PUSHSCAN_COMMITS_MAX new commits, or anything
  * that could not be read: the scan fails closed). */
 int pushscan_run(const char *path, const struct pushscan_ref *u, size_t n,
-		 const struct pushscan_scanned *scanned, char *msg, size_t msgsz)
+		 const struct pushscan_scanned *scanned, const struct valscan *values, char *msg,
+		 size_t msgsz)
 {
 	struct scan s = { .path = path, .scanned = scanned, .msg = msg, .msgsz = msgsz };
+
+	/* An empty set finds nothing: no reason to read what the scanner found clean. */
+	s.values = values && values->nforms ? values : NULL;
 	git_revwalk *walk = NULL;
 	git_oid oid;
 	size_t commits = 0;

@@ -165,6 +165,8 @@ static int env_hook(struct strv *env, struct req *r, const struct repo *repo,
 		{ "SANDBOXD_HOOK_REPORT_FD", who->report_fd >= 0 ? "3" : "" },
 		/* The scanner's "done" pipe and records (streamscan.h), as spawn places them. */
 		{ "SANDBOXD_HOOK_SCANNED", scanned ? "4 5" : "" },
+		/* The pushing sandbox's secret values (valscan.h), as spawn places them. */
+		{ "SANDBOXD_HOOK_VALUES", who->values_fd >= 0 ? "6" : "" },
 	};
 
 	if (!name)

@@ -72,24 +72,25 @@ int githttp_match(const char *path, const char *query, struct git_route *out)
 /* In the child: extra[i] (or nothing, -1) becomes descriptor 3 + i, and nothing else
  * but 0 to 2 stays open. Git leaves descriptors it did not open alone, so they reach the
  * hooks through http-backend and receive-pack: 3 the hooks' report, 4 and 5 the scanner's
- * "done" pipe and records. */
-static int child_fds(const int extra[3])
+ * "done" pipe and records, 6 the pushing sandbox's secret values. */
+#define EXTRA_FDS 4
+static int child_fds(const int extra[EXTRA_FDS])
 {
-	int tmp[3];
+	int tmp[EXTRA_FDS];
 
-	/* Out of the way of 3 to 5 first: a source may sit on a target's number. */
-	for (int i = 0; i < 3; i++)
+	/* Out of the way of 3 to 6 first: a source may sit on a target's number. */
+	for (int i = 0; i < EXTRA_FDS; i++)
 		if ((tmp[i] = extra[i] >= 0 ? fcntl(extra[i], F_DUPFD, 10) : -1) < 0 && extra[i] >= 0)
 			return -1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < EXTRA_FDS; i++)
 		if (tmp[i] >= 0 ? dup2(tmp[i], 3 + i) < 0 : (close(3 + i), 0))
 			return -1;
-	closefrom(6);
+	closefrom(3 + EXTRA_FDS);
 	return 0;
 }
 
 static pid_t spawn(const char *git, char *const *envp, int in[2], int out[2],
-		   const int extra[3])
+		   const int extra[EXTRA_FDS])
 {
 	pid_t pid = fork();
 
@@ -197,7 +198,7 @@ static int proc_start(struct proc *p, const struct git_route *g, const struct re
 		      const struct git_pusher *who, struct err *e)
 {
 	struct strv env;
-	int rc, extra[3];
+	int rc, extra[EXTRA_FDS];
 
 	p->inbuf = malloc(CHUNK);
 	p->outbuf = malloc(CGI_HEADERS_MAX + CHUNK);
@@ -212,6 +213,7 @@ static int proc_start(struct proc *p, const struct git_route *g, const struct re
 	extra[0] = who ? who->report_fd : -1;
 	extra[1] = p->tee.done;
 	extra[2] = p->tee.records;
+	extra[3] = who ? who->values_fd : -1;
 	p->pid = spawn(p->r->cfg->git_bin, env.v, p->in, p->out, extra);
 	if (p->pid < 0)
 		return err_set(e, ERR_FAIL, "fork: %s", strerror(errno));

@@ -7,6 +7,7 @@
 #include <openssl/rand.h>
 #include "sandboxd/lib/keyfile.h"
 #include "sandboxd/lib/log.h"
+#include "sandboxd/sandbox/sandbox_save.h"
 #include "sandboxd/sandbox/secrets.h"
 #include "sandboxd/common/hex.h"
 #include "sandboxd/common/banned.h"
@@ -150,4 +151,55 @@ int secrets_for_sandbox(struct db *db, struct pool *p, const char *sandbox_id,
 	if (rc)
 		log_warn("sandbox %s: %s", sandbox_id, e->msg);
 	return rc;
+}
+
+/* Which sandbox the credential of a push into repo_id speaks for, into id ("" for none). */
+static int pusher_sandbox(struct db *db, const struct caller *c, const char *repo_id,
+			  char id[SANDBOX_ID_LEN + 1], struct err *e)
+{
+	static const size_t plen = sizeof(SANDBOX_SAVE_JTI_PREFIX) - 1;
+	char sid[SANDBOX_ID_LEN + 1];
+	const char *dot;
+	PGresult *res = NULL;
+	int code = 0;
+
+	id[0] = 0;
+	if (!c->authenticated)
+		return 0;
+	if (c->kind == TOKEN_SANDBOX) {
+		res = db_exec(db, e, &code,
+			      "SELECT s.id FROM tokens t JOIN sandboxes s ON s.id = t.sandbox_id"
+			      " WHERE t.id = $1 AND s.repository_id = $2", 2, c->token_id, repo_id);
+	} else if (c->kind == TOKEN_JWT && c->jwt_ephemeral &&
+		   !strncmp(c->jwt_jti, SANDBOX_SAVE_JTI_PREFIX, plen) &&
+		   (dot = strchr(c->jwt_jti + plen, '.')) &&
+		   (size_t)(dot - c->jwt_jti - plen) <= SANDBOX_ID_LEN) {
+		snprintf(sid, sizeof(sid), "%.*s", (int)(dot - c->jwt_jti - plen), c->jwt_jti + plen);
+		/* Only the service signs such a jti: an owner's key (which may sign anything for
+		 * its repositories) does not speak for a sandbox. */
+		res = db_exec(db, e, &code,
+			      "SELECT s.id FROM sandboxes s WHERE s.id = $1 AND s.repository_id = $2"
+			      "   AND NOT EXISTS (SELECT 1 FROM account_keys WHERE kid = $3)",
+			      3, sid, repo_id, c->jwt_kid);
+	} else {
+		return 0;
+	}
+	if (!res)
+		return code;
+	if (PQntuples(res) == 1)
+		snprintf(id, SANDBOX_ID_LEN + 1, "%s", db_val(res, 0, 0));
+	PQclear(res);
+	return 0;
+}
+
+int secrets_for_pusher(struct db *db, struct pool *p, const struct caller *c,
+		       const char *repo_id, struct secrets_set *out, struct err *e)
+{
+	char id[SANDBOX_ID_LEN + 1];
+	int rc;
+
+	out->n = 0;
+	if ((rc = pusher_sandbox(db, c, repo_id, id, e)) || !id[0])
+		return rc;
+	return secrets_for_sandbox(db, p, id, out, e);
 }

@@ -161,11 +161,21 @@ hook_env=(GIT_DIR="$HR" SANDBOXD_DATABASE_URL="$SANDBOXD_DATABASE_URL" SANDBOXD_
 	SANDBOXD_HOOK_REPO_ID=0 SANDBOXD_HOOK_DEFAULT_BRANCH=main SANDBOXD_HOOK_LOGIN="$O"
 	SANDBOXD_HOOK_ACCOUNT_ID= SANDBOXD_HOOK_AGENT=0 SANDBOXD_HOOK_TOKEN_ID=
 	SANDBOXD_HOOK_TOKEN_KIND=personal SANDBOXD_HOOK_REQUEST_ID="hooktest-$SFX"
-	SANDBOXD_HOOK_NAMESPACE= SANDBOXD_HOOK_REPORT_FD=)
+	SANDBOXD_HOOK_NAMESPACE= SANDBOXD_HOOK_REPORT_FD= SANDBOXD_HOOK_VALUES=)
 HOUT=$(printf '%040d %s refs/heads/x\n' 0 "$HC" | env -i PATH="$PATH" "${hook_env[@]}" "$HOOK" 2>&1)
 HRC=$?
 check_eq 'the hook without SANDBOXD_HOOK_POLICIES refuses the push' 1 "$HRC"
 OUT=$HOUT has_text 'naming the missing variable' "SANDBOXD_HOOK_POLICIES is missing from the hook's environment"
 HOUT=$(printf '%040d %s refs/heads/x\n' 0 "$HC" | env -i PATH="$PATH" "${hook_env[@]}" SANDBOXD_HOOK_POLICIES= "$HOOK" 2>&1)
 check_eq "positive: with every variable the hook accepts it ($HOUT)" 0 "$?"
+# A sandbox's secret values (valscan.h) promised on descriptor 6 that is not there: refused.
+HOUT=$(printf '%040d %s refs/heads/x\n' 0 "$HC" | env -i PATH="$PATH" "${hook_env[@]}" SANDBOXD_HOOK_POLICIES= SANDBOXD_HOOK_VALUES=6 "$HOOK" 2>&1 6<&-)
+check_eq 'the hook without the values it was told of refuses the push' 1 "$?"
+OUT=$HOUT has_text 'saying so' "push refused: the sandbox's secrets could not be read to scan the push"
+# Given them (a value in the ref's name): refused by name, the name withheld.
+printf 'K %s\n' "$(printf 'v4lue-%s' "$SFX" | od -An -tx1 | tr -d ' \n')" >"$_T/values"
+HOUT=$(printf '%040d %s refs/heads/x-v4lue-%s\n' 0 "$HC" "$SFX" | env -i PATH="$PATH" "${hook_env[@]}" SANDBOXD_HOOK_POLICIES= SANDBOXD_HOOK_VALUES=6 "$HOOK" 2>&1 6<"$_T/values")
+check_eq 'the hook with a value in a ref name refuses the push' 1 "$?"
+OUT=$HOUT has_text 'naming the secret, not the ref' "push refused: sandbox secret K found in the name of a ref (withheld here)"
+check_eq 'and the name is nowhere in what it says' 0 "$(grep -c "v4lue-$SFX" <<<"$HOUT")"
 finish

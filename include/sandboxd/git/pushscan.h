@@ -13,6 +13,7 @@
 #define SANDBOXD_PUSHSCAN_H
 #include <stddef.h>
 #include "sandboxd/proto/packscan.h"
+#include "sandboxd/proto/valscan.h"
 
 /* New commits one scan walks; past them the update is refused. */
 #define PUSHSCAN_COMMITS_MAX 1000000
@@ -33,13 +34,17 @@ struct pushscan_scanned {
 
 /* Scans what refs[0..n) newly make reachable in the bare repository at path (NULL: the
  * repository of the hook's environment, GIT_DIR with the push's quarantine), but for the
- * blobs in scanned (NULL: none). Returns 1 when the update must be refused, with a
- * one-line reason in msg (msgsz bytes) that names the rule, the file (or ref), the line and
- * the commit, never the secret; also for more than PUSHSCAN_COMMITS_MAX new commits or
- * anything that could not be read (the scan fails closed). Returns 0 when nothing was
- * found. */
+ * blobs in scanned (NULL: none). values (NULL or empty: none) are the secrets of the
+ * sandbox that pushes (valscan.h, decision 0077): every new blob, and the whole of every
+ * new commit and tag object (header and message), is searched for them too, the blobs in
+ * scanned included (the scanner did not know them); a value found is named before a rule's
+ * finding in the same blob. Returns 1 when the update must be refused, with a one-line
+ * reason in msg (msgsz bytes) that names the rule (or the sandbox secret), the file (or
+ * ref), the line and the commit, never the secret; also for more than
+ * PUSHSCAN_COMMITS_MAX new commits or anything that could not be read (the scan fails
+ * closed). Returns 0 when nothing was found. */
 int pushscan_run(const char *path, const struct pushscan_ref *refs, size_t n,
-		 const struct pushscan_scanned *scanned, char *msg, size_t msgsz)
-	__attribute__((warn_unused_result));
+		 const struct pushscan_scanned *scanned, const struct valscan *values, char *msg,
+		 size_t msgsz) __attribute__((warn_unused_result));
 
 #endif

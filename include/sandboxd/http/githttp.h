@@ -40,6 +40,9 @@ struct git_pusher {
 	const char *namespace_;       /* "ephemeral" or NULL */
 	const char *policies;         /* JSON array or NULL */
 	int report_fd;                /* the hooks' report (pushreport.h), or -1 */
+	/* The secret values of the sandbox that pushes, for the hook to search the push for
+	 * (valscan.h: "NAME HEX" lines, offset 0), or -1: not a sandbox's push, or none. */
+	int values_fd;
 };
 
 /* Runs http-backend for an authorised request and streams its answer to the client. Returns

@@ -7,6 +7,7 @@
 #define SANDBOXD_SECRETS_H
 #include <stddef.h>
 #include "sandboxd/core/db.h"
+#include "sandboxd/forge/auth.h"
 #include "sandboxd/common/err.h"
 #include "sandboxd/lib/pool.h"
 
@@ -45,5 +46,15 @@ struct secrets_set {
 };
 int secrets_for_sandbox(struct db *db, struct pool *p, const char *sandbox_id,
 			struct secrets_set *out, struct err *e) __attribute__((warn_unused_result));
+
+/* The secrets of the sandbox a git push into repository repo_id comes from, when its
+ * credential says which (decision 0077): a sandbox token (its row's sandbox), or the git
+ * URL token a stop's save mints (sandbox_save.h: ephemeral, jti SANDBOX_SAVE_JTI_PREFIX
+ * "<sandbox id>.<random>", signed by the service's own key, never an account's); the
+ * sandbox must be one of repo_id's. out->n is 0 for any other push. Errors: ERR_DB, and a
+ * value that does not open (then the push must be refused, never scanned without it). */
+int secrets_for_pusher(struct db *db, struct pool *p, const struct caller *c,
+		       const char *repo_id, struct secrets_set *out, struct err *e)
+	__attribute__((warn_unused_result));
 
 #endif
