@@ -5,6 +5,7 @@
 #include "sandboxd/engine/boxuser.h"
 #include "sandboxd/engine/box.h"
 #include "sandboxd/engine/hostaddr.h"
+#include "sandboxd/engine/isolation.h"
 #include "sandboxd/lib/json.h"
 #include "sandboxd/common/banned.h"
 
@@ -51,6 +52,13 @@ int api_health(struct req *r, struct err *e)
 	json_add_str(o, "git_endpoint", git_ok ? "ok" : gterr.msg);
 	if (docker_ok)
 		add_sandbox_user(r, o);
+	/* Each engine of this host that offers gVisor, and whether it has the runtime it was
+	 * registered with (isolation.h): an operator sees a create's refusal coming. */
+	if (db_ok) {
+		json_object *iso = isolation_health(r->db);
+		if (iso)
+			json_object_object_add(o, "isolation", iso);
+	}
 	http_json(r, db_ok && docker_ok && git_ok ? 200 : 503, o);
 	return 0;
 }

@@ -30,7 +30,9 @@
 	"          [--ttl SECONDS] [--kind normal|ephemeral] [--policy PATTERN=OP[,OP]]...\n" \
 	"          [--url BASE] [--issued-at UNIX]  sign a git URL locally (no server)\n"
 #define USAGE_ENGINE \
-	"  engine add NAME URL [--max N] [--ca F --cert F --key F | --insecure]  register a Docker engine\n" \
+	"  engine add NAME URL [--max N] [--ca F --cert F --key F | --insecure] [--runtime R]\n" \
+	"                                            register a Docker engine (R: its gVisor runtime)\n" \
+	"  engine runtime NAME R|none                its gVisor runtime (isolation gvisor), or none\n" \
 	"  engine drain NAME | engine activate NAME  stop or resume new sandboxes on it\n" \
 	"  engine remove NAME                        forget it (once nothing runs there)\n" \
 	"  engine list                               each engine's state, health and load\n"

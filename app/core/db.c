@@ -8,7 +8,8 @@
 #include "sandboxd/lib/log.h"
 #include "sandboxd/common/banned.h"
 
-#define DB_MAX_PARAMS 16
+/* The most a statement takes; a sandbox's INSERT (sandbox_create.c) has 17. */
+#define DB_MAX_PARAMS 24
 
 void db_init(struct db *db, const char *url)
 {

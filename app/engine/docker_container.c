@@ -152,6 +152,10 @@ static int create_body(const struct docker_create *c, json_object **out)
 	json_add_bool(hc, "Init", 1);
 	json_add_bool(hc, "Privileged", 0);
 	json_add_str(hc, "NetworkMode", c->network ? c->network : "bridge");
+	if (c->runtime)
+		json_add_str(hc, "Runtime", c->runtime);
+	if (c->userns_host)
+		json_add_str(hc, "UsernsMode", "host");
 	json_add_str(logc, "Type", "none");
 	if (c->memory > 0) {
 		json_add_int(hc, "Memory", c->memory);

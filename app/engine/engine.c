@@ -227,18 +227,21 @@ int engine_use(struct db *db, const char *name, struct err *e)
 
 /* The placement's query: $1 the image, $2 a warm container may serve, $3 this host's
  * engines only, $4 this host's relay URL ("" without one: then only engines no host owns
- * are this host's, and no other host can be relayed to). An engine whose owner host is
- * down (its reaper's lease lapsed) counts as one that missed its ping. */
+ * are this host's, and no other host can be relayed to), $5 engines with a gVisor runtime
+ * only (sql/031). An engine whose owner host is down (its reaper's lease lapsed) counts as
+ * one that missed its ping. */
 #define PLACE_SQL \
 	"SELECT r.name, r.max_sandboxes - r.sandboxes - r.pooled > 0, coalesce(r.relay_url, '')" \
 	"  FROM engine_room r WHERE r.state = 'active'" \
 	"   AND (r.max_sandboxes - r.sandboxes - r.pooled > 0 OR ($2 AND " WARM_HERE "))" \
 	"   AND (coalesce(r.relay_url, '') IN ('', $4) OR (NOT $3 AND $4 <> ''))" \
+	"   AND (NOT $5 OR EXISTS (SELECT 1 FROM docker_engines g WHERE g.name = r.name" \
+	"                           AND g.gvisor_runtime IS NOT NULL))" \
 	" ORDER BY r.healthy AND r.host_up DESC, ($2 AND " WARM_HERE ") DESC," \
 	"          r.max_sandboxes - r.sandboxes - r.pooled DESC, r.name" \
 	" LIMIT 1"
 
-int engine_place(struct db *db, const char *image, int warm, int here_only,
+int engine_place(struct db *db, const char *image, int warm, int here_only, int gvisor,
 		 char name[ENGINE_NAME_MAX + 1], char host[RELAY_URL_MAX + 1], struct err *e)
 {
 	int rc, code = 0;
@@ -255,8 +258,8 @@ int engine_place(struct db *db, const char *image, int warm, int here_only,
 			return rc;
 		registered = 1;
 	}
-	res = db_exec(db, e, &code, PLACE_SQL, 4, image, warm ? "true" : "false",
-		      here_only ? "true" : "false", cfg->relay_url);
+	res = db_exec(db, e, &code, PLACE_SQL, 5, image, warm ? "true" : "false",
+		      here_only ? "true" : "false", cfg->relay_url, gvisor ? "true" : "false");
 	if (!res)
 		return code;
 	int room = PQntuples(res) == 1 && db_bool(res, 0, 1);

@@ -7,8 +7,26 @@
 #include "sandboxd/proto/engine_list.h"
 #include "sandboxd/common/banned.h"
 
+/* Docker's runtime names as daemon.json keys go (sql/031 checks the same). */
+static int runtime_valid(const char *r)
+{
+	size_t n = strlen(r);
+
+	if (n < 1 || n > 63 || !((r[0] >= 'a' && r[0] <= 'z') || (r[0] >= 'A' && r[0] <= 'Z') ||
+				 (r[0] >= '0' && r[0] <= '9')))
+		return 0;
+	return strspn(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
+static int runtime_refused(const char *r, struct err *e)
+{
+	return err_set(e, ERR_INVALID, "the runtime name '%.80s' must be 1 to 63 of "
+		       "[A-Za-z0-9._-], starting with a letter or digit", r);
+}
+
 int engine_add(struct db *db, const char *name, const char *url, const char *ca,
-	       const char *cert, const char *key, int max, int insecure, struct err *e)
+	       const char *cert, const char *key, int max, int insecure, const char *runtime,
+	       struct err *e)
 {
 	int ntls = !!str_or_null(ca) + !!str_or_null(cert) + !!str_or_null(key);
 	char room[16];
@@ -32,14 +50,33 @@ int engine_add(struct db *db, const char *name, const char *url, const char *ca,
 			       "or say --insecure");
 	if (max < 0)
 		return err_set(e, ERR_INVALID, "--max must be 0 or more");
+	if (runtime && !runtime_valid(runtime))
+		return runtime_refused(runtime, e);
 	snprintf(room, sizeof(room), "%d", max);
 	rc = db_run(db, e, "INSERT INTO docker_engines (name, url, ca_file, cert_file, key_file,"
-			   "                            max_sandboxes)"
-			   " VALUES ($1, $2, $3, $4, $5, $6::int)",
-		    6, name, url, str_or_null(ca), str_or_null(cert), str_or_null(key), room);
+			   "                            max_sandboxes, gvisor_runtime)"
+			   " VALUES ($1, $2, $3, $4, $5, $6::int, $7)",
+		    7, name, url, str_or_null(ca), str_or_null(cert), str_or_null(key), room,
+		    runtime);
 	if (rc == ERR_EXISTS)
 		return err_set(e, ERR_EXISTS, "the engine %s is already registered", name);
 	return rc;
+}
+
+int engine_set_runtime(struct db *db, const char *name, const char *runtime, struct err *e)
+{
+	int code = 0, n;
+	PGresult *res;
+
+	if (runtime && !runtime_valid(runtime))
+		return runtime_refused(runtime, e);
+	res = db_exec(db, e, &code, "UPDATE docker_engines SET gvisor_runtime = $2 WHERE name = $1"
+				    " RETURNING 1", 2, name, runtime);
+	if (!res)
+		return code;
+	n = PQntuples(res);
+	PQclear(res);
+	return n ? 0 : err_set(e, ERR_NOTFOUND, "no engine is named %.80s", name);
 }
 
 int engine_set_state(struct db *db, const char *name, const char *state, struct err *e)
@@ -101,7 +138,9 @@ int engine_print(struct db *db, FILE *out, struct err *e)
 	PGresult *res = db_exec(db, e, &code,
 				"SELECT name, state, CASE WHEN healthy THEN 'up' ELSE 'down' END,"
 				"       sandboxes, pooled, max_sandboxes, url,"
-				"       coalesce('  host ' || relay_url"
+				"       coalesce('  gvisor ' || (SELECT d.gvisor_runtime FROM docker_engines d"
+				"                                 WHERE d.name = engine_room.name), '')"
+				"       || coalesce('  host ' || relay_url"
 				"                || CASE WHEN host_up THEN '' ELSE ' (down)' END, '')"
 				"  FROM engine_room ORDER BY name", 0);
 
@@ -109,7 +148,8 @@ int engine_print(struct db *db, FILE *out, struct err *e)
 		return code;
 	fprintf(out, "%-20s %-9s %-6s %9s %7s %6s  %s\n", "NAME", "STATE", "HEALTH", "SANDBOXES",
 		"POOLED", "MAX", "URL");
-	/* The owner host, when one owns it (sql/022), after the URL. */
+	/* Its gVisor runtime (sql/031) and the owner host (sql/022), when it has them, after
+	 * the URL. */
 	for (int i = 0; i < PQntuples(res); i++)
 		fprintf(out, "%-20s %-9s %-6s %9s %7s %6s  %s%s\n", db_val(res, i, 0),
 			db_val(res, i, 1), db_val(res, i, 2), db_val(res, i, 3), db_val(res, i, 4),

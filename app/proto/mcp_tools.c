@@ -30,7 +30,7 @@ static const struct mcp_arg create_args[] = {
 	OWNER_REPO, { "ref", ARG_STRING, 0, 1, 255 }, { "image", ARG_STRING, 0, 1, 64 },
 	{ "egress", ARG_STRING, 0, 1, 8 }, { "cpus", ARG_NUMBER, 0, 0, 0 },
 	{ "memory_mib", ARG_INT, 0, 64, INT32_MAX }, { "disk_mib", ARG_INT, 0, 64, INT32_MAX },
-	{ NULL, 0, 0, 0, 0 } };
+	{ "isolation", ARG_STRING, 0, 1, 16 }, { NULL, 0, 0, 0, 0 } };
 static const struct mcp_arg exec_args[] = {
 	SANDBOX, { "command", ARG_STRING, 1, 1, 1 << 20 }, { "cwd", ARG_STRING, 0, 0, 4096 },
 	{ "env", ARG_ENV, 0, 0, 0 }, { "timeout_seconds", ARG_INT, 0, 1, 3600 },
@@ -78,7 +78,10 @@ static const char create_schema[] = TOOL(
 	"0.01,\"description\":\"CPUs, up to the deployment's maximum.\"},\"memory_mib\":{\"type\":"
 	"\"integer\",\"minimum\":64,\"description\":\"Memory in MiB, up to the deployment's "
 	"maximum.\"},\"disk_mib\":{\"type\":\"integer\",\"minimum\":64,\"description\":\"Disk "
-	"in MiB (what its commands may write), up to the deployment's maximum.\"}",
+	"in MiB (what its commands may write), up to the deployment's maximum.\"},"
+	"\"isolation\":{\"type\":\"string\",\"enum\":[\"container\",\"gvisor\"],\"description\":"
+	"\"container (the default) or gvisor: a kernel of its own in user space, where an "
+	"engine offers it.\"}",
 	"\"owner\",\"repo\"", "\"id\":" STR ",\"ref\":" STR ",\"image\":" STR
 	"},\"required\":[\"id\",\"ref\"",
 	"\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false");
@@ -324,6 +327,7 @@ int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_cal
 		copy_arg(c->body, "cpus", args, "cpus");
 		copy_arg(c->body, "memoryMiB", args, "memory_mib");
 		copy_arg(c->body, "diskMiB", args, "disk_mib");
+		copy_arg(c->body, "isolation", args, "isolation");
 		break;
 	case TOOL_EXEC:
 		copy_arg(c->body, "cmd", args, "command");

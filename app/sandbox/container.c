@@ -76,6 +76,10 @@ int sandbox_container_new(const struct config *cfg, const struct boxuser *bu, co
 		/* Its first process reads there what the service writes before the start: the
 		 * clone's parameters, or a warm container's agent key (app/sandbox/sh/clone.sh). */
 		.open_stdin = 1,
+		/* A gVisor sandbox's runtime, out of the engine's remapping: runsc cannot work in
+		 * a remapped user namespace, and its root is the sentry's (decision 0084). */
+		.runtime = lim ? lim->runtime : NULL,
+		.userns_host = lim && lim->runtime,
 	};
 
 	if (!bs.ro_bind_source)

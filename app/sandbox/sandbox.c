@@ -128,7 +128,8 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 		      "       coalesce(s.nano_cpus, 0), coalesce(s.memory_bytes, 0),"
 		      "       coalesce(s.disk_bytes, 0), coalesce(s.engine, ''),"
 		      "       coalesce(d.relay_url, ''), coalesce(s.token_sealed, ''),"
-		      "       coalesce(host(s.agent_ip), ''), coalesce(s.home, '')"
+		      "       coalesce(host(s.agent_ip), ''), coalesce(s.home, ''),"
+		      "       s.isolation, coalesce(s.runtime, '')"
 		      "  FROM sandboxes s JOIN accounts a ON a.id = s.account_id"
 		      "  LEFT JOIN docker_engines d ON d.name = s.engine"
 		      " WHERE s.id = $1 AND s.repository_id = $2",
@@ -165,6 +166,8 @@ int sandbox_load(struct db *db, const char *repo_id, const char *id, struct sand
 	cut |= str_copy(out->token_sealed, sizeof(out->token_sealed), db_val(res, 0, nf + 6)) != 0;
 	cut |= str_copy(out->agent_ip, sizeof(out->agent_ip), db_val(res, 0, nf + 7)) != 0;
 	cut |= str_copy(out->home, sizeof(out->home), db_val(res, 0, nf + 8)) != 0;
+	cut |= str_copy(out->isolation, sizeof(out->isolation), db_val(res, 0, nf + 9)) != 0;
+	cut |= str_copy(out->runtime, sizeof(out->runtime), db_val(res, 0, nf + 10)) != 0;
 	if (!engine_here(db_val(res, 0, nf + 5)))
 		cut |= str_copy(out->host, sizeof(out->host), db_val(res, 0, nf + 5)) != 0;
 	PQclear(res);
@@ -283,6 +286,8 @@ json_object *sandbox_json(const struct sandbox *s)
 		json_add_str(o, "egress", s->egress);
 	else
 		json_object_object_add(o, "egress", NULL);
+	/* container or gvisor (031: every row has one; container before). */
+	json_add_str(o, "isolation", s->isolation[0] ? s->isolation : "container");
 	json_add_str(clone, "state", s->clone_state);
 	if (s->clone_error[0])
 		json_add_str(clone, "error", s->clone_error);

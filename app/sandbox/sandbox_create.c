@@ -17,6 +17,7 @@
 #include "sandboxd/engine/box.h"
 #include "sandboxd/engine/engine.h"
 #include "sandboxd/engine/hostaddr.h"
+#include "sandboxd/engine/isolation.h"
 #include "sandboxd/lib/log.h"
 #include "sandboxd/core/metrics.h"
 #include "sandboxd/lib/num.h"
@@ -176,14 +177,19 @@ static int insert_rows(struct make *m, struct err *e)
 	/* Its engine, under the placement lock that this commit ends (engine.h). One of another
 	 * host's is that host's to make the row and container on: no row here (the caller
 	 * relays the create, and the rollback ends the locks). */
-	rc = engine_place(n->db, image_of(n)->ref, m->try_warm, n->here_only, m->s->engine,
-			  m->s->host, e);
+	rc = engine_place(n->db, image_of(n)->ref, m->try_warm, n->here_only, n->gvisor,
+			  m->s->engine, m->s->host, e);
 	if (rc < 0)
 		return rc;
 	if (m->s->host[0])
 		return err_set(e, ERR_RELAY, "the sandbox's engine %s is the host at %s's",
 			       m->s->engine, m->s->host);
 	m->warm_only = rc == 1;
+	/* A gVisor sandbox's runtime, which the engine must have, before any row: refused by
+	 * name, never made under another runtime (isolation.h). */
+	if (n->gvisor && ((rc = engine_use(n->db, m->s->engine, e)) ||
+			  (rc = isolation_runtime(n->db, m->s->engine, 1, m->s->runtime, e))))
+		return rc;
 	/* Sealed for the workers that will mask it (exec.h: exec_token), when there is a key. */
 	char *sealed = NULL;
 	if (secrets_configured() &&
@@ -193,12 +199,12 @@ static int insert_rows(struct make *m, struct err *e)
 	rc = db_run(n->db, e,
 		    "INSERT INTO sandboxes (id, repository_id, account_id, ref, commit_sha, idle_stop_at,"
 		    "                       agent_key, secrets, image, egress, network, nano_cpus,"
-		    "                       memory_bytes, disk_bytes, engine, token_sealed)"
+		    "                       memory_bytes, disk_bytes, engine, token_sealed, isolation)"
 		    " VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6::int), $7,"
-		    "         coalesce($8::text[], '{}'), $9, $10, $11, $12, $13, $14, $15, $16)",
-		    16, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
+		    "         coalesce($8::text[], '{}'), $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+		    17, m->s->id, n->repo->id, n->caller->account_id, m->s->ref, m->s->commit, secs,
 		    m->agent_key, n->secrets, image_of(n)->name, m->s->egress, m->s->network, cpus,
-		    mem, disk, m->s->engine, sealed);
+		    mem, disk, m->s->engine, sealed, m->s->isolation);
 	if (!rc)
 		rc = db_run(n->db, e,
 			    "INSERT INTO tokens (account_id, kind, scope, repository_id, sandbox_id, hash,"
@@ -219,6 +225,7 @@ static int create_container(struct make *m, const struct boxuser *bu, const char
 	struct sandbox_limits lim = m->n->limits;
 	const char *image = lim.image = image_of(m->n)->ref;
 	lim.network = m->s->network;
+	lim.runtime = m->n->gvisor ? m->s->runtime : NULL;
 	long left = (long)cfg->start_timeout * 1000;
 	int rc = sandbox_container_new(cfg, bu, m->s->id, env, &lim,
 				       left < BOX_CALL_MS ? left : BOX_CALL_MS, cid, enforced, e);
@@ -257,7 +264,10 @@ static int make_container(struct make *m, struct err *e)
 	size_t nenv;
 	int rc, enforced = 0;
 
-	if ((rc = boxuser_get(n->cfg, &bu, e)) ||
+	/* Under gVisor root inside is the sentry's, whatever the engine maps (boxuser.h). */
+	if (n->gvisor)
+		boxuser_for(n->cfg, "runsc", &bu);
+	if ((!n->gvisor && (rc = boxuser_get(n->cfg, &bu, e))) ||
 	    (rc = sandbox_env(n->pool, m->s, pool_printf(n->pool, "%s/%s", n->repo->owner,
 							 n->repo->name), 0, &env, &nenv, e)) ||
 	    (rc = create_container(m, &bu, env, cid, &enforced, e)))
@@ -317,6 +327,13 @@ static int hand_over(struct make *m, int cold, struct err *e)
 	if (!rc && !(rc = sandbox_put_clone(m->s->container_id, m->uid, f.data, f.len, !cold, &how,
 					    e)))
 		snprintf(m->s->handed, sizeof(m->s->handed), "%s", how);
+	/* gVisor keeps /tmp in its own memory and caches the rest: files the archive API puts
+	 * there never reach clone.sh (decision 0084). Its input is the only way in. */
+	if (!rc && m->n->gvisor && strcmp(how, "stdin")) {
+		m->why = "the clone's parameters could not be handed to the gVisor sandbox (its "
+			 "input refused them)";
+		rc = err_set(e, ERR_FAIL, "%s", m->why);
+	}
 	if (f.data)
 		OPENSSL_cleanse(f.data, f.len);
 	buf_release(&f);
@@ -498,7 +515,8 @@ static int cold_engine(struct make *m, struct err *e)
 		/* Its own row leaves the count: the room it needs is the one it takes. */
 		rc = db_run(n->db, e, "UPDATE sandboxes SET engine = NULL WHERE id = $1", 1, m->s->id);
 		if (!rc)
-			rc = engine_place(n->db, image_of(n)->ref, 0, 1, m->s->engine, m->s->host, e);
+			rc = engine_place(n->db, image_of(n)->ref, 0, 1, n->gvisor, m->s->engine,
+					  m->s->host, e);
 		if (rc == 1 || rc == ERR_NOSTART) {
 			m->why = "no Docker engine has room for another sandbox";
 			rc = err_set(e, ERR_NOSTART, "%s", m->why);
@@ -544,7 +562,7 @@ static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], st
 	/* Warm containers are on the deployment's network: a narrower egress starts cold; so
 	 * does a disk limit of its own (the engine cannot change one after the create). */
 	m->try_warm = n->cfg->pool_size > 0 && !strcmp(m->s->egress, n->cfg->egress) &&
-		      (!n->limits.disk || n->limits.disk == n->cfg->sandbox_disk);
+		      (!n->limits.disk || n->limits.disk == n->cfg->sandbox_disk) && !n->gvisor;
 	if ((rc = insert_rows(m, e)))
 		return rc;
 	lap(m, 0);
@@ -562,10 +580,15 @@ static int make(struct make *m, int *locked, char detail[SANDBOX_DETAIL_MAX], st
 		 (m->at[2] - m->at[1]) / 1e3, (m->at[3] - m->at[2]) / 1e3,
 		 (m->at[4] - m->at[3]) / 1e3);
 	m->s->pooled = m->warm;
+	/* What runs it: the engine's default runtime unless gVisor's was asked (the row, the
+	 * audit; a silent engine leaves it unsaid). */
+	if (!n->gvisor && isolation_runtime(n->db, m->s->engine, 0, m->s->runtime, e))
+		m->s->runtime[0] = 0;
 	PGresult *res = db_exec(n->db, e, &code,
-				"UPDATE sandboxes SET state = 'ready', agent_ip = nullif($2, '')::inet"
+				"UPDATE sandboxes SET state = 'ready', agent_ip = nullif($2, '')::inet,"
+				"       runtime = nullif($3, '')"
 				" WHERE id = $1 AND state = 'starting' RETURNING rfc3339(created_at)",
-				2, m->s->id, m->s->agent_ip);
+				3, m->s->id, m->s->agent_ip, m->s->runtime);
 	if (!res) {
 		/* The database went away: a container nobody can reach must not stay. */
 		sandbox_remove_container(m->s->container_id);
@@ -592,6 +615,16 @@ int sandbox_create(const struct sandbox_new *n, struct sandbox *out,
 	snprintf(out->egress, sizeof(out->egress), "%s", n->egress ? n->egress : n->cfg->egress);
 	if (config_egress_network(n->cfg, out->egress, out->network, e))
 		return ERR_INVALID;
+	snprintf(out->isolation, sizeof(out->isolation), "%s",
+		 n->gvisor ? ISOLATION_GVISOR : ISOLATION_CONTAINER);
+	if (n->gvisor) {
+		int offered;
+		if ((rc = isolation_gvisor_offered(n->db, &offered, e)))
+			return rc;
+		if (!offered)
+			return err_http(e, 422, "isolation 'gvisor' is not offered here: no engine has "
+					"a gVisor runtime");
+	}
 	/* HEAD is the repository's HEAD: its default branch, not a branch named HEAD. A full
 	 * branch name is that branch (checked out as one, not detached). */
 	if (!ref || !*ref || strcmp(ref, "HEAD") == 0)

@@ -34,14 +34,16 @@ SB=/api/v3/repos/$R/diffinery/sandboxes
 # --- create ----------------------------------------------------------------------------
 api POST "$SB" '{}' "$OT"
 expect_status 201 'create on the default branch: 201'
-expect_keys . 'created_at,egress,id,image,ref,state' '{id, ref, state, image, egress, created_at}'
+expect_keys . 'created_at,egress,id,image,isolation,ref,state' '{id, ref, state, image, egress, isolation, created_at}'
+expect_json .isolation container 'isolation: container, the default'
 expect_json .ref main 'ref defaults to the default branch'
 expect_json .state ready 'state ready once the container runs'
 expect_json_match .id '^sb_[0-9a-f]{24}$' 'an opaque id'
 ID=$(_json .id)
 check 'its container runs, labelled with the sandbox' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")" ]
 check 'the clone finishes' wait_until 60 clone_state "$ID" done
-expect_keys . 'clone,commit,created_at,egress,end_reason,id,idle_stop_at,image,last_used_at,ref,resources,saved_ref,state' 'GET shape (SPEC §4)'
+expect_keys . 'clone,commit,created_at,egress,end_reason,id,idle_stop_at,image,isolation,last_used_at,ref,resources,saved_ref,state' 'GET shape (SPEC §4)'
+expect_json .isolation container 'GET echoes its isolation'
 expect_json '[.end_reason, .saved_ref] | map(tostring) | join("|")' 'null|null' 'a live sandbox: end_reason and saved_ref null'
 expect_json '.resources | [.cpus, .memoryMiB, .diskMiB] | map(tostring) | join("|")' \
 	"${SANDBOXD_SANDBOX_CPUS:-2}|${SANDBOXD_SANDBOX_MEMORY_MB:-512}|${SANDBOXD_SANDBOX_DISK_MB:-10240}" \

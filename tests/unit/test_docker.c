@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 #include "sandboxd/lib/buf.h"
@@ -63,6 +64,55 @@ static void test_info_isolation(void **state)
 	assert_int_equal(docker_info_parse_isolation("[]", got, sizeof(got)), ERR_FAIL);
 	assert_int_equal(docker_info_parse_isolation("not json", got, sizeof(got)), ERR_FAIL);
 	assert_string_equal(got, "");
+}
+
+/* /info's Runtimes and DefaultRuntime (Docker 20.10's shapes): what a gVisor create asks
+ * before it makes anything (isolation.h). */
+static void test_info_runtimes(void **state)
+{
+	struct docker_runtimes rt;
+
+	(void)state;
+	assert_int_equal(docker_info_parse_runtimes(
+		"{\"Runtimes\":{\"io.containerd.runc.v2\":{\"path\":\"runc\"},\"runc\":"
+		"{\"path\":\"runc\"},\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":"
+		"[\"--platform=ptrace\"]}},\"DefaultRuntime\":\"runc\"}", "runsc", &rt), 0);
+	assert_true(rt.listed);
+	assert_true(rt.has);
+	assert_string_equal(rt.deflt, "runc");
+	/* listed, but not the one asked: a near name is not it */
+	assert_int_equal(docker_info_parse_runtimes(
+		"{\"Runtimes\":{\"runc\":{\"path\":\"runc\"},\"runsc-debug\":{}},"
+		"\"DefaultRuntime\":\"runc\"}", "runsc", &rt), 0);
+	assert_true(rt.listed);
+	assert_false(rt.has);
+	/* an engine that names no runtimes (older than 1.12) lists none */
+	assert_int_equal(docker_info_parse_runtimes("{\"DefaultRuntime\":\"runc\"}", "runsc", &rt), 0);
+	assert_false(rt.listed);
+	assert_false(rt.has);
+	/* odd shapes: a runtime that is not an object, Runtimes that is not one, no want */
+	assert_int_equal(docker_info_parse_runtimes("{\"Runtimes\":{\"runsc\":\"x\"}}", "runsc",
+						    &rt), 0);
+	assert_true(rt.listed);
+	assert_false(rt.has);
+	assert_int_equal(docker_info_parse_runtimes("{\"Runtimes\":[\"runsc\"],"
+						    "\"DefaultRuntime\":7}", "runsc", &rt), 0);
+	assert_false(rt.listed);
+	assert_string_equal(rt.deflt, "");
+	assert_int_equal(docker_info_parse_runtimes("{\"Runtimes\":{\"runsc\":{}}}", NULL, &rt), 0);
+	assert_true(rt.listed);
+	assert_false(rt.has);
+	assert_int_equal(docker_info_parse_runtimes("{\"Runtimes\":{\"\":{}}}", "", &rt), 0);
+	assert_false(rt.has);
+	/* a default runtime's name longer than any Docker runtime's is not kept */
+	char big[200];
+	snprintf(big, sizeof(big), "{\"DefaultRuntime\":\"%0100d\"}", 0);
+	assert_int_equal(docker_info_parse_runtimes(big, "runsc", &rt), 0);
+	assert_string_equal(rt.deflt, "");
+	assert_int_equal(docker_info_parse_runtimes("[]", "runsc", &rt), ERR_FAIL);
+	assert_int_equal(docker_info_parse_runtimes("not json", "runsc", &rt), ERR_FAIL);
+	assert_int_equal(docker_info_parse_runtimes(NULL, "runsc", &rt), ERR_FAIL);
+	assert_false(rt.listed || rt.has || rt.deflt[0]);
 }
 
 static void test_image_pull_path(void **state)
@@ -143,6 +193,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_info_isolation),
+		cmocka_unit_test(test_info_runtimes),
 		cmocka_unit_test(test_image_pull_path),
 		cmocka_unit_test(test_image_pull_path_refusals),
 		cmocka_unit_test(test_image_inspect_refusals),

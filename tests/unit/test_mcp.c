@@ -213,8 +213,9 @@ static void test_tool_request(void **state)
 	/* Its own limits and egress, as REST's fields (REST judges their values). */
 	assert_string_equal(request("sandbox_create", "{\"owner\":\"o\",\"repo\":\"r\","
 				    "\"egress\":\"none\",\"cpus\":0.5,\"memory_mib\":256,"
-				    "\"disk_mib\":1024}", msg, &b),
-			    "{\"egress\":\"none\",\"cpus\":0.5,\"memoryMiB\":256,\"diskMiB\":1024}");
+				    "\"disk_mib\":1024,\"isolation\":\"gvisor\"}", msg, &b),
+			    "{\"egress\":\"none\",\"cpus\":0.5,\"memoryMiB\":256,\"diskMiB\":1024,"
+			    "\"isolation\":\"gvisor\"}");
 	json_object_put(b);
 	assert_null(request("sandbox_create", "{\"owner\":\"o\",\"repo\":\"r\",\"cpus\":\"1\"}",
 			    msg, &b));

@@ -81,6 +81,23 @@ int docker_info_isolation(char *out, size_t len, long timeout_ms, struct err *e)
 int docker_info_parse_isolation(const char *json, char *out, size_t len)
 	__attribute__((warn_unused_result));
 
+/* The runtimes the engine has (GET /info, docker_runtime.c). listed: the answer has a
+ * Runtimes object (Docker since 1.12; an engine without one can run nothing but its
+ * default); has: that object names want (NULL or "": not asked); deflt: its DefaultRuntime
+ * ("" when it does not say). */
+#define DOCKER_RUNTIME_MAX 63
+struct docker_runtimes {
+	int listed;
+	int has;
+	char deflt[DOCKER_RUNTIME_MAX + 1];
+};
+int docker_info_runtimes(const char *want, struct docker_runtimes *out, long timeout_ms,
+			 struct err *e) __attribute__((warn_unused_result));
+/* The same from an /info answer already read (json: NUL-terminated): 0, or ERR_FAIL when
+ * it is not a JSON object (out then all zero). */
+int docker_info_parse_runtimes(const char *json, const char *want, struct docker_runtimes *out)
+	__attribute__((warn_unused_result));
+
 /* ---- containers ---- */
 
 /* A container as sandboxes want it. NULL-terminated string lists; NULL means none. */
@@ -119,6 +136,13 @@ struct docker_create {
 	/* An input for the first process, written once before the start (docker_stdin_put)
 	 * and closed after it (OpenStdin, StdinOnce); 0: none (/dev/null). */
 	int open_stdin;
+	/* HostConfig.Runtime, one the engine lists (docker_info_runtimes): a gVisor sandbox's
+	 * (isolation.h). NULL: the engine's default. */
+	const char *runtime;
+	/* HostConfig.UsernsMode "host": outside a userns-remap engine's remapping. For a gVisor
+	 * sandbox only, whose root is the sentry's and never the host's: runsc cannot make its
+	 * mounts inside a remapped user namespace (decision 0084). */
+	int userns_host;
 };
 
 /* POST /containers/create with the hardening always on: CapDrop (ALL unless cap_drop), SecurityOpt

@@ -67,8 +67,10 @@ int engine_use(struct db *db, const char *name, struct err *e)
 	__attribute__((warn_unused_result));
 
 /* In the caller's transaction (the lock lasts to its end): the engine a new sandbox of
- * image goes to, into name. An active engine that answers and has a ready warm container
- * of image first (when warm is set), else the one with the most free room; one that did not
+ * image goes to, into name; with gvisor set, only an engine that has a gVisor runtime
+ * (docker_engines.gvisor_runtime, isolation.h). An active engine that answers and has a
+ * ready warm container of image first (when warm is set), else the one with the most free
+ * room; one that did not
  * answer the reaper's last ping (or whose host is down) only when no engine that answers
  * has room (one missed ping under load must not refuse creates). Every host's engines
  * (here_only 0, and this host has a relay URL), or this host's only; host gets the owner's
@@ -76,7 +78,7 @@ int engine_use(struct db *db, const char *name, struct err *e)
  * it), else "". ERR_NOSTART "no Docker engine has room for another sandbox" when none has
  * any; 1 when the engine has no room but for its warm container (a cold start must be
  * placed again). */
-int engine_place(struct db *db, const char *image, int warm, int here_only,
+int engine_place(struct db *db, const char *image, int warm, int here_only, int gvisor,
 		 char name[ENGINE_NAME_MAX + 1], char host[RELAY_URL_MAX + 1], struct err *e)
 	__attribute__((warn_unused_result));
 

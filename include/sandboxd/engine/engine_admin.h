@@ -8,10 +8,16 @@
 #include "sandboxd/common/err.h"
 
 /* A new engine: ERR_INVALID for a bad name, URL, TLS triple (all three files or none;
- * https:// needs them, and tcp:// too unless insecure) or max; ERR_EXISTS when the name is
- * taken. */
+ * https:// needs them, and tcp:// too unless insecure), max or runtime; ERR_EXISTS when the
+ * name is taken. runtime (NULL: none) names its Docker runtime that is gVisor
+ * (isolation.h); whether the engine has it is asked at each gVisor create. */
 int engine_add(struct db *db, const char *name, const char *url, const char *ca,
-	       const char *cert, const char *key, int max, int insecure, struct err *e)
+	       const char *cert, const char *key, int max, int insecure, const char *runtime,
+	       struct err *e) __attribute__((warn_unused_result));
+/* An engine's gVisor runtime, the own one's too (the start's writes leave it); NULL: it
+ * offers none from now (its gVisor sandboxes live on). ERR_INVALID for a bad name,
+ * ERR_NOTFOUND for an unknown engine. */
+int engine_set_runtime(struct db *db, const char *name, const char *runtime, struct err *e)
 	__attribute__((warn_unused_result));
 /* state "active" or "draining"; ERR_NOTFOUND for an unknown name. */
 int engine_set_state(struct db *db, const char *name, const char *state, struct err *e)

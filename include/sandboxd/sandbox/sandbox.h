@@ -53,6 +53,10 @@ struct sandbox {
 	char egress[8];
 	char network[CONFIG_NETWORK_MAX];
 	char end_reason[512];      /* why it ended (cut to fit); "" while it lives */
+	/* Its kernel boundary (isolation.h, 031): "container" or "gvisor", and the Docker
+	 * runtime its container was made with ("": not known, or made before 031). */
+	char isolation[12];
+	char runtime[64];
 	int64_t nano_cpus, memory; /* as created (019); 0 for a sandbox made before */
 	int64_t disk;              /* its disk limit, bytes, as created (020); 0 before */
 	char engine[ENGINE_NAME_MAX + 1]; /* the engine it runs on (021); "": the own */
@@ -77,6 +81,9 @@ struct sandbox_limits {
 	int64_t disk;              /* bytes of writable layer; 0: SANDBOXD_SANDBOX_DISK_MB */
 	const char *image;         /* the engine's image reference; NULL: the default image */
 	const char *network;       /* its Docker network; NULL: SANDBOXD_SANDBOX_NETWORK */
+	/* The engine's runtime it runs under, outside the engine's user remapping (a gVisor
+	 * sandbox's: isolation.h); NULL: the engine's default runtime, as the engine maps. */
+	const char *runtime;
 };
 
 #define SANDBOX_LOCK_KEY "1935764068, hashtext($1)"  /* 1935764068: "sand" */
@@ -102,6 +109,9 @@ struct sandbox_new {
 	const char *egress;
 	/* Placed on this host's engines only (a create relayed here: never relayed again). */
 	int here_only;
+	/* Isolation gvisor (isolation.h): only on an engine with a gVisor runtime, under it,
+	 * root inside, started cold (the warm pool's containers run the default runtime). */
+	int gvisor;
 };
 /* Creates a sandbox (sandbox_create.c): its row, its container, its clone started. out gets
  * it (out->id as soon as it has one, for the audit row, even on failure). ERR_RELAY when
