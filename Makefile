@@ -283,7 +283,7 @@ UNIT_PATHS     := -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/usr/local/lib/sandb
                   -e 's|/usr/local/share/doc/sandboxd|$(DOCDIR)|g'
 INSTALLED      := $(BINDIR)/sandboxd $(BINDIR)/sandboxctl $(PKGLIBDIR)/sandboxd-hook \
                   $(PKGLIBDIR)/hooks/pre-receive $(PKGLIBDIR)/hooks/post-receive \
-                  $(PKGLIBDIR)/sandboxd-agent $(PKGLIBDIR)/egress.sh \
+                  $(PKGLIBDIR)/sandboxd-agent $(PKGLIBDIR)/egress.sh $(PKGLIBDIR)/runsc-netstack \
                   $(UNITS:deploy/%=$(SYSTEMDUNITDIR)/%) $(DOCDIR)/README.md \
                   $(DOCDIR)/sandboxd.env.example $(DOCDIR)/nginx-sandboxd.conf \
                   $(MANDIR)/man8/sandboxd.8 $(MANDIR)/man8/sandboxctl.8
@@ -295,6 +295,8 @@ install: $(BINS) $(AGENT)
 	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/sandboxd
 	install -m 0755 $(B)/sandboxd $(B)/sandboxctl $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(B)/sandboxd-hook $(AGENT) deploy/egress.sh $(DESTDIR)$(PKGLIBDIR)/
+	# gVisor's runsc for an engine's daemon.json (docs/operations.md, "gVisor").
+	install -m 0755 deploy/runsc-netstack.sh $(DESTDIR)$(PKGLIBDIR)/runsc-netstack
 	# git runs the hooks by these names (core.hooksPath); sandboxd-hook reads its argv[0].
 	ln -sfn ../sandboxd-hook $(DESTDIR)$(PKGLIBDIR)/hooks/pre-receive
 	ln -sfn ../sandboxd-hook $(DESTDIR)$(PKGLIBDIR)/hooks/post-receive

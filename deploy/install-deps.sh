@@ -24,6 +24,10 @@ PACKAGES+=(python3 python3-jwt python3-cryptography)
 # t_lfs pushes and clones Git LFS objects with the stock client (git lfs).
 PACKAGES+=(git-lfs)
 
+# t_gvisor and make bench run gVisor's runsc as a runtime of an engine of their own
+# (isolation "gvisor"); the service itself never runs it.
+PACKAGES+=(runsc)
+
 # What the Debian package needs at run time (debian/control's Depends and the libraries
 # its binaries link), plus systemd for `systemd-analyze verify`: tests/integration/t_package.sh
 # installs the package into a container with no network, from .debs of these and all they
