@@ -25,6 +25,8 @@
 #      running; the holder's memory per parked exec.
 #   8. bench/files.sh: a 100 MiB raw file PUT and GET through nginx beside the engine's
 #      archive API on the same bytes; the worker's private memory meanwhile.
+#   9. bench/gvisor.sh: gVisor beside runc on an engine of its own with runsc as a runtime:
+#      create, create to the first exec (a clone), exec, git clone and npm ci inside.
 #
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
@@ -56,7 +58,7 @@ SAMPLES=$PLOT_DIR/samples.tsv
 : >"$SAMPLES"
 sample() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$SAMPLES"; }
 
-PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history held files} "
+PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history held files gvisor} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
@@ -622,6 +624,11 @@ fi
 # --- 8. raw files beside the engine's archive API (bench/files.sh: a stack of one worker) ------
 if part files; then
 	bash "$ROOT/bench/files.sh"
+fi
+
+# --- 9. gVisor beside runc (bench/gvisor.sh: an engine and a stack of its own) -------------------
+if part gvisor; then
+	bash "$ROOT/bench/gvisor.sh"
 fi
 
 # --- the plot: every figure above with a raw baseline beside it ---------------------------
