@@ -9,7 +9,8 @@
 #   - the engine behind its interface (engine/box.h, decision 0080): nothing but the Docker
 #     client itself (app/engine/docker*.c) and box.c, which names the kinds of engine, uses
 #     a symbol the Docker client defines or includes engine/docker.h or docker_int.h; of
-#     the tests, only those of Docker itself do (tests/docker/, tests/unit/test_docker.c).
+#     the tests, only those of Docker itself do (tests/docker/, tests/unit/test_docker.c,
+#     tests/fuzz/fuzz_info.c: the /info parser).
 # So domain code (forge, git, sandbox and below) cannot include http/http.h; a grep also
 # keeps libfcgi's headers and any struct req out of it. Prints every edge that breaks the rule; fails when there is one.
 set -eu
@@ -98,7 +99,7 @@ bad=$(printf '%s\n' "$calls" | awk 'NF && $2 ~ /^engine\/docker/ && $1 !~ /^engi
 for f in app/*/*.[ch] app/*/*/*.[ch] include/sandboxd/*/*.h tests/*/*.[ch]; do
 	case $f in
 	app/engine/docker*.c | app/engine/box.c | include/sandboxd/engine/docker*.h) continue;;
-	tests/docker/*.c | tests/unit/test_docker.c) continue;;
+	tests/docker/*.c | tests/unit/test_docker.c | tests/fuzz/fuzz_info.c) continue;;
 	esac
 	[ -f "$f" ] && grep -nE '^#include "sandboxd/engine/docker(_int)?\.h"' "$f" /dev/null
 done | sort -u || true)

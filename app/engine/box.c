@@ -44,6 +44,11 @@ int box_isolation(char *out, size_t len, long timeout_ms, struct err *e)
 	return cur->isolation(out, len, timeout_ms, e);
 }
 
+int box_runtimes(const char *want, struct box_runtimes *out, long timeout_ms, struct err *e)
+{
+	return cur->runtimes(want, out, timeout_ms, e);
+}
+
 int box_create(const struct box_spec *s, char id[BOX_ID_MAX], int *disk_enforced,
 	       long timeout_ms, struct err *e)
 {

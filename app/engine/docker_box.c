@@ -46,6 +46,7 @@ static int dk_create(const struct box_spec *s, char id[BOX_ID_MAX], int *disk_en
 		.storage_size = s->disk,
 		.ro_bind_source = s->ro_bind_source, .ro_bind_target = s->ro_bind_target,
 		.open_stdin = s->open_stdin,
+		.runtime = s->runtime, .userns_host = s->userns_host,
 	};
 	int rc;
 
@@ -107,6 +108,22 @@ static int dk_exec_detached(const char *id, const struct box_exec *x, long timeo
 	return docker_exec_start_detached(xid, timeout_ms, e);
 }
 
+/* Docker's answer is box_runtimes' shape, field for field. */
+static int dk_runtimes(const char *want, struct box_runtimes *out, long timeout_ms,
+		       struct err *e)
+{
+	struct docker_runtimes rt;
+	int rc = docker_info_runtimes(want, &rt, timeout_ms, e);
+
+	memset(out, 0, sizeof(*out));
+	if (!rc) {
+		out->listed = rt.listed;
+		out->has = rt.has;
+		snprintf(out->deflt, sizeof(out->deflt), "%s", rt.deflt);
+	}
+	return rc;
+}
+
 const struct engine_ops docker_engine_ops = {
 	.kind = "docker",
 	.init = dk_init,
@@ -116,6 +133,7 @@ const struct engine_ops docker_engine_ops = {
 	.cleanup = docker_cleanup,
 	.ping = docker_ping,
 	.isolation = docker_info_isolation,
+	.runtimes = dk_runtimes,
 	.create = dk_create,
 	.input = docker_stdin_put,
 	.start = docker_container_start,

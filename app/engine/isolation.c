@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 #include "sandboxd/engine/engine.h"
 #include "sandboxd/engine/isolation.h"
 #include "sandboxd/lib/json.h"
@@ -14,8 +14,8 @@
 #define KEPT_MAX 8
 struct kept {
 	char host[520];
-	char want[DOCKER_RUNTIME_MAX + 1];
-	struct docker_runtimes rt;
+	char want[BOX_RUNTIME_MAX + 1];
+	struct box_runtimes rt;
 	time_t at;
 };
 static struct kept kept[KEPT_MAX];
@@ -29,9 +29,9 @@ static struct kept *kept_find(const char *host, const char *want)
 }
 
 /* The current engine's runtimes (want: the one asked about, "" none). */
-static int runtimes(const char *want, struct docker_runtimes *out, struct err *e)
+static int runtimes(const char *want, struct box_runtimes *out, struct err *e)
 {
-	const char *host = docker_current_host();
+	const char *host = box_selected()->current();
 	time_t now = time(NULL);
 	struct kept *k = kept_find(host, want);
 	int rc;
@@ -40,7 +40,7 @@ static int runtimes(const char *want, struct docker_runtimes *out, struct err *e
 		*out = k->rt;
 		return 0;
 	}
-	if ((rc = docker_info_runtimes(want, out, DOCKER_CALL_MS, e)))
+	if ((rc = box_runtimes(want, out, BOX_CALL_MS, e)))
 		return rc;
 	/* Only what will still hold: an engine that lacks the runtime is asked again. */
 	if (*want && !out->has)
@@ -72,7 +72,7 @@ int isolation_gvisor_offered(struct db *db, int *offered, struct err *e)
 
 /* The engine's gVisor runtime by name: 0, or ERR_NOSTART when it has none (an operator took
  * it away since the placement). */
-static int gvisor_runtime_of(struct db *db, const char *engine, char out[DOCKER_RUNTIME_MAX + 1],
+static int gvisor_runtime_of(struct db *db, const char *engine, char out[BOX_RUNTIME_MAX + 1],
 			     struct err *e)
 {
 	int code = 0, rc;
@@ -82,7 +82,7 @@ static int gvisor_runtime_of(struct db *db, const char *engine, char out[DOCKER_
 
 	if (!res)
 		return code;
-	rc = PQntuples(res) == 1 ? str_copy(out, DOCKER_RUNTIME_MAX + 1, db_val(res, 0, 0)) : 1;
+	rc = PQntuples(res) == 1 ? str_copy(out, BOX_RUNTIME_MAX + 1, db_val(res, 0, 0)) : 1;
 	PQclear(res);
 	return rc ? err_set(e, ERR_NOSTART, "the engine %s offers no gVisor runtime: isolation "
 			    "gvisor cannot run there", engine) : 0;
@@ -91,7 +91,7 @@ static int gvisor_runtime_of(struct db *db, const char *engine, char out[DOCKER_
 /* The engine's word on runtime want, as the create and /healthz tell it. */
 static int check(const char *engine, const char *want, struct err *e)
 {
-	struct docker_runtimes rt;
+	struct box_runtimes rt;
 	int rc = runtimes(want, &rt, e);
 
 	if (rc)
@@ -106,9 +106,9 @@ static int check(const char *engine, const char *want, struct err *e)
 }
 
 int isolation_runtime(struct db *db, const char *engine, int gvisor,
-		      char runtime[DOCKER_RUNTIME_MAX + 1], struct err *e)
+		      char runtime[BOX_RUNTIME_MAX + 1], struct err *e)
 {
-	struct docker_runtimes rt;
+	struct box_runtimes rt;
 	struct err ignored;
 	int rc;
 
@@ -160,7 +160,7 @@ json_object *isolation_health(struct db *db)
 		json_object_array_add(list, one);
 	}
 	PQclear(res);
-	if (docker_use(NULL, &e))
+	if (engine_use_own(&e))
 		log_warn("healthz: back to the configured engine: %s", e.msg);
 	return o;
 }

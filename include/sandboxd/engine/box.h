@@ -69,6 +69,20 @@ struct box_spec {
 	/* The first process reads an input written once before the start (box_input) and
 	 * closed after it; 0: none. */
 	int open_stdin;
+	/* The engine's runtime to run it under (one box_runtimes lists; NULL: its default),
+	 * and whether it stays out of the engine's user remapping (gVisor: decision 0084). */
+	const char *runtime;
+	int userns_host;
+};
+
+/* The runtimes an engine has. listed: it says which (an engine that does not can run
+ * nothing but its default); has: they name the one asked about (NULL or "": not asked);
+ * deflt: its default ("" when it does not say). */
+#define BOX_RUNTIME_MAX 63
+struct box_runtimes {
+	int listed;
+	int has;
+	char deflt[BOX_RUNTIME_MAX + 1];
 };
 
 /* A box as the engine sees it. */
@@ -157,6 +171,8 @@ struct engine_ops {
 	/* The engine. */
 	int (*ping)(const char *url, struct err *e);
 	int (*isolation)(char *out, size_t len, long timeout_ms, struct err *e);
+	int (*runtimes)(const char *want, struct box_runtimes *out, long timeout_ms,
+			struct err *e);
 
 	/* Boxes. */
 	int (*create)(const struct box_spec *s, char id[BOX_ID_MAX], int *disk_enforced,
@@ -221,6 +237,9 @@ int box_isolation(char *out, size_t len, long timeout_ms, struct err *e)
  * is a limit the engine enforces (or would have, for a create that failed otherwise), 0
  * when none was asked or the engine's storage cannot limit a box: it is then made
  * without, with a warning in the log, and the reaper measures it (box_disk_used). */
+/* The selected engine's runtimes (want: the one asked about). */
+int box_runtimes(const char *want, struct box_runtimes *out, long timeout_ms, struct err *e)
+	__attribute__((warn_unused_result));
 int box_create(const struct box_spec *s, char id[BOX_ID_MAX], int *disk_enforced,
 	       long timeout_ms, struct err *e) __attribute__((warn_unused_result));
 /* data to the input of box id (made with open_stdin), before its start: the engine holds

@@ -18,7 +18,7 @@
 #include <json-c/json.h>
 #include "sandboxd/core/db.h"
 #include "sandboxd/common/err.h"
-#include "sandboxd/engine/docker.h"
+#include "sandboxd/engine/box.h"
 
 #define ISOLATION_CONTAINER "container"
 #define ISOLATION_GVISOR "gvisor"
@@ -36,7 +36,7 @@ int isolation_gvisor_offered(struct db *db, int *offered, struct err *e)
  * DefaultRuntime, "" when it does not say or answer (never an error: a container create
  * goes on as before). */
 int isolation_runtime(struct db *db, const char *engine, int gvisor,
-		      char runtime[DOCKER_RUNTIME_MAX + 1], struct err *e)
+		      char runtime[BOX_RUNTIME_MAX + 1], struct err *e)
 	__attribute__((warn_unused_result));
 
 /* GET /healthz's "isolation": {"gvisor": [{"engine", "runtime", "ready", "error"?}]}, one
