@@ -2,6 +2,7 @@
  * uses it). One encoder and one decoder serve both; only the alphabet's last two
  * characters and the padding differ. */
 #include <stdint.h>
+#include <string.h>
 #include "sandboxd/lib/base64.h"
 #include "sandboxd/common/err.h"
 #include "sandboxd/common/banned.h"
@@ -151,4 +152,18 @@ int base64_decode(const char *in, size_t n, unsigned char *out, size_t *outlen)
 int base64url_decode(const char *in, size_t n, unsigned char *out, size_t cap, size_t *outlen)
 {
 	return decode(in, n, out, cap, outlen, 1);
+}
+
+void base64_run(const void *in, size_t n, size_t a, char *tmp, char *enc, size_t *start,
+		size_t *len)
+{
+	/* Character j covers bits [6j, 6j + 6) of the input; those inside the value's bits
+	 * [8a, 8(a + n)) depend on it alone: j from ceil(8a / 6) to floor(8(a + n) / 6) - 1. */
+	size_t j0 = (8 * a + 5) / 6, j1 = 8 * (a + n) / 6;
+
+	memset(tmp, 0, a);
+	memcpy(tmp + a, in, n);
+	base64_encode((const unsigned char *)tmp, a + n, enc);
+	*start = j0;
+	*len = j1 - j0;
 }

@@ -22,3 +22,26 @@ int query_param(const char *query, const char *name, char *out, size_t size)
 	}
 	return 0;
 }
+
+static int unreserved(unsigned char ch)
+{
+	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+	       ch == '-' || ch == '.' || ch == '_' || ch == '~';
+}
+
+size_t query_percent_encode(const void *in, size_t n, const char *digits, char *out)
+{
+	const unsigned char *u = in;
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (unreserved(u[i])) {
+			out[o++] = (char)u[i];
+		} else {
+			out[o++] = '%';
+			out[o++] = digits[u[i] >> 4];
+			out[o++] = digits[u[i] & 15];
+		}
+	}
+	return o;
+}

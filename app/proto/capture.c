@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sandboxd/lib/base64.h"
+#include "sandboxd/lib/query.h"
 #include "sandboxd/proto/capture.h"
 #include "sandboxd/lib/utf8.h"
 #include "sandboxd/common/banned.h"
@@ -118,30 +119,7 @@ int capture_add_secret(struct capture *c, const void *s, size_t n, struct err *e
 	return 0;
 }
 
-static int unreserved(unsigned char ch)
-{
-	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-	       ch == '-' || ch == '.' || ch == '_' || ch == '~';
-}
 
-/* token percent-encoded into out (3 * n bytes), hex digits from digits; returns the length. */
-static size_t percent_encode(const char *token, size_t n, const char *digits, char *out)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)token[i];
-
-		if (unreserved(ch)) {
-			out[o++] = (char)ch;
-		} else {
-			out[o++] = '%';
-			out[o++] = digits[ch >> 4];
-			out[o++] = digits[ch & 15];
-		}
-	}
-	return o;
-}
 
 int capture_add_token(struct capture *c, const char *token, size_t n, struct err *e)
 {
@@ -162,10 +140,10 @@ int capture_add_token(struct capture *c, const char *token, size_t n, struct err
 		rc = err_set(e, ERR_NOMEM, "capture: out of memory");
 		goto out;
 	}
-	m = percent_encode(token, n, "0123456789ABCDEF", tmp);
+	m = query_percent_encode(token, n, "0123456789ABCDEF", tmp);
 	if ((rc = capture_add_secret(c, tmp, m, e)))
 		goto out;
-	m = percent_encode(token, n, "0123456789abcdef", tmp);
+	m = query_percent_encode(token, n, "0123456789abcdef", tmp);
 	if ((rc = capture_add_secret(c, tmp, m, e)))
 		goto out;
 	for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
@@ -177,16 +155,12 @@ int capture_add_token(struct capture *c, const char *token, size_t n, struct err
 		if ((rc = capture_add_secret(c, enc, strlen(enc), e)))
 			goto out;
 	}
-	/* With a bytes before the token (a = 0, 1, 2 modulo 3), base64 character j covers bits
-	 * [6j, 6j + 6) of the input; those inside the token's bits [8a, 8(a + n)) depend on the
-	 * token alone: j from ceil(8a / 6) to floor(8(a + n) / 6) - 1. */
+	/* Inside any base64 text, whatever comes before the token (a = 0, 1, 2 modulo 3). */
 	for (size_t a = 0; a < 3; a++) {
-		size_t j0 = (8 * a + 5) / 6, j1 = 8 * (a + n) / 6;
+		size_t j, len;
 
-		memset(tmp, 0, a);
-		memcpy(tmp + a, token, n);
-		base64_encode((const unsigned char *)tmp, a + n, enc);
-		if ((rc = capture_add_secret(c, enc + j0, j1 - j0, e)))
+		base64_run(token, n, a, tmp, enc, &j, &len);
+		if ((rc = capture_add_secret(c, enc + j, len, e)))
 			goto out;
 	}
 out:

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "sandboxd/common/hex.h"
 #include "sandboxd/lib/base64.h"
+#include "sandboxd/lib/query.h"
 #include "sandboxd/proto/valscan.h"
 #include "sandboxd/common/banned.h"
 
@@ -59,28 +60,7 @@ static int valid_name(const char *name)
 	return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == n;
 }
 
-static int unreserved(unsigned char ch)
-{
-	return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-	       ch == '-' || ch == '.' || ch == '_' || ch == '~';
-}
 
-/* value percent-encoded into out (3 * n bytes), hex digits from digits; its length. */
-static size_t percent_encode(const unsigned char *value, size_t n, const char *digits, char *out)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (unreserved(value[i])) {
-			out[o++] = (char)value[i];
-		} else {
-			out[o++] = '%';
-			out[o++] = digits[value[i] >> 4];
-			out[o++] = digits[value[i] & 15];
-		}
-	}
-	return o;
-}
 
 /* One form into the set under construction (forms [first, v->nforms) are this secret's),
  * unless the secret has it already. 0, or ERR_NOMEM. */
@@ -112,22 +92,18 @@ static int add_forms(struct valscan *v, size_t first, char **labels, const unsig
 
 	if ((rc = add_form(v, first, (const char *)value, n, labels[LABEL_VALUE])))
 		return rc;
-	m = percent_encode(value, n, "0123456789ABCDEF", tmp);
+	m = query_percent_encode(value, n, "0123456789ABCDEF", tmp);
 	if ((rc = add_form(v, first, tmp, m, labels[LABEL_PERCENT])))
 		return rc;
-	m = percent_encode(value, n, "0123456789abcdef", tmp);
+	m = query_percent_encode(value, n, "0123456789abcdef", tmp);
 	if ((rc = add_form(v, first, tmp, m, labels[LABEL_PERCENT])))
 		return rc;
-	/* With a bytes before the value (a = 0, 1, 2 modulo 3), base64 character j covers
-	 * bits [6j, 6j + 6) of the input; those inside the value's bits [8a, 8(a + n)) depend
-	 * on the value alone: j from ceil(8a / 6) to floor(8(a + n) / 6) - 1. */
+	/* Inside any base64 text, whatever comes before the value (a = 0, 1, 2 modulo 3). */
 	for (size_t a = 0; a < 3; a++) {
-		size_t j0 = (8 * a + 5) / 6, j1 = 8 * (a + n) / 6;
+		size_t j, len;
 
-		memset(tmp, 0, a);
-		memcpy(tmp + a, value, n);
-		base64_encode((const unsigned char *)tmp, a + n, enc);
-		if ((rc = add_form(v, first, enc + j0, j1 - j0, labels[LABEL_BASE64])))
+		base64_run(value, n, a, tmp, enc, &j, &len);
+		if ((rc = add_form(v, first, enc + j, len, labels[LABEL_BASE64])))
 			return rc;
 	}
 	return 0;

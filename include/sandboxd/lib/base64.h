@@ -15,6 +15,12 @@ void base64_encode(const unsigned char *in, size_t n, char *out);
 int base64_decode(const char *in, size_t n, unsigned char *out, size_t *outlen)
 	__attribute__((warn_unused_result));
 
+/* The base64 characters that depend on in[0..n) alone when a bytes (0, 1 or 2) come before
+ * it in what is encoded: whatever those bytes are, the encoding holds this run. tmp holds
+ * n + 2 bytes, enc base64_encoded_size(n + 2); the run is enc + *start, *len characters. */
+void base64_run(const void *in, size_t n, size_t a, char *tmp, char *enc, size_t *start,
+		size_t *len);
+
 /* base64url: bytes needed for n bytes (no padding), plus the NUL. */
 size_t base64url_encoded_size(size_t n);
 void base64url_encode(const unsigned char *in, size_t n, char *out);

@@ -11,4 +11,9 @@
 int query_param(const char *query, const char *name, char *out, size_t size)
 	__attribute__((warn_unused_result));
 
+/* in[0..n) percent-encoded into out (3 * n bytes at most) as RFC 3986 does, every byte
+ * but the unreserved ones, with hex digits from digits ("0123456789ABCDEF" or the lower
+ * case); returns the length. */
+size_t query_percent_encode(const void *in, size_t n, const char *digits, char *out);
+
 #endif
