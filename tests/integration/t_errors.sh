@@ -192,9 +192,10 @@ check_eq 'request ids are unique per request' "${#IDS[@]}" "$uniq"
 # --- /healthz ------------------------------------------------------------------------------------
 api GET /healthz "" -
 expect_status 200 'GET /healthz without a token: 200'
-# sandbox_user: root on an engine that remaps it, else the fallback (t_root_inside checks both)
+# sandbox_user: root on an engine that remaps it, else the fallback (t_root_inside checks both);
+# isolation: no engine of this stack has a gVisor runtime (t_gvisor checks one that has)
 if [[ $BOX_UID == 0 ]]; then BOX_MODE=userns; else BOX_MODE=fallback; fi
-expect_body "{\"status\":\"ok\",\"database\":\"ok\",\"docker\":\"ok\",\"git_endpoint\":\"ok\",\"sandbox_user\":{\"mode\":\"$BOX_MODE\",\"uid\":$BOX_UID}}" 'GET /healthz body'
+expect_body "{\"status\":\"ok\",\"database\":\"ok\",\"docker\":\"ok\",\"git_endpoint\":\"ok\",\"sandbox_user\":{\"mode\":\"$BOX_MODE\",\"uid\":$BOX_UID},\"isolation\":{\"gvisor\":[]}}" 'GET /healthz body'
 request_id_ok 'healthz'
 json_ct 'healthz'
 api GET /healthz "" "$UT"
