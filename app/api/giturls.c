@@ -104,7 +104,7 @@ int api_git_urls_create(struct req *r, struct err *e)
 	snprintf(c->sub, sizeof(c->sub), "%s", r->caller.login);
 	snprintf(c->owner, sizeof(c->owner), "%.39s", repo.owner);
 	snprintf(c->name, sizeof(c->name), "%.100s", repo.name);
-	if ((rc = giturl_mint(r->db, c, &tok, e)))
+	if ((rc = giturl_mint(r->db, c, "", &tok, e)))
 		return rc;
 	url_answer(r, c, &repo, tok);
 	OPENSSL_cleanse(tok, strlen(tok));

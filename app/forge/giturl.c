@@ -100,13 +100,14 @@ int giturl_sign(EVP_PKEY *key, struct jwt_claims *c, char **tok, struct err *e)
 	return jwt_sign(key, kid, c, tok, e);
 }
 
-int giturl_mint(struct db *db, struct jwt_claims *c, char **tok, struct err *e)
+int giturl_mint(struct db *db, struct jwt_claims *c, const char *jti_prefix, char **tok,
+		struct err *e)
 {
 	char kid[JWT_KID_MAX + 1];
 	EVP_PKEY *key = NULL;
 	int rc;
 
-	if (randid(c->jti, sizeof(c->jti), "", 16))
+	if (randid(c->jti, sizeof(c->jti), jti_prefix, 16))
 		return err_set(e, ERR_FAIL, "RNG failed");
 	if (!(rc = giturl_signing_key(db, &key, kid, e)))
 		rc = giturl_sign(key, c, tok, e);

@@ -58,10 +58,8 @@ static int load(struct db *db, const struct sandbox *s, struct whose *w, struct 
 static int mint(struct db *db, const struct sandbox *s, const struct whose *w, char **tok,
 		struct err *e)
 {
+	char prefix[sizeof(SANDBOX_SAVE_JTI_PREFIX) + SANDBOX_ID_LEN + 1];
 	struct jwt_claims c;
-	char kid[JWT_KID_MAX + 1], rnd[40];
-	EVP_PKEY *key = NULL;
-	int rc;
 
 	memset(&c, 0, sizeof(c));
 	snprintf(c.sub, sizeof(c.sub), "%s", w->login);
@@ -78,14 +76,8 @@ static int mint(struct db *db, const struct sandbox *s, const struct whose *w, c
 	c.ref_policies[0].ops = JWT_OP_NO_FORCE_PUSH;
 	snprintf(c.ref_policies[1].pattern, sizeof(c.ref_policies[1].pattern), "*");
 	c.ref_policies[1].ops = JWT_OP_NO_PUSH;
-	/* giturl_mint's steps, with a jti of ours. */
-	if (randid(rnd, sizeof(rnd), "", 16))
-		return err_set(e, ERR_FAIL, "RNG failed");
-	snprintf(c.jti, sizeof(c.jti), "%s%s.%s", SANDBOX_SAVE_JTI_PREFIX, s->id, rnd);
-	if (!(rc = giturl_signing_key(db, &key, kid, e)))
-		rc = giturl_sign(key, &c, tok, e);
-	EVP_PKEY_free(key);
-	return rc;
+	snprintf(prefix, sizeof(prefix), "%s%s.", SANDBOX_SAVE_JTI_PREFIX, s->id);
+	return giturl_mint(db, &c, prefix, tok, e);
 }
 
 /* Why git's push failed, from its output: the first line the service's hook printed

@@ -30,9 +30,11 @@ int giturl_signing_key(struct db *db, EVP_PKEY **key, char kid[JWT_KID_MAX + 1],
 int giturl_sign(EVP_PKEY *key, struct jwt_claims *c, char **tok, struct err *e)
 	__attribute__((warn_unused_result));
 
-/* The service mints a token of c's claims: a fresh random jti, then giturl_sign with the
- * service's signing key (giturl_signing_key). */
-int giturl_mint(struct db *db, struct jwt_claims *c, char **tok, struct err *e)
+/* The service mints a token of c's claims: a fresh random jti after jti_prefix ("" for
+ * none; the save's names its sandbox), then giturl_sign with the service's signing key
+ * (giturl_signing_key). */
+int giturl_mint(struct db *db, struct jwt_claims *c, const char *jti_prefix, char **tok,
+		struct err *e)
 	__attribute__((warn_unused_result));
 
 /* *used = 1 when kid is the service's (the key file's or one in signing_keys) or any
