@@ -36,8 +36,9 @@
 # set IT_PASSES_AT_ONCE=1.
 # The first lane comes up alone (it may build the runner images and make the service's
 # user); the others follow. Each suite's output goes to its log; a line per suite says how
-# it went and how long it took; the end lists every suite, then each failure with its log's
-# last lines, the counts per pass, the skips, and the closing "N passed, N failed".
+# it went and how long it took; the end lists every suite, then each failure with its
+# failed checks and its log's last lines, the counts per pass, the skips, and the closing
+# "N passed, N failed".
 #
 # Settings: SANDBOXD_SKIP_DEPS (default 1: do not apt-get), IT_WORKERS (default 4),
 # IT_JOBS (lanes without --matrix), IT_KEEP=1 keeps the var dirs (processes are still
@@ -758,8 +759,13 @@ summary() { # MISSING PASS…
 			elif [[ $s == run ]]; then
 				cat "$RUN/log/$pass".run.*.log "$RUN/log/$pass".stack-up.*.log 2>/dev/null | tail -n 40 | sed 's/^/  | /'
 			elif [[ -f $logf ]]; then
-				echo "  last lines of its log ($logf):"
-				tail -n 40 "$logf" | sed 's/^/  | /'
+				# Each failed check with the lines after it (what it printed of the request
+				# and the suite's own diagnostics), then the end: a tail alone loses the
+				# first failures of a suite that ran on, and CI keeps only this output.
+				echo "  its failed checks, each with what follows it ($logf):"
+				grep -A 14 '^FAIL ' "$logf" | head -n 90 | cut -c1-400 | sed 's/^/  | /'
+				echo "  its last lines:"
+				tail -n 12 "$logf" | sed 's/^/  | /'
 			fi
 		done <<<"$failed_suites"
 	fi
