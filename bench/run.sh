@@ -27,6 +27,8 @@
 #      archive API on the same bytes; the worker's private memory meanwhile.
 #   9. bench/gvisor.sh: gVisor beside runc on an engine of its own with runsc as a runtime:
 #      create, create to the first exec (a clone), exec, git clone and npm ci inside.
+#  10. bench/abuse.sh: one account floods its execs (detached, attached, its agent stopped)
+#      while another works: the other's GET /api/v3/user beside it quiet, goal p99 <= 50 ms.
 #
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
@@ -58,7 +60,7 @@ SAMPLES=$PLOT_DIR/samples.tsv
 : >"$SAMPLES"
 sample() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$SAMPLES"; }
 
-PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history held files gvisor} "
+PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history held files gvisor abuse} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
@@ -629,6 +631,11 @@ fi
 # --- 9. gVisor beside runc (bench/gvisor.sh: an engine and a stack of its own) -------------------
 if part gvisor; then
 	bash "$ROOT/bench/gvisor.sh"
+fi
+
+# --- 10. one account's execs flood, another's calls answer (bench/abuse.sh: a stack of its own)
+if part abuse; then
+	bash "$ROOT/bench/abuse.sh"
 fi
 
 # --- the plot: every figure above with a raw baseline beside it ---------------------------
