@@ -4,7 +4,9 @@
  * (lfs.h: git-lfs's own layout), so that they go with a rename or a delete. An upload is
  * written beside its place as it arrives, its SHA-256 taken on the way, and renamed into
  * place only when its size and hash are its oid's: no partial or wrong object is ever
- * served. A download is streamed from the file. */
+ * served. On the way it is scanned for secrets with push protection's rules (scanstream.h,
+ * decision 0088): an object holding one is refused as a push holding it is, and never
+ * stored. A download is streamed from the file. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 #include "sandboxd/http/githttp.h"
 #include "sandboxd/lib/json.h"
 #include "sandboxd/proto/lfs.h"
+#include "sandboxd/proto/scanstream.h"
 #include "sandboxd/lib/log.h"
 #include "sandboxd/lib/num.h"
 #include "sandboxd/forge/repo.h"
@@ -195,30 +198,67 @@ static int make_parents(char *path, size_t from)
 	return 0;
 }
 
-/* The body into tmp (fd), hashed on the way: 0 when it is len bytes whose SHA-256 is oid. */
+/* The rest of a refused upload's body, read and dropped: the client is still sending it. */
+static void drain(struct req *r, char *chunk, int64_t left)
+{
+	long n;
+
+	while (left > 0 && (n = http_read(r, chunk, CHUNK)) > 0)
+		left -= n;
+}
+
+/* Push protection on an object's bytes (decision 0088): 0, or 403 naming the rule, with
+ * the refusal in the request's audit row. */
+static int refuse_secret(struct req *r, const char *oid, const struct scan_hit *hit,
+			 struct err *e)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "push refused: %s found in LFS object %.12s (line %zu); "
+		 "remove it from the history and push again", hit->rule, oid, hit->line);
+	json_add_str(r->audit_details, "rule", hit->rule);
+	json_add_str(r->audit_details, "reason", msg);
+	return err_set(e, ERR_DENIED, "%s", msg);
+}
+
+/* The body into tmp (fd), hashed and scanned for secrets on the way (a window of it in
+ * memory, never the object): 0 when it is len bytes whose SHA-256 is oid and that hold no
+ * secret. Once a secret shows, nothing more is written: the rest is drained. */
 static int take_body(struct req *r, int fd, int64_t len, const char *oid, struct err *e)
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	unsigned char digest[EVP_MAX_MD_SIZE];
 	unsigned dlen = 0;
 	char *chunk = pool_alloc(r->pool, CHUNK), hex[2 * EVP_MAX_MD_SIZE + 1];
+	struct scanstream *scan = pool_alloc(r->pool, sizeof(*scan));
+	struct scan_hit hit;
 	int64_t got = 0;
 	long n = 1;
-	int rc = 0;
+	int rc = 0, found = 0;
 
-	if (!md || !chunk || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+	if (!md || !chunk || !scan || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
 		rc = err_set(e, ERR_FAIL, "cannot hash the object");
-	while (!rc && got < len && (n = http_read(r, chunk, CHUNK)) > 0) {
+	else
+		scanstream_init(scan, 0);
+	while (!rc && !found && got < len && (n = http_read(r, chunk, CHUNK)) > 0) {
 		if (got + n > len || write(fd, chunk, (size_t)n) != n ||
 		    EVP_DigestUpdate(md, chunk, (size_t)n) != 1)
 			rc = got + n > len ? err_set(e, ERR_INVALID, "the body is longer than its "
 						     "Content-Length")
 					   : err_set(e, ERR_FAIL, "cannot store the object: %m");
 		got += n;
+		if (!rc)
+			found = scanstream_feed(scan, chunk, (size_t)n);
+	}
+	if (!rc && found) {
+		drain(r, chunk, len - got);
+		got = len;
 	}
 	if (!rc && got < len)
 		rc = err_set(e, ERR_INVALID, "the body ended after %lld of its %lld bytes",
 			     (long long)got, (long long)len);
+	if (!rc && scanstream_end(scan, &hit))
+		rc = refuse_secret(r, oid, &hit, e);
 	if (!rc && EVP_DigestFinal_ex(md, digest, &dlen) == 1) {
 		hex_encode(hex, digest, dlen);
 		if (strcmp(hex, oid))

@@ -458,6 +458,16 @@ static const struct rule *scan_span(const unsigned char *d, size_t n, size_t fro
 	return NULL;
 }
 
+const char *scan_window(const unsigned char *d, size_t n, size_t from, size_t to, size_t *at)
+{
+	const struct rule *r;
+
+	if (!ready)
+		init();
+	r = n ? scan_span(d, n, from, to, at) : NULL;
+	return r ? families[r->family] : NULL;
+}
+
 static size_t count_lines(const unsigned char *d, size_t n)
 {
 	const unsigned char *p = d, *end = d + n;
@@ -472,7 +482,7 @@ static size_t count_lines(const unsigned char *d, size_t n)
 
 /* 1 for UTF-16LE, 2 for UTF-16BE, 0 for neither; *skip is the byte-order mark's length.
  * Without a mark: text in the ASCII range has NUL in every odd (LE) or even (BE) byte. */
-static int utf16(const unsigned char *d, size_t n, size_t *skip)
+int scan_utf16_kind(const unsigned char *d, size_t n, size_t *skip)
 {
 	size_t probe = (n < 512 ? n : 512) & ~(size_t)1, zero[2] = { 0, 0 };
 
@@ -540,7 +550,7 @@ int scan_buffer(const unsigned char *data, size_t n, struct scan_hit *hit)
 	/* Every byte, binary or not: every rule is certain enough for binary files too. */
 	if ((r = scan_span(data, n, 0, n, &at)))
 		line = 1 + count_lines(data, at);
-	else if ((kind = utf16(data, n, &skip)))
+	else if ((kind = scan_utf16_kind(data, n, &skip)))
 		r = scan_utf16(data + skip, n - skip, kind, &line);
 	if (!r)
 		return 0;

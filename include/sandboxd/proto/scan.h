@@ -50,6 +50,21 @@ struct scan_hit {
 int scan_buffer(const unsigned char *data, size_t n, struct scan_hit *hit)
 	__attribute__((warn_unused_result));
 
+/* The scan of a window of a longer stream (scanstream.h): the first secret starting at a
+ * position in [from, to) of d[0..n), d[0..from) serving only as the context before it (a
+ * rule bounded on the left looks at one byte) and d[to..n) as what follows (a secret may
+ * run up to SCAN_LOOKAHEAD bytes past its start: a window ending sooner than that after to
+ * is taken as the stream's end). The rule's family name with *at its position, or NULL. */
+const char *scan_window(const unsigned char *d, size_t n, size_t from, size_t to, size_t *at)
+	__attribute__((warn_unused_result));
+
+/* How scan_buffer decides that a blob is UTF-16 text, from its first bytes (it looks at
+ * no more than SCAN_UTF16_PROBE of them): 1 little-endian, 2 big-endian, 0 neither, with
+ * *skip the byte-order mark's length. */
+#define SCAN_UTF16_PROBE 512
+int scan_utf16_kind(const unsigned char *d, size_t n, size_t *skip)
+	__attribute__((warn_unused_result));
+
 /* The name of the i-th rule family (0-based), or NULL past the last: the strings that
  * scan_hit.rule points at. */
 const char *scan_rule_name(size_t i);
