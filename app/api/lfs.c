@@ -26,6 +26,7 @@
 #include "sandboxd/lib/log.h"
 #include "sandboxd/lib/num.h"
 #include "sandboxd/forge/repo.h"
+#include "sandboxd/forge/lfs_store.h"
 #include "sandboxd/common/hex.h"
 #include "sandboxd/common/banned.h"
 
@@ -85,10 +86,11 @@ static json_object *object_error(json_object *o, int code, const char *message)
 
 /* One object of the answer: what the client is to do with it, or why not. */
 static json_object *batch_item(struct req *r, const struct repo *repo, const char *dir,
-			       const struct lfs_batch *b, const struct lfs_object *ob)
+			       const struct lfs_batch *b, const struct lfs_object *ob,
+			       struct lfs_usage *u)
 {
 	json_object *o = json_object_new_object(), *acts;
-	char path[PATH_MAX_LEN];
+	char path[PATH_MAX_LEN], why[128];
 	struct stat st;
 	int have;
 
@@ -104,6 +106,12 @@ static json_object *batch_item(struct req *r, const struct repo *repo, const cha
 	/* An upload of what is there already has nothing to do: no actions. */
 	if (b->upload && have)
 		return o;
+	/* What the upload would add past a quota (the earlier objects of this batch counted):
+	 * the object's own error, in the batch API's shape; the others go on. */
+	if (b->upload && lfs_usage_take(u, ob->size, why, sizeof(why))) {
+		json_add_str(r->audit_details, "quota", why);
+		return object_error(o, 507, why);
+	}
 	acts = json_object_new_object();
 	json_object_object_add(acts, b->upload ? "upload" : "download", action(r, repo, ob->oid));
 	json_object_object_add(o, "actions", acts);
@@ -114,6 +122,7 @@ static int batch(struct req *r, const struct git_route *g, struct err *e)
 {
 	struct lfs_batch *b = pool_alloc(r->pool, sizeof(*b));
 	json_object *body = NULL, *out, *list;
+	struct lfs_usage u;
 	struct repo repo;
 	char *dir;
 	int rc;
@@ -135,13 +144,15 @@ static int batch(struct req *r, const struct git_route *g, struct err *e)
 	json_add_int(r->audit_details, "objects", (int64_t)b->n);
 	if ((rc = auth_git(r, g->owner, g->name, b->upload, &repo, e)))
 		return rc;
+	if (b->upload && (rc = lfs_usage_get(r->db, r->cfg, repo.id, repo.owner_id, &u, e)))
+		return rc;
 	if (!(dir = repo_path(r->cfg->repos_dir, repo.owner, repo.name)))
 		return err_set(e, ERR_NOMEM, "out of memory");
 	out = json_object_new_object();
 	list = json_object_new_array();
 	json_add_str(out, "transfer", "basic");
 	for (size_t i = 0; i < b->n; i++)
-		json_object_array_add(list, batch_item(r, &repo, dir, b, &b->objects[i]));
+		json_object_array_add(list, batch_item(r, &repo, dir, b, &b->objects[i], &u));
 	json_object_object_add(out, "objects", list);
 	json_add_str(out, "hash_algo", "sha256");
 	free(dir);
@@ -269,9 +280,30 @@ static int take_body(struct req *r, int fd, int64_t len, const char *oid, struct
 	return rc;
 }
 
-/* PUT: the object, stored once whole and right. */
-static int upload(struct req *r, const char *dir, const char *path, const char *oid,
-		  struct err *e)
+/* The quotas (decision 0089) on an upload of len bytes: 0, or 507 naming the one it
+ * would exceed. An object the repository stores already adds nothing. */
+static int upload_quota(struct req *r, const struct repo *repo, const char *oid, int64_t len,
+			struct err *e)
+{
+	struct lfs_usage u;
+	char why[128];
+	int rc = lfs_object_known(r->db, repo->id, oid, e);
+
+	if (rc < 0)
+		return rc;
+	if (rc == 1)
+		return 0;
+	if ((rc = lfs_usage_get(r->db, r->cfg, repo->id, repo->owner_id, &u, e)))
+		return rc;
+	if (!lfs_usage_take(&u, len, why, sizeof(why)))
+		return 0;
+	json_add_str(r->audit_details, "quota", why);
+	return err_http(e, 507, "%s", why);
+}
+
+/* PUT: the object, stored once whole and right, and recorded for the quotas. */
+static int upload(struct req *r, const struct repo *repo, const char *dir, const char *path,
+		  const char *oid, struct err *e)
 {
 	const char *cl = http_param(r, "CONTENT_LENGTH");
 	char tmp[PATH_MAX_LEN];
@@ -283,6 +315,8 @@ static int upload(struct req *r, const char *dir, const char *path, const char *
 	if (len > LFS_OBJECT_MAX)
 		return err_http(e, 413, "objects are at most 2 GiB here");
 	json_add_int(r->audit_details, "size", len);
+	if ((rc = upload_quota(r, repo, oid, len, e)))
+		return rc;
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/lfs/tmp/%s.XXXXXX", dir, oid) >= sizeof(tmp))
 		return err_set(e, ERR_FAIL, "the repository's path is too long");
 	if (make_parents(tmp, strlen(dir)) || (fd = mkostemp(tmp, O_CLOEXEC)) < 0)
@@ -295,7 +329,9 @@ static int upload(struct req *r, const char *dir, const char *path, const char *
 		rc = err_set(e, ERR_FAIL, "cannot store the object: %m");
 	if (rc)
 		unlink(tmp);
-	else
+	/* Stored: its row (a file without one would escape the quotas and the collection;
+	 * the reaper's pass finds no row to collect then, so the file stays: harmless). */
+	else if (!(rc = lfs_object_record(r->db, repo->id, oid, len, e)))
 		http_empty(r, 200);
 	return rc;
 }
@@ -322,7 +358,7 @@ static int object(struct req *r, const struct git_route *g, struct err *e)
 	if (lfs_object_path(path, sizeof(path), dir, g->oid))
 		rc = err_set(e, ERR_FAIL, "the repository's path is too long");
 	else
-		rc = put ? upload(r, dir, path, g->oid, e) : download(r, path, e);
+		rc = put ? upload(r, &repo, dir, path, g->oid, e) : download(r, path, e);
 	free(dir);
 	return rc;
 }

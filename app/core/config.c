@@ -471,6 +471,12 @@ static const struct setting settings[] = {
 	N("SANDBOXD_REAPER_INTERVAL", INT, reaper_interval, 10, 1, 3600),
 	/* 30 days; at most ten years (an int of seconds, with room). */
 	N("SANDBOXD_EPHEMERAL_TTL", INT, ephemeral_ttl, 2592000, 1, 315360000),
+	/* LFS objects (decision 0089): 10 GiB a repository, 50 GiB an account (the sum over
+	 * the repositories it owns), at most 1 PiB; an unreferenced object is collected a
+	 * day after its upload or its last reference, at the least a second. */
+	N("SANDBOXD_LFS_REPO_QUOTA_MB", MIB, lfs_repo_quota, 10240, 1, (int64_t)1 << 30),
+	N("SANDBOXD_LFS_ACCOUNT_QUOTA_MB", MIB, lfs_account_quota, 51200, 1, (int64_t)1 << 30),
+	N("SANDBOXD_LFS_GRACE", INT, lfs_grace, 86400, 1, 315360000),
 	N("SANDBOXD_START_TIMEOUT", INT, start_timeout, 180, 5, 3600),
 	N("SANDBOXD_POOL_SIZE", INT, pool_size, 2, 0, 64),
 	N("SANDBOXD_MAX_SANDBOXES", INT, max_sandboxes, 20, 1, 10000),

@@ -13,6 +13,7 @@
 #include "sandboxd/engine/box.h"
 #include "sandboxd/engine/engine.h"
 #include "sandboxd/forge/forge_sweep.h"
+#include "sandboxd/forge/lfs_store.h"
 #include "sandboxd/lib/json.h"
 #include "sandboxd/sandbox/sandbox_save.h"
 #include "sandboxd/lib/clock.h"
@@ -334,16 +335,24 @@ static void abandoned(struct db *db)
 }
 
 /* The forge's share (forge_sweep.h): deleted repositories' directories at every pass,
- * ephemeral refs past their TTL every tenth of it (at most hourly). */
+ * ephemeral refs past their TTL every tenth of it (at most hourly), and LFS objects no
+ * ref points at past SANDBOXD_LFS_GRACE (lfs_store.h) every tenth of that. */
 static void forge(const struct config *cfg, struct db *db)
 {
-	static int64_t next;   /* the reaper's own process: one sweep schedule */
+	static int64_t next, next_lfs;   /* the reaper's own process: one sweep schedule */
 	int64_t now = (int64_t)time(NULL);
 	struct err e;
 	int n;
 
 	if ((n = forge_sweep_trash(cfg, db, &e)) < 0)
 		log_warn("reaper: deleted repositories: %s", e.msg);
+	if (now >= next_lfs) {
+		next_lfs = now + forge_expire_interval(cfg->lfs_grace);
+		if ((n = lfs_collect(cfg, db, &e)) < 0)
+			log_warn("reaper: LFS objects: %s", e.msg);
+		else if (n)
+			log_info("reaper: %d LFS objects collected", n);
+	}
 	if (now < next)
 		return;
 	next = now + forge_expire_interval(cfg->ephemeral_ttl);

@@ -215,6 +215,7 @@ static const char *reason(int status)
 	case 500: return "Internal Server Error";
 	case 501: return "Not Implemented";
 	case 503: return "Service Unavailable";
+	case 507: return "Insufficient Storage";
 	default: return "Unknown";
 	}
 }

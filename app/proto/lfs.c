@@ -91,3 +91,30 @@ int lfs_object_path(char *out, size_t n, const char *repo_dir, const char *oid)
 
 	return w < 0 || (size_t)w >= n ? ERR_TOOBIG : 0;
 }
+
+int lfs_pointer_oid(const char *d, size_t n, char oid[LFS_OID_LEN + 1])
+{
+	static const char version[] = "version https://", key[] = "oid sha256:";
+	size_t i = 0;
+
+	oid[0] = 0;
+	if (n >= LFS_POINTER_MAX || n < sizeof(version) - 1 ||
+	    memcmp(d, version, sizeof(version) - 1))
+		return 0;
+	/* Line by line: the oid line, its 64 digits and the line's end. */
+	while (i < n) {
+		const char *nl = memchr(d + i, '\n', n - i);
+		size_t len = nl ? (size_t)(nl - (d + i)) : n - i;
+
+		if (len == sizeof(key) - 1 + LFS_OID_LEN && memcmp(d + i, key, sizeof(key) - 1) == 0) {
+			memcpy(oid, d + i + sizeof(key) - 1, LFS_OID_LEN);
+			oid[LFS_OID_LEN] = 0;
+			if (lfs_oid_valid(oid))
+				return 1;
+			oid[0] = 0;
+			return 0;
+		}
+		i += len + 1;
+	}
+	return 0;
+}

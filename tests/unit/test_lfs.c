@@ -77,9 +77,39 @@ static void test_path(void **state)
 	assert_false(lfs_oid_valid(""));
 }
 
+/* Pointer files: the oid of a real one; nothing from what only looks like one. */
+static void test_pointer(void **state)
+{
+	char oid[LFS_OID_LEN + 1];
+	const char *p = "version https://git-lfs.github.com/spec/v1\noid sha256:" OID "\nsize 12\n";
+	char big[LFS_POINTER_MAX + 10];
+
+	(void)state;
+	assert_int_equal(lfs_pointer_oid(p, strlen(p), oid), 1);
+	assert_string_equal(oid, OID);
+	/* The last line without its line feed. */
+	assert_int_equal(lfs_pointer_oid(p, strlen(p) - strlen("\nsize 12\n"), oid), 1);
+	assert_string_equal(oid, OID);
+	/* Not a pointer: no version line first, upper-case or short digits, too long. */
+	p = "oid sha256:" OID "\n";
+	assert_int_equal(lfs_pointer_oid(p, strlen(p), oid), 0);
+	assert_string_equal(oid, "");
+	p = "version https://git-lfs.github.com/spec/v1\noid sha256:01CB02b407b683f08b52272d05aa39ee05c1b954f655b2ffa714c066b76929ec\n";
+	assert_int_equal(lfs_pointer_oid(p, strlen(p), oid), 0);
+	p = "version https://git-lfs.github.com/spec/v1\noid sha256:01cb\n";
+	assert_int_equal(lfs_pointer_oid(p, strlen(p), oid), 0);
+	memset(big, '\n', sizeof(big));
+	p = "version https://git-lfs.github.com/spec/v1\noid sha256:" OID "\n";
+	memcpy(big, p, strlen(p));
+	assert_int_equal(lfs_pointer_oid(big, sizeof(big), oid), 0);
+	assert_int_equal(lfs_pointer_oid(big, LFS_POINTER_MAX - 1, oid), 1);
+	assert_int_equal(lfs_pointer_oid("", 0, oid), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pointer),
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_path),

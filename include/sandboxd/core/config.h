@@ -84,6 +84,9 @@ struct config {
 	int reaper_interval;        /* seconds between the reaper's passes */
 	/* Seconds an ephemeral ref may go without an update before the reaper deletes it. */
 	int ephemeral_ttl;
+	int64_t lfs_repo_quota;     /* bytes of LFS objects one repository may store */
+	int64_t lfs_account_quota;  /* the same over every repository of one owner */
+	int lfs_grace;              /* seconds an unreferenced LFS object is kept */
 	int start_timeout;          /* seconds a container may take to start */
 	int pool_size;              /* warm containers kept started ahead (0: none) */
 	int max_sandboxes;          /* running sandboxes per account */

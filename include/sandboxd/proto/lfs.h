@@ -40,4 +40,14 @@ int lfs_batch_parse(json_object *body, struct lfs_batch *out, struct err *e)
 int lfs_object_path(char *out, size_t n, const char *repo_dir, const char *oid)
 	__attribute__((warn_unused_result));
 
+/* A pointer file (git-lfs's docs/spec.md) is under 1024 bytes. */
+#define LFS_POINTER_MAX 1024
+
+/* The oid a blob's bytes d[0..n) point at when they are an LFS pointer file: under
+ * LFS_POINTER_MAX bytes, a first line "version https://…", and a line "oid sha256:<64
+ * lower-case hex digits>". 1 with oid filled, else 0 with oid "". What the reaper reads
+ * in every small blob a ref reaches (decision 0089): untrusted bytes. */
+int lfs_pointer_oid(const char *d, size_t n, char oid[LFS_OID_LEN + 1])
+	__attribute__((warn_unused_result));
+
 #endif
