@@ -22,6 +22,7 @@
 #include "sandboxd/http/githttp.h"
 #include "sandboxd/lib/json.h"
 #include "sandboxd/proto/lfs.h"
+#include "sandboxd/proto/policy.h"
 #include "sandboxd/proto/scanstream.h"
 #include "sandboxd/lib/log.h"
 #include "sandboxd/lib/num.h"
@@ -72,6 +73,27 @@ static json_object *action(struct req *r, const struct repo *repo, const char *o
 	json_object_object_add(a, "header", h);
 	json_add_int(a, "expires_in", HREF_TTL);
 	return a;
+}
+
+/* An upload from a git URL whose ref policies allow no push at all (decision 0088): an
+ * object is only of use to a push, and an upload no push can reference is storage for
+ * nothing. 0, or 403 naming why. */
+static int upload_allowed(struct req *r, struct err *e)
+{
+	struct policy_list *l;
+	const char *base = r->caller.jwt_ephemeral ? "refs/namespaces/ephemeral/refs/" : "refs/";
+
+	if (!r->caller.jwt_policies)
+		return 0;
+	if (!(l = pool_alloc(r->pool, sizeof(*l))))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	if (policy_parse_json(r->caller.jwt_policies, l, e))
+		return err_set(e, ERR_DENIED, "LFS upload refused: this git URL's ref policies "
+			       "cannot be read");
+	if (policy_may_push_some(l, base))
+		return 0;
+	return err_set(e, ERR_DENIED, "LFS upload refused: this git URL's ref policies allow "
+		       "no push");
 }
 
 static json_object *object_error(json_object *o, int code, const char *message)
@@ -142,7 +164,8 @@ static int batch(struct req *r, const struct git_route *g, struct err *e)
 	}
 	json_add_str(r->audit_details, "operation", b->upload ? "upload" : "download");
 	json_add_int(r->audit_details, "objects", (int64_t)b->n);
-	if ((rc = auth_git(r, g->owner, g->name, b->upload, &repo, e)))
+	if ((rc = auth_git(r, g->owner, g->name, b->upload, &repo, e)) ||
+	    (b->upload && (rc = upload_allowed(r, e))))
 		return rc;
 	if (b->upload && (rc = lfs_usage_get(r->db, r->cfg, repo.id, repo.owner_id, &u, e)))
 		return rc;
@@ -351,7 +374,8 @@ static int object(struct req *r, const struct git_route *g, struct err *e)
 	json_add_str(r->audit_details, "oid", g->oid);
 	if (!lfs_oid_valid(g->oid))
 		return err_set(e, ERR_NOTFOUND, "Object does not exist");
-	if ((rc = auth_git(r, g->owner, g->name, put, &repo, e)))
+	if ((rc = auth_git(r, g->owner, g->name, put, &repo, e)) ||
+	    (put && (rc = upload_allowed(r, e))))
 		return rc;
 	if (!(dir = repo_path(r->cfg->repos_dir, repo.owner, repo.name)))
 		return err_set(e, ERR_NOMEM, "out of memory");

@@ -197,6 +197,29 @@ unsigned policy_decide(const struct policy_list *list, const char *refname,
 	return 0;
 }
 
+/* 1 when pattern matches every name that starts with base: a prefix of base, then only
+ * stars (a star matches any run, slashes included). */
+static int covers(const char *pattern, const char *base)
+{
+	size_t i;
+
+	for (i = 0; pattern[i] && pattern[i] != '*'; i++)
+		if (base[i] != pattern[i])
+			return 0;
+	return pattern[i] == '*' && pattern[i + strspn(pattern + i, "*")] == 0;
+}
+
+int policy_may_push_some(const struct policy_list *list, const char *base)
+{
+	for (size_t i = 0; i < list->n && i < POLICY_MAX; i++) {
+		if (!(list->v[i].ops & POLICY_NO_PUSH))
+			return 1;
+		if (covers(list->v[i].pattern, base))
+			return 0;
+	}
+	return 1;
+}
+
 int policy_refused(unsigned ops, const char *pattern, const char *refname,
 		   enum policy_update update, char *reason, size_t reasonsz)
 {

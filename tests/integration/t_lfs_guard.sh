@@ -6,8 +6,9 @@
 # object stays refused. Quotas (decision 0089), per repository and per account (its
 # owner's), at the batch and at the upload: 507 naming the one, an upload under them
 # taken. The reaper collects an object no ref points at past the grace, keeps one that a
-# ref of either namespace points at. The key is split across strings so that this file,
-# pushed to a sandboxd, does not trip the scanner it tests.
+# ref of either namespace points at. A git URL whose ref policies allow no push uploads
+# nothing (403 by name); one that allows some does. The key is split across strings so
+# that this file, pushed to a sandboxd, does not trip the scanner it tests.
 . "$(dirname "$0")/lib.sh"
 
 fails() { ! "$@"; }
@@ -167,6 +168,30 @@ check 'one that an ephemeral branch points at stays' test -f "$(object_file "$EP
 check_eq 'marked referenced too' 1 "$(sql "select count(*) from lfs_objects where oid = '$EPH_OID' and referenced_at is not null")"
 check_eq 'the owner'"'"'s quota has the room back' 200 "$(R=$Q1 put "$B" "$_T/b.bin" "$QT"; echo "$STATUS")"
 
+# --- who may upload ---------------------------------------------------------------------------
+R=$GUARDED OT=$GT
+RD=$(mk_token "$O" read)
+batch_as() { # AUTH-URL-OR-TOKEN OP: the batch for a small new object
+	local oid
+	oid=$(printf 'policy %s' "$SFX" | sha256sum | cut -d' ' -f1)
+	STATUS=$(curl -s -o "$_T/batch" -w '%{http_code}' -H 'Content-Type: application/vnd.git-lfs+json' \
+		-X POST --data "{\"operation\":\"$2\",\"objects\":[{\"oid\":\"$oid\",\"size\":9}]}" "$1/info/lfs/objects/batch")
+	BODY=$(cat "$_T/batch")
+}
+batch_as "http://t:$RD@$HOSTPORT/$R.git" upload
+expect_error 403 'this needs a token with write scope' 'a read-scoped token: no upload (403, named)'
+api POST "/api/v3/repos/$R/git-urls" '{"scopes":["git:write"],"ref_policies":[{"pattern":"*","ops":["no-push"]}]}' "$OT"
+NOPUSH=$(_json .url)
+batch_as "${NOPUSH%/}" upload
+expect_error 403 "LFS upload refused: this git URL's ref policies allow no push" 'a git URL whose policies allow no push: no upload (403, named)'
+curl -s -o "$_T/put" -w '%{http_code}' -X PUT --data-binary 'policy' "${NOPUSH%/}/info/lfs/objects/$(printf 'policy' | sha256sum | cut -d' ' -f1)" >"$_T/code"
+check_eq 'nor a PUT' 403 "$(cat "$_T/code")"
+batch_as "${NOPUSH%/}" download
+check_eq 'it still downloads' 200 "$STATUS"
+api POST "/api/v3/repos/$R/git-urls" '{"scopes":["git:write"],"ref_policies":[{"pattern":"refs/tags/*","ops":["no-push"]}]}' "$OT"
+SOME=$(_json .url)
+batch_as "${SOME%/}" upload
+check_eq 'a git URL whose policies allow some push uploads' '200|true' "$STATUS|$(jq -r '.objects[0].actions.upload.href != null' <<<"$BODY")"
 stack_restart 'the suite'"'"'s settings'
 
 finish

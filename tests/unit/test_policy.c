@@ -647,9 +647,45 @@ static void test_push_policies_first(void **state)
 	assert_int_equal(strlen(reason), 9);
 }
 
+/* policy_may_push_some: a no-push policy over every name, before any that lets a push
+ * through, leaves nothing to push; anything narrower leaves something. */
+static int may(const char *text, const char *base)
+{
+	struct policy_list l;
+
+	parse_ok(text, &l);
+	return policy_may_push_some(&l, base);
+}
+
+static void test_may_push_some(void **state)
+{
+	const char *eph = "refs/namespaces/ephemeral/refs/";
+
+	(void)state;
+	assert_int_equal(may("[]", "refs/"), 1);
+	assert_int_equal(may("[{\"pattern\":\"*\",\"ops\":[\"no-push\"]}]", "refs/"), 0);
+	assert_int_equal(may("[{\"pattern\":\"**\",\"ops\":[\"no-push\"]}]", eph), 0);
+	assert_int_equal(may("[{\"pattern\":\"refs/*\",\"ops\":[\"no-push\"]}]", "refs/"), 0);
+	assert_int_equal(may("[{\"pattern\":\"re*\",\"ops\":[\"no-push\",\"no-force-push\"]}]", eph), 0);
+	assert_int_equal(may("[{\"pattern\":\"refs/namespaces/ephemeral/refs/*\",\"ops\":[\"no-push\"]}]", eph), 0);
+	/* Narrower: some name is left. */
+	assert_int_equal(may("[{\"pattern\":\"refs/tags/*\",\"ops\":[\"no-push\"]}]", "refs/"), 1);
+	assert_int_equal(may("[{\"pattern\":\"refs/namespaces/ephemeral/refs/*\",\"ops\":[\"no-push\"]}]", "refs/"), 1);
+	assert_int_equal(may("[{\"pattern\":\"refs/heads/*\",\"ops\":[\"no-push\"]}]", eph), 1);
+	assert_int_equal(may("[{\"pattern\":\"refs\",\"ops\":[\"no-push\"]}]", "refs/"), 1);
+	assert_int_equal(may("[{\"pattern\":\"*x\",\"ops\":[\"no-push\"]}]", "refs/"), 1);
+	/* A policy that lets pushes through, before the catch-all. */
+	assert_int_equal(may("[{\"pattern\":\"refs/heads/f-*\",\"ops\":[\"no-force-push\"]},"
+			     "{\"pattern\":\"*\",\"ops\":[\"no-push\"]}]", "refs/"), 1);
+	/* The catch-all first: what follows never decides. */
+	assert_int_equal(may("[{\"pattern\":\"*\",\"ops\":[\"no-push\"]},"
+			     "{\"pattern\":\"refs/heads/f-*\",\"ops\":[\"no-force-push\"]}]", "refs/"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_may_push_some),
 		cmocka_unit_test(test_glob_exact),
 		cmocka_unit_test(test_glob_empty),
 		cmocka_unit_test(test_glob_star_alone),

@@ -84,6 +84,16 @@ int policy_parse_json(const char *text, struct policy_list *out, struct err *e)
 unsigned policy_decide(const struct policy_list *list, const char *refname,
 		       const char **pattern);
 
+/* Whether a caller with these policies may push at least some ref whose name starts with
+ * base ("refs/", or "refs/namespaces/ephemeral/refs/" for an ephemeral git URL): 0 when a
+ * no-push policy that matches every such name comes before any policy that lets a push
+ * through (e.g. [{"pattern": "*", "ops": ["no-push"]}]); 1 otherwise, also for the empty
+ * list. What uploads LFS objects asks (decision 0088): an object is only of use to a push.
+ * It errs on the side of 1: no-push patterns that only together cover every name leave it
+ * at 1, and the push itself is then refused by ref. */
+int policy_may_push_some(const struct policy_list *list, const char *base)
+	__attribute__((warn_unused_result));
+
 /* Whether an update with these ops is refused. Returns 1 if refused, with a one-line reason
  * written to reason (reasonsz bytes, always NUL-terminated when reasonsz > 0, truncated if
  * short), e.g.
