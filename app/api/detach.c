@@ -10,6 +10,7 @@
 #include "sandboxd/api/sandbox.h"
 #include "sandboxd/proto/detach.h"
 #include "sandboxd/sandbox/exec.h"
+#include "sandboxd/sandbox/exec_slots.h"
 #include "sandboxd/lib/json.h"
 #include "sandboxd/proto/redact.h"
 #include "sandboxd/common/banned.h"
@@ -52,7 +53,9 @@ int api_exec_detach(struct req *r, const struct sandbox *s, const struct exec_sp
 		return rc;
 	json_add_str(r->audit_details, "exec_id", id);
 	json_add_bool(r->audit_details, "detached", 1);
+	/* Its slot stays while it runs: a read that finds it ended gives it back. */
 	if ((rc = db_begin(r->db, e)) || (rc = record(r, s, id, res.backend, e)) ||
+	    (x->slot && (rc = exec_slot_detach(r->db, x->slot, id, e))) ||
 	    (rc = sandbox_touch(r->db, r->cfg->idle_timeout, s, e)))
 		return rc;
 	json_object *o = json_object_new_object();
@@ -104,6 +107,8 @@ int api_sandbox_exec_get(struct req *r, struct err *e)
 	rc = exec_detach_read(r->db, &s, r->cfg->agent ? sandbox_network(r->cfg, &s) : NULL, id, &sec,
 			      want, &x, e);
 	audit_backend(r, x.backend, x.agent_error);
+	if (!rc && x.ended)
+		exec_slot_detached_ended(r->db, s.id, id);
 	if (rc == ERR_NOTFOUND || rc == ERR_INVALID)
 		rc = err_boxed(e, rc == ERR_NOTFOUND ? 404 : 400);
 	else if (!rc && !(rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e)))
@@ -189,9 +194,12 @@ int api_sandbox_execs_list(struct req *r, struct err *e)
 	if (!(rc = list_states(r, &s, res, st, e)) && !(rc = sandbox_touch(r->db, r->cfg->idle_timeout, &s, e))) {
 		json_object *list = json_object_new_array();
 		/* One its backend no longer knows (its files removed from inside) is left out. */
-		for (int i = 0; i < PQntuples(res); i++)
+		for (int i = 0; i < PQntuples(res); i++) {
 			if (st[i].found)
 				json_object_array_add(list, list_item(res, i, &st[i]));
+			if (!st[i].found || st[i].ended)
+				exec_slot_detached_ended(r->db, s.id, db_val(res, i, 0));
+		}
 		http_json(r, 200, list);
 	}
 	PQclear(res);

@@ -10,6 +10,7 @@
 #include "sandboxd/proto/capture.h"
 #include "sandboxd/lib/clock.h"
 #include "sandboxd/sandbox/exec.h"
+#include "sandboxd/sandbox/exec_slots.h"
 #include "sandboxd/http/exec_stream.h"
 #include "sandboxd/holder/handover.h"
 #include "sandboxd/lib/json.h"
@@ -104,6 +105,7 @@ struct hand {
 	const char *token;
 	const struct secrets_set *sec;
 	int streamed;
+	long long *slot;           /* the exec's slot, 0 once given back */
 	long long t0;              /* CLOCK_MONOTONIC ms before the run: its durationMs */
 };
 
@@ -156,6 +158,9 @@ static int hand_over(void *arg, int agent_fd)
 		log_warn("exec in %s: kept by its worker: %s", h->s->id, e.msg);
 		return 1;
 	}
+	/* Its slot goes with the held row from now on: the holder's end of it, or the reaper's. */
+	if (h->x->slot && exec_slot_held(r->db, h->x->slot, id, &e))
+		log_warn("exec in %s: its slot stays to its expiry: %s", h->s->id, e.msg);
 	fault(r, "before");
 	if (hand_fill(h, id, &w) ||
 	    handover_send(r->cfg->holder_socket, http_fcgi_fd(r), agent_fd, &w, h->sec, r->batch,
@@ -203,6 +208,34 @@ static int mark_done_touch(struct req *r, const struct sandbox *s, const struct 
 	return sandbox_touch(r->db, r->cfg->idle_timeout, s, e);
 }
 
+/* The exec's slot given back as soon as its command ended, committed at once (no
+ * transaction is open here: a refusal's rollback must not keep it). */
+static void slot_back(struct req *r, struct hand *h)
+{
+	exec_slot_release(r->db, *h->slot);
+	*h->slot = 0;
+}
+
+/* The slot of an exec about to start: its limit, its grace, a wait for the clone and a
+ * margin. Past a cap, 429 with Retry-After. */
+static int slot_take(struct req *r, const struct sandbox *s, struct exec_spec *x,
+		     struct err *e)
+{
+	const struct exec_slot_caps caps = { r->cfg->execs_per_sandbox, r->cfg->execs_per_account };
+	int64_t secs = x->timeout_ms / 1000 + x->clone_wait_ms / 1000 + EXEC_GRACE_S +
+		       EXEC_SLOT_MARGIN_S;
+	int rc = exec_slot_take(r->db, s, r->caller.account_id, r->request_id, secs, &caps,
+				&x->slot, e);
+
+	/* Detached execs that ended unread still count: asked of the agent, once, past a cap. */
+	if (rc == ERR_LIMIT && exec_slots_refresh(r->db, s, x->network) > 0)
+		rc = exec_slot_take(r->db, s, r->caller.account_id, r->request_id, secs, &caps,
+				    &x->slot, e);
+	if (rc == ERR_LIMIT)
+		json_add_str(r->audit_details, "refused", "exec_cap");
+	return rc;
+}
+
 /* Runs x and answers with the whole result. */
 static int run_attached(struct req *r, struct sandbox *s, const struct exec_spec *x,
 			struct capture *cap, struct hand *hand, struct err *e)
@@ -216,6 +249,7 @@ static int run_attached(struct req *r, struct sandbox *s, const struct exec_spec
 
 	if (!rc && res.handed)
 		return 0;
+	slot_back(r, hand);
 	audit_backend(r, &res);
 	if (rc) {
 		if (rc == ERR_CANCELLED)
@@ -260,6 +294,7 @@ static int run_streamed(struct req *r, struct sandbox *s, const struct exec_spec
 
 	if (!rc && res.handed)
 		return 0;
+	slot_back(r, hand);
 	audit_backend(r, &res);
 	json_add_bool(r->audit_details, "streamed", 1);
 	if (rc == ERR_CANCELLED || xs.broken)
@@ -341,16 +376,19 @@ int api_sandbox_exec(struct req *r, struct err *e)
 	if (!x.clone_wait_ms &&
 	    ((rc = exec_check_workdir(&s, &x, e)) == ERR_NOTFOUND || rc == ERR_NOTDIR))
 		return err_boxed(e, 400);
-	/* Committed: no transaction stays open while the command runs (up to an hour). */
-	if (rc || (rc = exec_mark_running(r->db, &s, &x, r->cfg->idle_timeout, e)) ||
+	/* The caps (exec_slots.h), then committed with the hold: no transaction stays open
+	 * while the command runs (up to an hour). */
+	if (rc || (rc = slot_take(r, &s, &x, e)) ||
+	    (rc = exec_mark_running(r->db, &s, &x, r->cfg->idle_timeout, e)) ||
 	    (rc = exec_token_for(r->db, &s, &x, &token, e)) || (rc = exec_capture_init(&cap, token, &sec, e)))
 		goto out;
 	have_cap = 1;
 	audit_command(r, &cap, &x);
-	struct hand hand = { r, &s, &x, token, &sec, exec_stream_wanted(r), clock_ms() };
-	if (x.detach)
-		rc = api_exec_detach(r, &s, &x, e);
-	else if (hand.streamed)
+	struct hand hand = { r, &s, &x, token, &sec, exec_stream_wanted(r), &x.slot, clock_ms() };
+	if (x.detach) {
+		if (!(rc = api_exec_detach(r, &s, &x, e)))
+			x.slot = 0;        /* the detached exec's now */
+	} else if (hand.streamed)
 		rc = run_streamed(r, &s, &x, &cap, &hand, e);
 	else
 		rc = run_attached(r, &s, &x, &cap, &hand, e);
@@ -359,8 +397,17 @@ int api_sandbox_exec(struct req *r, struct err *e)
 		rc = ended ? ended : rc;
 	}
 out:
+	/* Past a cap or the agent's own slots: when to try again (SPEC §4 Exec). */
+	if (rc == ERR_LIMIT && !r->responded) {
+		char after[16];
+		snprintf(after, sizeof(after), "%d", EXEC_SLOT_RETRY_S);
+		http_header(r, "Retry-After", after);
+	}
 	if (have_cap)
 		capture_release(&cap);
+	/* A slot still held here: its exec never started (or, detached, did not start). */
+	if (x.slot && !r->handed)
+		exec_slot_release(r->db, x.slot);
 	/* The audit row goes in a transaction of its own, begun after the run (the holder
 	 * writes a handed exec's). */
 	if (!r->db->in_tx && !r->handed) {

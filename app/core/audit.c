@@ -89,6 +89,8 @@ int audit_held_finish(struct db *db, long long id, int status, long long duratio
 	 * first; the hold goes back only if no later exec took a longer one (exec_mark_done). */
 	rc = db_run(db, e,
 		    "WITH h AS (DELETE FROM held_execs WHERE id = $1 RETURNING *),"
+		    /* Its exec slot goes with it (exec_slots.h). */
+		    " x AS (DELETE FROM exec_slots WHERE held_id = $1::bigint),"
 		    " a AS (INSERT INTO audit_log (action, status, account_id, login, token_id,"
 		    "         token_kind, repository, request_id, remote_addr, via, duration_ms,"
 		    "         details, sandbox_id)"

@@ -506,6 +506,19 @@ static const struct setting settings[] = {
 	  .check = check_git_pushes),
 	N("SANDBOXD_BODY_LIMIT", SIZE, body_limit, 1048576, 1024, 64 << 20),
 	N("SANDBOXD_AGENT", INT, agent, 1, 0, 1),
+	/* Concurrent execs (attached, streamed, detached) per sandbox and per account, kept by
+	 * the service in exec_slots (exec_slots.h, decision 0085), never by the agent. */
+	N("SANDBOXD_EXECS_PER_SANDBOX", INT, execs_per_sandbox, 16, 1, 1024),
+	N("SANDBOXD_EXECS_PER_ACCOUNT", INT, execs_per_account, 64, 1, 65536),
+	/* Calls parked in the holder (park.h): per sandbox and per account (429), in all (503);
+	 * a body past park_memory waits in an unlinked file of SANDBOXD_SPOOL_DIR (0087). */
+	N("SANDBOXD_PARKED_PER_SANDBOX", INT, parked_per_sandbox, 12, 1, 1024),
+	N("SANDBOXD_PARKED_PER_ACCOUNT", INT, parked_per_account, 32, 1, 65536),
+	N("SANDBOXD_HOLDER_PARKED", INT, holder_parked, 1024, 1, 65536),
+	N("SANDBOXD_PARK_MEMORY", SIZE, park_memory, 65536, 0, 64 << 20),
+	/* clone.sh's bounds on the clone and on git lfs pull (a .lfsconfig may stall it). */
+	N("SANDBOXD_CLONE_TIMEOUT", INT, clone_timeout, 1800, 10, 86400),
+	N("SANDBOXD_CLONE_LFS_TIMEOUT", INT, clone_lfs_timeout, 600, 10, 86400),
 	S("SANDBOXD_AGENT_PATH", agent_path, "/usr/local/lib/sandboxd/sandboxd-agent",
 	  .check = check_agent_path),
 	S("SANDBOXD_METRICS_ALLOW", metrics_allow, "", .check = check_metrics_allow),

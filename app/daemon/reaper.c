@@ -25,6 +25,7 @@
 #include "sandboxd/sandbox/warm.h"
 #include "sandboxd/sandbox/sandbox.h"
 #include "sandboxd/lib/proc.h"
+#include "sandboxd/sandbox/exec_slots.h"
 #include "sandboxd/common/banned.h"
 
 #define LEASE_SECONDS "30"   /* a dead reaper's lease lapses after this */
@@ -394,6 +395,19 @@ static void held_lost(const struct config *cfg, struct db *db)
 	PQclear(res);
 }
 
+/* Exec slots (exec_slots.h) past their expiry, or of sandboxes that ended: their owner
+ * died (a worker, a holder, a host) or never said its exec ended. */
+static void slots_lost(struct db *db)
+{
+	struct err e;
+	int n = exec_slots_reap(db, &e);
+
+	if (n < 0)
+		log_warn("reaper: exec slots: %s", e.msg);
+	else if (n)
+		log_info("reaper: %d exec slots given back", n);
+}
+
 /* The disk limit where the engine cannot enforce it (SPEC §4 "Limits"; container.h): each
  * such sandbox measured every SANDBOXD_DISK_CHECK_INTERVAL seconds, oldest measure first,
  * a few per pass (a measure walks the layer), and stopped once over its limit, its work
@@ -545,6 +559,7 @@ static void pass(const struct config *cfg, struct db *db, const char *scope)
 	if (!*scope) {
 		hosts_gone(cfg, db);
 		held_lost(cfg, db);
+		slots_lost(db);
 		forge(cfg, db);
 	}
 	for (int i = 0; i < nup && !stopping; i++) {

@@ -436,6 +436,14 @@ static const struct {
 	{ "SANDBOXD_GIT_BODY_GRACE", 1, 3600, 1, FIELD(git_body_grace) },
 	{ "SANDBOXD_GIT_BODY_MIN_RATE", 0, 1 << 30, 1, FIELD(git_body_min_rate) },
 	{ "SANDBOXD_BODY_LIMIT", 1024, 64 << 20, 1, FIELD(body_limit) },
+	{ "SANDBOXD_EXECS_PER_SANDBOX", 1, 1024, 1, FIELD(execs_per_sandbox) },
+	{ "SANDBOXD_EXECS_PER_ACCOUNT", 1, 65536, 1, FIELD(execs_per_account) },
+	{ "SANDBOXD_PARKED_PER_SANDBOX", 1, 1024, 1, FIELD(parked_per_sandbox) },
+	{ "SANDBOXD_PARKED_PER_ACCOUNT", 1, 65536, 1, FIELD(parked_per_account) },
+	{ "SANDBOXD_HOLDER_PARKED", 1, 65536, 1, FIELD(holder_parked) },
+	{ "SANDBOXD_PARK_MEMORY", 0, 64 << 20, 1, FIELD(park_memory) },
+	{ "SANDBOXD_CLONE_TIMEOUT", 10, 86400, 1, FIELD(clone_timeout) },
+	{ "SANDBOXD_CLONE_LFS_TIMEOUT", 10, 86400, 1, FIELD(clone_lfs_timeout) },
 };
 
 /* The stored value: an int, or a 64-bit size_t or int64_t (both below 2^63 here). */
@@ -574,6 +582,38 @@ static void test_network_and_key_file(void **state)
 
 /* SANDBOXD_EGRESS and the network of each egress a create may ask for: the deployment's
  * own for its mode, <network>-<mode> for a narrower one, nothing wider. */
+/* The caps of issue 32 A.2 (decision 0085): their defaults, and their names in a refusal. */
+static void test_exec_caps(void **state)
+{
+	struct config c;
+	struct err e;
+
+	assert_int_equal(load(&c, &e), 0);
+	assert_int_equal(c.execs_per_sandbox, 16);
+	assert_int_equal(c.execs_per_account, 64);
+	assert_int_equal(c.parked_per_sandbox, 12);
+	assert_int_equal(c.parked_per_account, 32);
+	assert_int_equal(c.holder_parked, 1024);
+	assert_int_equal(c.park_memory, 65536);
+	assert_int_equal(c.clone_timeout, 1800);
+	assert_int_equal(c.clone_lfs_timeout, 600);
+	refused("SANDBOXD_EXECS_PER_SANDBOX", "0",
+		"SANDBOXD_EXECS_PER_SANDBOX must be an integer between 1 and 1024");
+	env_set("SANDBOXD_EXECS_PER_SANDBOX", NULL);
+	refused("SANDBOXD_EXECS_PER_ACCOUNT", "many",
+		"SANDBOXD_EXECS_PER_ACCOUNT must be an integer between 1 and 65536");
+	env_set("SANDBOXD_EXECS_PER_ACCOUNT", NULL);
+	refused("SANDBOXD_CLONE_LFS_TIMEOUT", "5",
+		"SANDBOXD_CLONE_LFS_TIMEOUT must be an integer between 10 and 86400");
+	env_set("SANDBOXD_CLONE_LFS_TIMEOUT", NULL);
+	accepted("SANDBOXD_EXECS_PER_SANDBOX", "3", &c);
+	assert_int_equal(c.execs_per_sandbox, 3);
+	env_set("SANDBOXD_EXECS_PER_SANDBOX", NULL);
+	accepted("SANDBOXD_PARK_MEMORY", "0", &c);
+	assert_int_equal(c.park_memory, 0);
+	env_set("SANDBOXD_PARK_MEMORY", NULL);
+}
+
 static void test_egress(void **state)
 {
 	struct config c;
@@ -748,6 +788,7 @@ int main(void)
 		cmocka_unit_test_setup(test_first_error_wins, setup),
 		cmocka_unit_test_setup(test_preview_domain, setup),
 		cmocka_unit_test_setup(test_images, setup),
+		cmocka_unit_test_setup(test_exec_caps, setup),
 		cmocka_unit_test_setup(test_egress, setup),
 		cmocka_unit_test_setup(test_relay, setup),
 	};

@@ -105,6 +105,14 @@ struct config {
 	 * outside (boxuser.h): a uid no host account uses. */
 	int sandbox_uid;
 	size_t file_limit;          /* read and write, bytes */
+	int execs_per_sandbox;      /* concurrent execs (exec_slots.h) */
+	int execs_per_account;
+	int parked_per_sandbox;     /* calls parked in the holder (park.h) */
+	int parked_per_account;
+	int holder_parked;          /* all the holder keeps at once */
+	size_t park_memory;         /* a parked body past it waits in a spool file */
+	int clone_timeout;          /* seconds: clone.sh's clone, and its git lfs pull */
+	int clone_lfs_timeout;
 	size_t file_raw_limit;      /* PUT and GET …/files/{path}, bytes */
 	int workers;
 	int git_workers;            /* serve git only, so that execs never starve it */

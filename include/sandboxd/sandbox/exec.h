@@ -42,6 +42,7 @@ struct exec_spec {
 	int agent;
 	const char *network;
 	char hold[64];             /* exec_mark_running: the hold it set, or "" */
+	long long slot;            /* its exec_slots row (exec_slots.h), or 0 */
 	/* The clone still runs: through the agent, which waits this long for it before the
 	 * command starts (0: the clone is done). The working directory is then the agent's to
 	 * check, after the wait. */

@@ -1,0 +1,33 @@
+-- 032_exec_slots: concurrent execs counted in the database (issue 32 A.2, decision 0085).
+-- One row per exec that runs or may still run: attached, streamed (a worker's or, once
+-- handed over, the holder's) and detached (the agent's). A row is taken in the same
+-- transaction that checks the caps (SANDBOXD_EXECS_PER_SANDBOX, SANDBOXD_EXECS_PER_ACCOUNT),
+-- under an advisory lock per account and per sandbox, so that every worker of every host
+-- counts the same rows. It goes at the exec's end: its worker's, the holder's (by the
+-- held row, audit_held_finish, the reaper's too) or, for a detached exec, when a read
+-- finds it ended. A row whose owner died is never leaked for good: it stops counting at
+-- expires_at (the exec's own limit, its grace and a margin), and the reaper deletes it then,
+-- or at once when its sandbox is no longer live.
+
+CREATE TABLE exec_slots (
+    id          bigserial PRIMARY KEY,
+    sandbox_id  text NOT NULL,
+    account_id  bigint NOT NULL,
+    request_id  text NOT NULL,
+    exec_id     text,
+    held_id     bigint,
+    taken_at    timestamptz NOT NULL DEFAULT now(),
+    expires_at  timestamptz NOT NULL
+);
+CREATE INDEX exec_slots_sandbox ON exec_slots (sandbox_id, expires_at);
+CREATE INDEX exec_slots_account ON exec_slots (account_id, expires_at);
+CREATE INDEX exec_slots_held ON exec_slots (held_id) WHERE held_id IS NOT NULL;
+CREATE INDEX exec_slots_detached ON exec_slots (sandbox_id, exec_id) WHERE exec_id IS NOT NULL;
+COMMENT ON TABLE exec_slots IS 'execs running or that may still run, one row each, counted against the per-sandbox and per-account caps (issue 32 A.2)';
+COMMENT ON COLUMN exec_slots.sandbox_id IS 'the sandbox it runs in';
+COMMENT ON COLUMN exec_slots.account_id IS 'the account that asked for it (the caller), whose cap it counts against';
+COMMENT ON COLUMN exec_slots.request_id IS 'the request that started it (the audit row''s request_id)';
+COMMENT ON COLUMN exec_slots.exec_id IS 'a detached exec''s id (ex_...), released when a read finds it ended; NULL for an attached or streamed exec';
+COMMENT ON COLUMN exec_slots.held_id IS 'the held_execs row of an exec handed to the holder: its slot goes with that row (audit_held_finish)';
+COMMENT ON COLUMN exec_slots.expires_at IS 'past it the row no longer counts (its owner died or never said): the exec''s limit, its grace and a margin';
+GRANT SELECT ON exec_slots TO sandboxd_auditor;

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# t_exec_caps.sh: a sandbox cannot push its execs back onto the workers (issue 32 A.2,
+# decision 0085). The service counts running execs (attached, streamed, detached) per
+# sandbox and per account in the database and refuses past SANDBOXD_EXECS_PER_SANDBOX /
+# SANDBOXD_EXECS_PER_ACCOUNT with a named 429 and Retry-After.
+# Meanwhile another account's execs run and its calls answer.
+. "$(dirname "$0")/lib.sh"
+
+if [ "${SANDBOXD_AGENT:-1}" = 0 ]; then
+	skip 'the agent is off: the caps and the refusals are the agent-on pass' 'SANDBOXD_AGENT=0'
+	finish
+fi
+
+# Small caps, so that a few sleeps reach them; the suite's settings again at the end.
+stack_restart 'caps: 4 execs per sandbox, 6 per account' SANDBOXD_EXECS_PER_SANDBOX=4 \
+	SANDBOXD_EXECS_PER_ACCOUNT=6
+AT_EXIT+=("stack_up >/dev/null 2>&1")
+
+# The other account first: its sandbox, which must keep working throughout.
+mk_sandbox "capo$SFX" other
+OTHER_TOKEN=$OT OTHER_SB=$SB OTHER_ID=$ID
+AT_EXIT+=("api POST '$OTHER_SB/$OTHER_ID/close' '' '$OTHER_TOKEN' >/dev/null 2>&1")
+# The account that does all of the attack: two sandboxes on one repository.
+mk_sandbox "capa$SFX" caps
+A1=$ID
+AT_EXIT+=("api POST '$SB/$A1/close' '' '$OT' >/dev/null 2>&1")
+api POST "$SB" '{}' "$OT"
+expect_status 201 'a second sandbox of the same account'
+A2=$(_json .id)
+AT_EXIT+=("api POST '$SB/$A2/close' '' '$OT' >/dev/null 2>&1")
+
+detach() { # SANDBOX CMD -> STATUS, EXEC
+	api POST "$SB/$1/exec" "$(jq -n --arg c "$2" '{cmd: $c, detach: true, timeoutMs: 600000}')" "$OT"
+	EXEC=$(_json '.execId // empty')
+}
+run() { # SANDBOX CMD [TOKEN SB]
+	api POST "${4:-$SB}/$1/exec" "$(jq -n --arg c "$2" '{cmd: $c}')" "${3:-$OT}"
+}
+stream() { # SANDBOX CMD: as run, asking for NDJSON
+	API_HEADERS=('Accept: application/x-ndjson')
+	api POST "$SB/$1/exec" "$(jq -n --arg c "$2" '{cmd: $c}')" "$OT"
+	API_HEADERS=()
+}
+slots() { sql "select count(*) from exec_slots where sandbox_id = '$1'"; }
+last_exec_row() { # SANDBOX: status|backend of its last exec row
+	sql "select concat_ws('|', status, details->>'backend') from audit_log where sandbox_id = '$1' and action = 'sandbox.exec' order by id desc limit 1"
+}
+other_works() { # the other account: an exec and GET /api/v3/user, both answering
+	run "$OTHER_ID" 'echo other-ok' "$OTHER_TOKEN" "$OTHER_SB"
+	[ "$STATUS|$(_json .stdout)" = $'200|other-ok' ] || return 1
+	api GET /api/v3/user '' "$OTHER_TOKEN"
+	[ "$STATUS|$(_json .login)" = "200|capo$SFX" ]
+}
+
+# --- per sandbox --------------------------------------------------------------------------------
+IDS=()
+for i in 1 2 3 4; do
+	detach "$A1" "sleep 300"
+	expect_status 202 "detached sleep $i of 4 in the first sandbox: 202"
+	IDS+=("$EXEC")
+done
+check_eq 'four slots taken, one per running exec' 4 "$(slots "$A1")"
+detach "$A1" "sleep 300"
+check_eq 'the fifth detached exec: 429 naming the cap' \
+	'429|too many execs running in this sandbox (4)' "$STATUS|$(_json .error)"
+expect_header Retry-After 5 'with Retry-After: 5'
+check_eq 'and no exec id' '' "$EXEC"
+run "$A1" 'echo attached'
+check_eq 'an attached exec past it too' '429|too many execs running in this sandbox (4)' \
+	"$STATUS|$(_json .error)"
+stream "$A1" 'echo streamed'
+check_eq 'a streamed exec too' '429|too many execs running in this sandbox (4)' "$STATUS|$(_json .error)"
+check_eq 'the refusal is audited as the cap' '429|exec_cap' \
+	"$(sql "select concat_ws('|', status, details->>'refused') from audit_log where sandbox_id = '$A1' and action = 'sandbox.exec' order by id desc limit 1")"
+check 'another account meanwhile: its exec runs and GET /api/v3/user answers' other_works
+
+# --- per account, across its sandboxes ----------------------------------------------------------
+run "$A2" 'echo second'
+check_eq 'the second sandbox runs an attached exec (5 of 6 for the account)' '200|second' \
+	"$STATUS|$(_json .stdout)"
+check_eq 'whose slot went back at its end' 0 "$(slots "$A2")"
+run "$A2" 'sleep 1; echo held'
+check_eq 'and one the holder took over (past SANDBOXD_HOLD_AFTER_MS)' '200|held' "$STATUS|$(_json .stdout)"
+check 'whose slot the holder gave back with its row' wait_until 10 eval '[ "$(slots "$A2")" = 0 ]'
+for i in 1 2; do
+	detach "$A2" "sleep 300"
+	expect_status 202 "detached sleep $i of 2 in the second sandbox: 202"
+	IDS+=("$EXEC")
+done
+detach "$A2" "sleep 300"
+check_eq 'the seventh for the account: 429 naming the account cap' \
+	'429|too many execs running for this account (6)' "$STATUS|$(_json .error)"
+expect_header Retry-After 5 'with Retry-After: 5'
+check 'another account meanwhile: its exec runs and GET /api/v3/user answers' other_works
+
+# An exec that ends gives its slot back: two of the first sandbox's killed, read as ended.
+for k in 0 1; do
+	api POST "$SB/$A1/execs/${IDS[$k]}/kill" '{"signal":"KILL"}' "$OT"
+	expect_status 202 "detached exec $((k + 1)) killed"
+	check "and read as exited" wait_until 20 eval \
+		'api GET "$SB/$A1/execs/${IDS[$k]}" "" "$OT"; [ "$(_json .state)" = exited ]'
+done
+check_eq 'their slots went back' 2 "$(slots "$A1")"
+run "$A2" 'echo room-again'
+check_eq 'the account has room again: an exec runs' '200|room-again' "$STATUS|$(_json .stdout)"
+# Detached execs that ended with nobody reading them: asked of the agent past a cap.
+detach "$A2" "true"
+expect_status 202 'a detached exec that ends at once (3 of 4 in the second sandbox)'
+detach "$A2" "sleep 300"
+expect_status 202 'a detached sleep (4 of 4)'
+api POST "$SB/$A2/execs/$EXEC/kill" '{"signal":"KILL"}' "$OT"
+expect_status 202 'killed, and not read'
+check_eq 'their slots still there until someone asks' 4 "$(slots "$A2")"
+ran() { run "$A2" 'echo ended-unread-count-no-more'; [ "$STATUS" = 200 ]; }
+check 'past the cap the service asks the agent: ended execs count no more' wait_until 10 ran
+check_eq 'the two still running keep theirs' 2 "$(sql "select count(*) from exec_slots where sandbox_id = '$A2' and exec_id is not null")"
+
+# --- a slot whose owner died never stays: expired rows are the reaper's -----------------------
+sql "insert into exec_slots (sandbox_id, account_id, request_id, expires_at) select '$A1', account_id, 'dead-$SFX', now() - interval '1 second' from sandboxes where id = '$A1'" >/dev/null
+check 'an expired slot (a dead worker'"'"'s) is deleted by the reaper' wait_until 20 eval \
+	'[ "$(sql "select count(*) from exec_slots where request_id = '"'dead-$SFX'"'")" = 0 ]'
+
+# Closing a sandbox gives its slots back.
+api POST "$SB/$A1/close" '' "$OT"
+expect_status 204 'the first sandbox closed'
+check 'its slots are gone' wait_until 20 eval '[ "$(slots "$A1")" = 0 ]'
+finish
