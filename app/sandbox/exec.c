@@ -336,6 +336,7 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((rc = sbagent_connect(s, x->network, &c, &ea))) {
 		snprintf(out->agent_error, sizeof(out->agent_error), "%.255s", ea.msg);
+		out->agent_code = rc;
 		return 0;
 	}
 	const struct agent_exec_req r = { .cmd = x->cmd, .cwd = x->workdir, .env = x->env,
@@ -354,6 +355,7 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 	/* Refused or broken before the command started (busy, garbage, gone): nothing ran. */
 	if (rc && !st.started && (rc == ERR_FAIL || rc == ERR_LIMIT || rc == ERR_DENIED)) {
 		snprintf(out->agent_error, sizeof(out->agent_error), "%.255s", ea.msg);
+		out->agent_code = rc;
 		return 0;
 	}
 	*fallback = 0;
@@ -381,6 +383,22 @@ static int agent_run(const struct sandbox *s, const struct exec_spec *x,
 	return 0;
 }
 
+int exec_agent_refusal(const struct sandbox *s, int code, const char *why, struct err *e)
+{
+	const char *msg = strncmp(why, "agent: ", 7) ? why : why + 7;
+
+	log_info("exec in %s: the agent did not take it: %s", s->id, why);
+	if (code == ERR_LIMIT)
+		return err_box(e, 429, "%s%.400s", strncmp(msg, "agent busy", 10) ? "agent busy: " : "",
+			       msg);
+	return err_box(e, 502, "the sandbox's agent cannot be reached: %.400s", msg);
+}
+
+int exec_agent_only(const struct sandbox *s, const struct exec_spec *x)
+{
+	return x->agent && strlen(s->agent_key) == SANDBOX_AGENT_KEY_HEX;
+}
+
 int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct exec_hooks *h,
 	     struct exec_result *out, struct err *e)
 {
@@ -391,6 +409,14 @@ int exec_run(const struct sandbox *s, const struct exec_spec *x, const struct ex
 	memset(out, 0, sizeof(*out));
 	out->backend = "docker";
 	if (!x->agent || (!(rc = agent_run(s, x, h, out, &fallback, e)) && fallback)) {
+		/* With the agent on, a sandbox that has one runs nothing through Docker exec: its
+		 * agent busy or gone is the sandbox's own doing, and a command it pushed back into
+		 * a worker would hold that worker for the command's life (issue 32 A.2, decision
+		 * 0086). Only a sandbox made before the agent (no key) still goes through Docker. */
+		if (exec_agent_only(s, x)) {
+			out->backend = "agent";
+			return exec_agent_refusal(s, out->agent_code, out->agent_error, e);
+		}
 		if (x->clone_wait_ms) {
 			out->clone_pending = 1;
 			return 0;

@@ -56,8 +56,14 @@ static int agent_start(const struct sandbox *s, const struct exec_spec *x,
 	int rc;
 
 	*fallback = 1;
-	if (sbagent_connect(s, x->network, &c, &ea)) {
+	if ((rc = sbagent_connect(s, x->network, &c, &ea))) {
 		note_agent_error(out->agent_error, &ea);
+		/* With the agent on, never Docker exec for a sandbox that has one (exec_run). */
+		if (exec_agent_only(s, x)) {
+			*fallback = 0;
+			out->backend = "agent";
+			return exec_agent_refusal(s, rc, ea.msg, e);
+		}
 		return 0;
 	}
 	*fallback = 0;
@@ -66,6 +72,8 @@ static int agent_start(const struct sandbox *s, const struct exec_spec *x,
 	agent_close(&c);
 	if (rc == ERR_FAIL)
 		return err_box(e, 502, "the sandbox's agent broke off the exec: %s", ea.msg);
+	if (rc == ERR_LIMIT)
+		return exec_agent_refusal(s, rc, ea.msg, e);
 	if (rc) {
 		*e = ea;
 		return rc;

@@ -3,7 +3,7 @@
 # "The agent"): the SPEC's exec rules over it, every exec's audit row naming its backend
 # with zero fallbacks, the key delivered beside the clone (a 0400 file, never the
 # environment), the agent unreachable from another sandbox but reached from the host, and
-# its faults (killed, hung) falling back to Docker exec with the reason audited.
+# its faults (killed, hung, replaced) refused by name (502), never a Docker exec in a worker.
 # With SANDBOXD_AGENT=0 (bash tests/integration/run.sh with it in the environment) the same
 # execs run through Docker exec and their rows say so; the fault checks need the agent.
 . "$(dirname "$0")/lib.sh"
@@ -181,59 +181,63 @@ check 'its output read back through the agent' wait_until 10 dsays "$HELD" $'200
 check_eq 'and the read row says agent' agent "$(sql "select details->>'backend' from audit_log where sandbox_id = '$A' and action = 'sandbox.exec_get' order by id desc limit 1")"
 
 # --- faults --------------------------------------------------------------------------------------
-# Hung: SIGSTOP. The next exec falls back within its limits, the reason audited.
+# With the agent on, a sandbox's execs run through its agent and nowhere else (decision 0086):
+# an agent hung, killed or replaced from inside is a named 502 ("the sandbox's agent cannot
+# be reached: ..."), its row says agent and why, and no worker runs the command through
+# Docker exec. The test itself (not the sandbox) resumes or replaces the agent through the
+# engine.
+unreached() { # NAME REASON-RE: the last answer is that 502 and its row says agent and why
+	check_eq "$1: 502, named" "502|the sandbox's agent cannot be reached" "$STATUS|$(_json .error | cut -d: -f1)"
+	check "$1: its row says agent and why, never docker" grep -qE "^agent\|.*$2" <<<"$(last_row "$A")"
+}
+# Hung: SIGSTOP. The next exec is refused within the connect limit, the reason audited.
 run '{"cmd":"kill -STOP $(cat /workspace/.sandboxd/agent.pid) && echo stopped"}'
 expect_json .stdout stopped 'the agent stopped from inside (through itself)'
 T0=$(date +%s%3N)
 run '{"cmd":"echo via-fallback"}'
 T1=$(date +%s%3N)
-check_eq 'a hung agent: the exec still answers' '200|via-fallback' "$STATUS|$(_json .stdout)"
-check_cond "within the connect limit and a Docker exec ($((T1 - T0)) ms)" "(( T1 - T0 < 6000 ))"
-check 'its row says docker and why' grep -qE '^docker\|.+' <<<"$(last_row "$A")"
+unreached 'a hung agent' '.+'
+check_cond "within the connect limit ($((T1 - T0)) ms)" "(( T1 - T0 < 6000 ))"
 echo "# hung: $(last_row "$A")"
-run '{"cmd":"kill -CONT $(cat /workspace/.sandboxd/agent.pid) && echo resumed"}'
-expect_json .stdout resumed 'resumed through Docker exec'
+docker exec -u 0 "$CA" sh -c 'kill -CONT $(cat /workspace/.sandboxd/agent.pid)'
 run '{"cmd":"echo back"}'
-check_eq 'and the agent answers again' 'back|agent|' "$(_json .stdout)|$(last_row "$A")"
+check_eq 'resumed (by the engine, from outside): the agent answers again' 'back|agent|' "$(_json .stdout)|$(last_row "$A")"
 
-# Killed: kill -9 of the agent from an exec. The next exec falls back; the worker is unharmed.
+# Killed: kill -9 of the agent from an exec. The next execs are refused; the worker is unharmed.
 run '{"cmd":"kill -9 $(cat /workspace/.sandboxd/agent.pid); echo killed"}'
 check_eq 'the exec that killed its agent still answers' '200|killed' "$STATUS|$(_json .stdout)"
 run '{"cmd":"echo after"}'
-check_eq 'the next exec answers through Docker exec' '200|after' "$STATUS|$(_json .stdout)"
-check 'its row says docker and the refused connection' grep -qE '^docker\|.*(refused|connect)' <<<"$(last_row "$A")"
+unreached 'the next exec' '(refused|connect)'
 echo "# killed: $(last_row "$A")"
 dget "$HELD"
 expect_status 502 'the detached exec its agent kept, with the agent gone: 502'
 expect_json_match .error "^no such exec through Docker exec, and the sandbox's agent did not answer: .*(refused|connect)" 'saying why'
 api POST "$SB/$A/exec" '{"cmd":"echo detached-after; exit 3","detach":true}' "$OT"
-D=$(_json .execId)
-check_eq 'a detached exec now starts through Docker exec, the reason audited' '202|docker' "$STATUS|$(last_row "$A" | cut -d'|' -f1)"
-check 'and reads back through it' wait_until 20 dsays "$D" '200|exited|detached-after'
-expect_json .exitCode 3 'with its exit code'
-stream '{"cmd":"echo streamed-after; exit 5"}'
-check_eq 'a streamed exec too' 'streamed-after|5' "$(jq -rs '[(map(.stdout // empty) | join("") | rtrimstr("\n")), (last.exitCode | tostring)] | join("|")' "$_T/lines")"
-run '{"cmd":"sleep 30","timeoutMs":1000}'
-check_eq 'and the limit still holds on the fallback' '124|true' "$(_json '[.exitCode, .timedOut] | join("|")')"
+check_eq 'a detached exec: 502 too, no exec id' "502|the sandbox's agent cannot be reached|" \
+	"$STATUS|$(_json .error | cut -d: -f1)|$(_json '.execId // empty')"
+check_eq 'its row says agent' 'agent' "$(last_row "$A" | cut -d'|' -f1)"
+CODE=$(curl -sS --max-time 30 -o "$_T/lines" -w '%{http_code}' -H "Authorization: Bearer $OT" \
+	-H 'Accept: application/x-ndjson' -H 'Content-Type: application/json' \
+	--data-binary '{"cmd":"echo streamed-after; exit 5"}' "$SANDBOXD_URL$SB/$ID/exec")
+check_eq 'a streamed exec: 502 too' "502|the sandbox's agent cannot be reached" \
+	"$CODE|$(jq -r '.error // empty' "$_T/lines" 2>/dev/null | head -n 1 | cut -d: -f1)"
 # Garbage: a fake agent on the port (the sandbox's user may listen there once the agent is
-# gone): bytes that are no frame, then a header announcing 4 GiB. Each exec falls back.
+# gone; the test starts it through the engine): bytes that are no frame, then a header
+# announcing 4 GiB. Each exec is refused, named.
 fake() { # PERL-PRINT-EXPR: a listener on :7070 answering it to every connection
-	run "$(jq -n --arg p "$1" '{cmd: ("kill $(cat /tmp/fake.pid 2>/dev/null) 2>/dev/null; sleep 0.2; nohup perl -MIO::Socket::INET -e '"'"'$0 = \"fake-agent\"; $s = IO::Socket::INET->new(LocalAddr => \"0.0.0.0:7070\", Listen => 5, ReuseAddr => 1) or die; while ($c = $s->accept) { print $c " + $p + "; sleep 1; close $c }'"'"' >/dev/null 2>&1 & echo $! >/tmp/fake.pid; sleep 0.5; echo listening")}')"
+	docker exec -u 0 "$CA" bash -c "kill \$(cat /tmp/fake.pid 2>/dev/null) 2>/dev/null; sleep 0.2; nohup perl -MIO::Socket::INET -e '\$0 = \"fake-agent\"; \$s = IO::Socket::INET->new(LocalAddr => \"0.0.0.0:7070\", Listen => 5, ReuseAddr => 1) or die; while (\$c = \$s->accept) { print \$c $1; sleep 1; close \$c }' >/dev/null 2>&1 & echo \$! >/tmp/fake.pid; sleep 0.5; echo listening"
 }
-fake '"\xff" x 64'
-expect_json .stdout listening 'a fake agent sending garbage listens'
+check_eq 'a fake agent sending garbage listens' listening "$(fake '"\xff" x 64')"
 run '{"cmd":"echo past-garbage"}'
-check_eq 'garbage: the exec answers through Docker exec' '200|past-garbage' "$STATUS|$(_json .stdout)"
-check 'its row says docker and names the bad frame' grep -qE '^docker\|agent.+' <<<"$(last_row "$A")"
+unreached 'garbage' 'agent.+'
 echo "# garbage: $(last_row "$A")"
-fake '"\x01\0\0\0\0\0\0\x01\xff\xff\xff\xff"'
-expect_json .stdout listening 'a fake agent announcing a 4 GiB frame listens'
+check_eq 'a fake agent announcing a 4 GiB frame listens' listening "$(fake '"\x01\0\0\0\0\0\0\x01\xff\xff\xff\xff"')"
 run '{"cmd":"echo past-huge"}'
-check_eq 'a huge frame: the exec answers through Docker exec' '200|past-huge' "$STATUS|$(_json .stdout)"
-check 'its row says docker and the limit' grep -qE '^docker\|.*(limit|bytes)' <<<"$(last_row "$A")"
+unreached 'a huge frame' '(limit|bytes)'
 echo "# huge: $(last_row "$A")"
-run '{"cmd":"kill $(cat /tmp/fake.pid) && echo gone"}'
-expect_json .stdout gone 'the fake agent removed'
+docker exec -u 0 "$CA" sh -c 'kill $(cat /tmp/fake.pid)'
+check_eq 'no exec row of this sandbox names the docker backend' 0 \
+	"$(sql "select count(*) from audit_log where sandbox_id = '$A' and action = 'sandbox.exec' and details->>'backend' = 'docker'")"
 
 ID=$B
 run '{"cmd":"echo other"}'

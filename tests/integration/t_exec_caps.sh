@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # t_exec_caps.sh: a sandbox cannot push its execs back onto the workers (issue 32 A.2,
-# decision 0085). The service counts running execs (attached, streamed, detached) per
+# decisions 0085, 0086). The service counts running execs (attached, streamed, detached) per
 # sandbox and per account in the database and refuses past SANDBOXD_EXECS_PER_SANDBOX /
-# SANDBOXD_EXECS_PER_ACCOUNT with a named 429 and Retry-After.
+# SANDBOXD_EXECS_PER_ACCOUNT with a named 429 and Retry-After; with the agent on, an agent
+# that is busy (its connections filled from inside) or gone (killed from inside) is a named
+# 429 or 502, never a Docker exec in a worker (the audit row's backend is never docker).
 # Meanwhile another account's execs run and its calls answer.
 . "$(dirname "$0")/lib.sh"
 
@@ -114,6 +116,42 @@ check_eq 'their slots still there until someone asks' 4 "$(slots "$A2")"
 ran() { run "$A2" 'echo ended-unread-count-no-more'; [ "$STATUS" = 200 ]; }
 check 'past the cap the service asks the agent: ended execs count no more' wait_until 10 ran
 check_eq 'the two still running keep theirs' 2 "$(sql "select count(*) from exec_slots where sandbox_id = '$A2' and exec_id is not null")"
+
+# --- the agent busy: its connections filled from inside -----------------------------------------
+# The sandbox's own process opens connections to its agent faster than the agent's handshake
+# limit lets them go: the agent answers "agent busy" to the rest.
+detach "$A2" 'end=$((SECONDS + 25)); while ((SECONDS < end)); do for i in $(seq 40); do exec {f}<>/dev/tcp/127.0.0.1/7070 || true; done; sleep 4; done'
+expect_status 202 'a detached exec that fills the agent'"'"'s connections'
+FILLER=$EXEC
+busy() { run "$A2" 'echo through'; [ "$STATUS" = 429 ]; }
+check 'an attached exec then: 429' wait_until 20 busy
+expect_json_match .error '^agent busy: too many connections' 'named: agent busy'
+expect_header Retry-After 5 'with Retry-After: 5'
+check_eq 'its row says agent, never docker' '429|agent' "$(last_exec_row "$A2")"
+check 'another account meanwhile: its exec runs and GET /api/v3/user answers' other_works
+back() { run "$A2" 'echo free'; [ "$STATUS|$(_json .stdout)" = $'200|free' ]; }
+check 'once the filler ends, the agent takes execs again' wait_until 40 back
+
+# --- the agent killed from inside ---------------------------------------------------------------
+run "$A2" 'kill -9 $(cat /workspace/.sandboxd/agent.pid); echo killed'
+check_eq 'the exec that kills its agent answers' '200|killed' "$STATUS|$(_json .stdout)"
+run "$A2" 'echo after'
+check_eq 'the next exec: 502, named' "502|the sandbox's agent cannot be reached" \
+	"$STATUS|$(_json .error | cut -d: -f1)"
+check_eq 'its row says agent, not docker' '502|agent' "$(last_exec_row "$A2")"
+detach "$A2" 'echo detached-after'
+check_eq 'a detached exec: 502 too, no exec id' "502|the sandbox's agent cannot be reached|" \
+	"$STATUS|$(_json .error | cut -d: -f1)|$EXEC"
+stream "$A2" 'echo streamed-after'
+check_eq 'a streamed exec: 502 too' "502|the sandbox's agent cannot be reached" \
+	"$STATUS|$(_json .error | cut -d: -f1)"
+check_eq 'no exec row of this account names the docker backend' 0 \
+	"$(sql "select count(*) from audit_log where sandbox_id in ('$A1', '$A2') and action = 'sandbox.exec' and details->>'backend' = 'docker'")"
+check_eq 'and the refusals left no slot behind' 0 \
+	"$(sql "select count(*) from exec_slots where sandbox_id = '$A2' and exec_id is null")"
+check 'another account meanwhile: its exec runs and GET /api/v3/user answers' other_works
+check_eq "the other account's execs ran through its agent" 0 \
+	"$(sql "select count(*) from audit_log where sandbox_id = '$OTHER_ID' and action = 'sandbox.exec' and details->>'backend' <> 'agent'")"
 
 # --- a slot whose owner died never stays: expired rows are the reaper's -----------------------
 sql "insert into exec_slots (sandbox_id, account_id, request_id, expires_at) select '$A1', account_id, 'dead-$SFX', now() - interval '1 second' from sandboxes where id = '$A1'" >/dev/null

@@ -348,8 +348,10 @@ static int started(void *arg)
 	return 0;
 }
 
-/* An exec whose agent has no address falls back to the engine: exec.sh with the limit and
- * the command, its input tied to the call, its output to the caller's sink. */
+/* An exec whose agent has no address is refused by name with the agent on (decision 0086):
+ * nothing runs through the engine. A sandbox made before the agent (no key) still goes
+ * through the engine: exec.sh with the limit and the command, its input tied to the call,
+ * its output to the caller's sink. */
 static void test_exec_fallback(void **state)
 {
 	struct sandbox s;
@@ -364,10 +366,18 @@ static void test_exec_fallback(void **state)
 
 	a_sandbox(&s);
 	f.exit_code = 3;
+	assert_int_not_equal(exec_run(&s, &x, &h, &out, &e), 0);
+	assert_int_equal(e.status, 502);
+	assert_string_equal(e.msg, "the sandbox's agent cannot be reached: fake: no address on sbnet");
+	assert_string_equal(f.calls, "address");
+	assert_string_equal(out.backend, "agent");
+	assert_int_equal(g.started, 0);
+	/* No key: made before the agent, through the engine. */
+	s.agent_key[0] = 0;
 	assert_int_equal(exec_run(&s, &x, &h, &out, &e), 0);
 	assert_string_equal(f.calls, "address exec");
 	assert_string_equal(out.backend, "docker");
-	assert_string_equal(out.agent_error, "fake: no address on sbnet");
+	assert_string_equal(out.agent_error, "the sandbox has no agent key (made before the agent)");
 	assert_string_equal(f.id, "fakebox1");
 	assert_string_equal(f.argv[0], "bash");
 	assert_string_equal(f.argv[3], "sandboxd-exec");

@@ -113,17 +113,29 @@ struct exec_result {
 	int timed_out;
 	long long duration_ms;
 	const char *backend;       /* "agent" or "docker": what ran it (for the audit row) */
-	char agent_error[256];     /* why the agent was asked and Docker ran it; "" otherwise */
+	char agent_error[256];     /* why the agent did not take it; "" otherwise */
+	int agent_code;            /* its code: ERR_LIMIT when the agent was busy */
 	/* x->clone_wait_ms and the agent could not take it: nothing ran, and the caller waits
 	 * for the clone itself before it runs x again without the wait (Docker exec cannot). */
 	int clone_pending;
 };
 
+/* Whether x must run through s's agent and nowhere else: the agent is on and s has one
+ * (decision 0086). */
+int exec_agent_only(const struct sandbox *s, const struct exec_spec *x)
+	__attribute__((warn_unused_result));
+/* The refusal when s's agent did not take an exec (code and why from the agent client):
+ * 429 "agent busy: ..." (ERR_LIMIT) or 502 "the sandbox's agent cannot be reached: ...". */
+int exec_agent_refusal(const struct sandbox *s, int code, const char *why, struct err *e)
+	__attribute__((warn_unused_result));
+
 /* Runs x attached in s's container. When the call returns, the command has ended, or its
  * tree is being ended (cancelled: the container side reads EOF and does it). With x->agent,
  * through the sandbox's agent; when it cannot be reached or refuses before the command
  * started (no address, connection refused, no answer within SBAGENT_CONNECT_MS, a failed
- * handshake, garbage, busy), through Docker exec, out->agent_error saying why. Once the
+ * handshake, garbage, busy): exec_agent_refusal's 429 or 502, never Docker exec, unless s
+ * has no agent key (made before the agent: then Docker exec, out->agent_error saying why,
+ * as with the agent off). Once the
  * agent started the command, its failure is the call's (ERR_FAIL, "the sandbox's agent
  * ..."): the command is never run twice. With x->clone_wait_ms the agent waits for the
  * clone first; where Docker exec would have to run it, out->clone_pending instead. */
