@@ -221,7 +221,8 @@ static void slot_back(struct req *r, struct hand *h)
 static int slot_take(struct req *r, const struct sandbox *s, struct exec_spec *x,
 		     struct err *e)
 {
-	const struct exec_slot_caps caps = { r->cfg->execs_per_sandbox, r->cfg->execs_per_account };
+	const struct exec_slot_caps caps = { r->cfg->execs_per_sandbox, r->cfg->execs_per_account,
+					     0 };
 	int64_t secs = x->timeout_ms / 1000 + x->clone_wait_ms / 1000 + EXEC_GRACE_S +
 		       EXEC_SLOT_MARGIN_S;
 	int rc = exec_slot_take(r->db, s, r->caller.account_id, r->request_id, secs, &caps,

@@ -16,6 +16,7 @@
 #include "sandboxd/lib/log.h"
 #include "sandboxd/core/metrics.h"
 #include "sandboxd/holder/parked.h"
+#include "sandboxd/sandbox/exec_slots.h"
 #include "sandboxd/lib/proc.h"
 #include "sandboxd/common/banned.h"
 
@@ -112,6 +113,8 @@ static void drop(struct holder *h, struct held *x)
 
 static void drop_parked(struct holder *h, struct parked *p)
 {
+	/* Its slot among the parked calls (park.c took it) goes back with it. */
+	exec_slot_parked_done(&h->db, p->ho.w.sandbox_id, p->ho.w.request_id);
 	parked_close(p);
 	if (p->prev)
 		p->prev->next = p->next;
@@ -158,6 +161,16 @@ static void take_parked(struct holder *h, struct handover *ho, const int fds[3])
 		h->parked->prev = p;
 	h->parked = p;
 	counted(h, METRICS_HELD_PARKED, 1);
+	/* All the calls it keeps, whoever parked them: past SANDBOXD_HOLDER_PARKED the newest
+	 * is answered 503 at once (the per-sandbox and per-account caps are the workers'). */
+	if (h->held[METRICS_HELD_PARKED] > h->cfg->holder_parked) {
+		char why[96];
+		snprintf(why, sizeof(why), "the holder keeps too many parked calls (%d)",
+			 h->cfg->holder_parked);
+		parked_refuse(p, 503, why);
+		settle_parked(h, p);
+		return;
+	}
 	interest_parked(h, p);
 }
 

@@ -14,6 +14,9 @@
 #include "sandboxd/lib/log.h"
 #include "sandboxd/holder/park.h"
 #include "sandboxd/sandbox/sbagent.h"
+#include "sandboxd/sandbox/exec_slots.h"
+#include "sandboxd/holder/parked.h"
+#include "sandboxd/lib/json.h"
 #include "sandboxd/common/banned.h"
 
 /* The replay's request id on the holder's connection to a worker: its only request. */
@@ -105,14 +108,46 @@ out:
 	return rc;
 }
 
-/* Where the request's records wait: a memfd (memory) for a body up to the file limit, an
- * unnamed file in the spool folder (disk) for a raw PUT's larger one, which nginx has on
- * disk too. Gone with its last descriptor either way. -1 with errno on failure. */
+/* Where the request's records wait: a memfd (memory) for a body of at most
+ * SANDBOXD_PARK_MEMORY (64 KiB), an unnamed file in the spool folder (disk) for a larger one,
+ * JSON or raw, as nginx has a large body on disk too: a thousand parked 32 MiB writes must
+ * not sit in the holder's memory (decision 0087). Gone with its last descriptor either way.
+ * -1 with errno on failure. */
 static int park_file(const struct req *r, size_t unread)
 {
-	if (unread <= r->cfg->file_limit)
+	if (r->body_len + unread <= r->cfg->park_memory)
 		return memfd_create("sandboxd-park", MFD_CLOEXEC);
 	return open(r->cfg->spool_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+}
+
+/* The call's slot among the parked ones (exec_slots.h), committed at once so that the
+ * holder's delete at the call's end finds it. Past a cap: 429 with Retry-After. */
+static int park_slot(struct req *r, const struct sandbox *s, long wait_ms, long long *slot,
+		     struct err *e)
+{
+	const struct exec_slot_caps caps = { r->cfg->parked_per_sandbox,
+					     r->cfg->parked_per_account, 1 };
+	char after[16];
+	int own = !r->db->in_tx, rc;  /* a GET has no transaction: the locks need one */
+
+	if (own && (rc = db_begin(r->db, e)))
+		return rc;
+	rc = exec_slot_take(r->db, s, r->caller.account_id, r->request_id,
+			    wait_ms / 1000 + PARKED_SLACK_MS / 1000 + EXEC_SLOT_MARGIN_S, &caps,
+			    slot, e);
+	if (rc) {
+		if (own)
+			db_rollback(r->db);
+		if (rc == ERR_LIMIT) {
+			snprintf(after, sizeof(after), "%d", EXEC_SLOT_RETRY_S);
+			http_header(r, "Retry-After", after);
+			json_add_str(r->audit_details, "refused", "parked_cap");
+		}
+		return rc;
+	}
+	if (!(rc = db_commit(r->db, e)) && !own)
+		rc = db_begin(r->db, e);
+	return rc;
 }
 
 int park_call(struct req *r, const struct sandbox *s, size_t unread, long wait_ms,
@@ -122,6 +157,7 @@ int park_call(struct req *r, const struct sandbox *s, size_t unread, long wait_m
 	struct handover_wire w = { .fcgi_id = http_fcgi_id(r), .clone_wait_ms = wait_ms };
 	struct err why = { .msg = "" };
 	size_t params = 0;
+	long long slot = 0;
 	int fd = -1, rc;
 
 	/* A batch's replay would do its other calls again: a batch waits in its worker. */
@@ -131,18 +167,22 @@ int park_call(struct req *r, const struct sandbox *s, size_t unread, long wait_m
 	if (str_copy(w.sandbox_id, sizeof(w.sandbox_id), s->id) ||
 	    str_copy(w.request_id, sizeof(w.request_id), r->request_id))
 		return 1;
+	if ((rc = park_slot(r, s, wait_ms, &slot, e)))
+		return rc;
 	if (sbagent_connect(s, sandbox_network(r->cfg, s), &c, &why) ||
 	    agent_clone_wait_send(&c, SANDBOX_CLONE_STATE, wait_ms, &why) ||
 	    (fd = park_file(r, unread)) < 0) {
 		log_info("%s waits for the clone in its worker: %s", s->id,
 			 why.msg[0] ? why.msg : strerror(errno));
 		agent_close(&c);
+		exec_slot_release(r->db, slot);
 		return 1;
 	}
 	/* From here the body may be read: no going back to the worker's own wait. */
 	if ((rc = write_request(r, fd, unread, &params))) {
 		close(fd);
 		agent_close(&c);
+		exec_slot_release(r->db, slot);
 		return rc == ERR_CANCELLED ? err_set(e, rc, "the client closed the connection")
 					   : err_set(e, ERR_FAIL, "parking the call failed");
 	}
@@ -156,6 +196,7 @@ int park_call(struct req *r, const struct sandbox *s, size_t unread, long wait_m
 		/* Only a call whose body was read already (all but a raw PUT's) can still wait
 		 * here; a raw PUT's body is in the file, gone now. */
 		log_warn("%s: parking failed: %s", s->id, why.msg);
+		exec_slot_release(r->db, slot);
 		return unread ? err_set(e, ERR_FAIL, "the holder did not take the call") : 1;
 	}
 	r->handed = r->parked = r->audited = r->responded = r->streamed = 1;

@@ -83,6 +83,13 @@ static void answer_self(struct parked *p, int status, const char *why)
 		close_fd(p, PARKED_NGINX);
 }
 
+void parked_refuse(struct parked *p, int status, const char *why)
+{
+	p->waiting = 0;
+	close_fd(p, PARKED_AGENT);
+	answer_self(p, status, why);
+}
+
 /* The replay's connection to a worker, and the parameters the holder adds. */
 static void replay(struct parked *p)
 {

@@ -23,28 +23,28 @@ int exec_slot_take(struct db *db, const struct sandbox *s, const char *account_i
 			  "       pg_advisory_xact_lock(hashtextextended('exec_slots:s:' || $2, 0))",
 		   2, account_id, s->id))
 		return ERR_DB;
+	const char *kind = caps->parked ? "parked" : "exec",
+		   *what = caps->parked ? "calls waiting for the clone" : "execs running";
 	res = db_exec(db, e, &code,
 		      "SELECT (SELECT count(*) FROM exec_slots"
-		      "         WHERE sandbox_id = $1 AND expires_at > now()),"
+		      "         WHERE sandbox_id = $1 AND kind = $3 AND expires_at > now()),"
 		      "       (SELECT count(*) FROM exec_slots x JOIN sandboxes s ON s.id = x.sandbox_id"
-		      "         WHERE x.account_id = $2 AND x.expires_at > now()"
+		      "         WHERE x.account_id = $2 AND x.kind = $3 AND x.expires_at > now()"
 		      "           AND s.state IN ('starting', 'ready'))",
-		      2, s->id, account_id);
+		      3, s->id, account_id, kind);
 	if (!res)
 		return code;
 	long long in_sandbox = strtoll(db_val(res, 0, 0), NULL, 10),
 		  in_account = strtoll(db_val(res, 0, 1), NULL, 10);
 	PQclear(res);
 	if (in_sandbox >= caps->per_sandbox)
-		return err_box(e, 429, "too many execs running in this sandbox (%d)",
-			       caps->per_sandbox);
+		return err_box(e, 429, "too many %s in this sandbox (%d)", what, caps->per_sandbox);
 	if (in_account >= caps->per_account)
-		return err_box(e, 429, "too many execs running for this account (%d)",
-			       caps->per_account);
+		return err_box(e, 429, "too many %s for this account (%d)", what, caps->per_account);
 	res = db_exec(db, e, &code,
-		      "INSERT INTO exec_slots (sandbox_id, account_id, request_id, expires_at)"
-		      " VALUES ($1, $2, $3, now() + make_interval(secs => $4::bigint)) RETURNING id",
-		      4, s->id, account_id, request_id, n);
+		      "INSERT INTO exec_slots (sandbox_id, account_id, request_id, kind, expires_at)"
+		      " VALUES ($1, $2, $3, $5, now() + make_interval(secs => $4::bigint)) RETURNING id",
+		      5, s->id, account_id, request_id, n, kind);
 	if (!res)
 		return code;
 	*id = PQntuples(res) == 1 ? strtoll(db_val(res, 0, 0), NULL, 10) : 0;
@@ -62,6 +62,17 @@ void exec_slot_release(struct db *db, long long id)
 	snprintf(sid, sizeof(sid), "%lld", id);
 	if (db_ensure(db, &e) || db_run(db, &e, "DELETE FROM exec_slots WHERE id = $1", 1, sid))
 		log_warn("exec slot %lld: not given back (it expires): %s", id, e.msg);
+}
+
+void exec_slot_parked_done(struct db *db, const char *sandbox_id, const char *request_id)
+{
+	struct err e;
+
+	if (db_ensure(db, &e) ||
+	    db_run(db, &e, "DELETE FROM exec_slots WHERE kind = 'parked' AND request_id = $1"
+			   " AND sandbox_id = $2", 2, request_id, sandbox_id))
+		log_warn("parked call %s: its slot not given back (it expires): %s", request_id,
+			 e.msg);
 }
 
 int exec_slot_detach(struct db *db, long long id, const char *exec_id, struct err *e)

@@ -14,8 +14,9 @@ if [ "${SANDBOXD_AGENT:-1}" = 0 ]; then
 fi
 
 # Small caps, so that a few sleeps reach them; the suite's settings again at the end.
-stack_restart 'caps: 4 execs per sandbox, 6 per account' SANDBOXD_EXECS_PER_SANDBOX=4 \
-	SANDBOXD_EXECS_PER_ACCOUNT=6
+stack_restart 'caps: 4 execs per sandbox, 6 per account; 2, 3 and 4 parked calls' \
+	SANDBOXD_EXECS_PER_SANDBOX=4 SANDBOXD_EXECS_PER_ACCOUNT=6 SANDBOXD_PARKED_PER_SANDBOX=2 \
+	SANDBOXD_PARKED_PER_ACCOUNT=3 SANDBOXD_HOLDER_PARKED=4 SANDBOXD_PARK_MEMORY=1024
 AT_EXIT+=("stack_up >/dev/null 2>&1")
 
 # The other account first: its sandbox, which must keep working throughout.
@@ -162,4 +163,64 @@ check 'an expired slot (a dead worker'"'"'s) is deleted by the reaper' wait_unti
 api POST "$SB/$A1/close" '' "$OT"
 expect_status 204 'the first sandbox closed'
 check 'its slots are gone' wait_until 20 eval '[ "$(slots "$A1")" = 0 ]'
+api POST "$SB/$A2/close" '' "$OT"
+expect_status 204 'the second sandbox closed'
+
+# --- calls parked while a clone runs (decision 0087) -------------------------------------------
+# git's workers stopped: new sandboxes' clones hang, and calls on them park with the holder.
+: "${SANDBOXD_PID_FILE:?local.env has no SANDBOXD_PID_FILE}"
+M=$(cat "$SANDBOXD_PID_FILE")
+GW=$(gitworkers)
+check 'the git workers are found' test -n "$GW"
+# shellcheck disable=SC2086
+AT_EXIT+=("kill -CONT $GW 2>/dev/null")
+# shellcheck disable=SC2086
+kill -STOP $GW
+P=()
+for k in 1 2; do
+	api POST "$SB" '{}' "$OT"
+	expect_status 201 "sandbox P$k, whose clone hangs"
+	P+=("$(_json .id)")
+	AT_EXIT+=("api POST '$SB/${P[-1]}/close' '' '$OT' >/dev/null 2>&1")
+done
+api POST "$OTHER_SB" '{}' "$OTHER_TOKEN"
+expect_status 201 "the other account's sandbox, whose clone hangs too"
+P3=$(_json .id)
+AT_EXIT+=("api POST '$OTHER_SB/$P3/close' '' '$OTHER_TOKEN' >/dev/null 2>&1")
+parked() { sql "select count(*) from exec_slots where kind = 'parked' and sandbox_id in ($1)"; }
+# Bodies past SANDBOXD_PARK_MEMORY (1 KiB here) wait in an unlinked spool file.
+BIG=$(head -c 4096 /dev/zero | base64 -w0)
+call_bg pa POST "$SB/${P[0]}/write" "{\"path\":\"big.txt\",\"content\":\"$BIG\"}"
+call_bg pb POST "$SB/${P[0]}/read" '{"path":"x"}'
+check 'two calls parked on the first' wait_until 20 eval '[ "$(parked "'"'${P[0]}'"'")" = 2 ]'
+HP=$(pgrep -x -P "$M" sandboxd-holder 2>/dev/null)
+check 'the large body waits in an unlinked file of the spool folder (an O_TMPFILE mapping)' \
+	grep -qE '/#[0-9]+ \(deleted\)$' "/proc/$HP/maps"
+check_eq 'the small one in memory (one memfd)' 1 "$(grep -c 'memfd:sandboxd-park' "/proc/$HP/maps")"
+api POST "$SB/${P[0]}/read" '{"path":"x"}' "$OT"
+check_eq 'a third on the same sandbox: 429 naming the cap' \
+	'429|too many calls waiting for the clone in this sandbox (2)' "$STATUS|$(_json .error)"
+expect_header Retry-After 5 'with Retry-After: 5'
+call_bg pc POST "$SB/${P[1]}/read" '{"path":"x"}'
+check 'one on the second sandbox parks (3 for the account)' wait_until 20 eval \
+	'[ "$(parked "'"'${P[1]}'"'")" = 1 ]'
+api POST "$SB/${P[1]}/read" '{"path":"x"}' "$OT"
+check_eq 'a fourth for the account: 429 naming the account cap' \
+	'429|too many calls waiting for the clone for this account (3)' "$STATUS|$(_json .error)"
+BG_TOKEN=$OTHER_TOKEN call_bg pd POST "$OTHER_SB/$P3/read" '{"path":"x"}'
+check "the other account's call parks (4 in the holder)" wait_until 20 eval \
+	'[ "$(parked "'"'$P3'"'")" = 1 ]'
+api POST "$OTHER_SB/$P3/read" '{"path":"x"}' "$OTHER_TOKEN"
+check_eq "a fifth in the holder: 503 naming the holder's cap" \
+	'503|the holder keeps too many parked calls (4)' "$STATUS|$(_json .message)"
+check 'its slot went back with it' wait_until 10 eval '[ "$(parked "'"'$P3'"'")" = 1 ]'
+check 'another account meanwhile: its exec runs and GET /api/v3/user answers' other_works
+# shellcheck disable=SC2086
+kill -CONT $GW
+for n in pa pb pc pd; do
+	check "parked call $n answers 200 once the clone is done" wait_until 120 eval \
+		'[ "$(cat "$_T/'"$n"'.status" 2>/dev/null)" = 200 ]'
+done
+check 'every parked slot went back' wait_until 20 eval \
+	'[ "$(parked "'"'${P[0]}', '${P[1]}', '$P3'"'")" = 0 ]'
 finish

@@ -50,6 +50,9 @@ void parked_tick(struct parked *p, long long now);
 int parked_write(struct parked *p) __attribute__((warn_unused_result));
 /* The epoll events p waits for on connection which (0: none). */
 uint32_t parked_wants(const struct parked *p, int which) __attribute__((warn_unused_result));
+/* Answers p at once with status and why ({"message": why}), without a replay: the holder
+ * refuses to keep it (SANDBOXD_HOLDER_PARKED). */
+void parked_refuse(struct parked *p, int status, const char *why);
 void parked_close(struct parked *p);
 
 #endif

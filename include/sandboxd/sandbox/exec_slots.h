@@ -21,18 +21,22 @@
 #define EXEC_SLOT_RETRY_S 5
 
 struct exec_slot_caps {
-	int per_sandbox;           /* SANDBOXD_EXECS_PER_SANDBOX */
-	int per_account;           /* SANDBOXD_EXECS_PER_ACCOUNT */
+	int per_sandbox;           /* SANDBOXD_EXECS_PER_SANDBOX (parked: _PARKED_PER_SANDBOX) */
+	int per_account;           /* SANDBOXD_EXECS_PER_ACCOUNT (parked: _PARKED_PER_ACCOUNT) */
+	int parked;                /* 0: running execs; 1: calls parked with the holder */
 };
 
 /* A slot for an exec of s that account_id asks for in request request_id, which may run
  * for up to secs seconds (its limit, its grace, any wait for the clone): *id. Inside a
  * transaction (the caller's; this takes advisory locks that its commit lets go). Past a
  * cap: ERR_LIMIT, boxed 429, e naming the cap ("too many execs running in this sandbox
- * (16)", "... for this account (64)"). */
+ * (16)", "... for this account (64)"; parked: "too many calls waiting for the clone in this
+ * sandbox (12)", ...). */
 int exec_slot_take(struct db *db, const struct sandbox *s, const char *account_id,
 		   const char *request_id, int64_t secs, const struct exec_slot_caps *caps,
 		   long long *id, struct err *e) __attribute__((warn_unused_result));
+/* A parked call's slot (caps->parked), by its request: the holder's, when the call leaves. */
+void exec_slot_parked_done(struct db *db, const char *sandbox_id, const char *request_id);
 /* The slot id given back (its exec ended, or never started); logged when it cannot be. */
 void exec_slot_release(struct db *db, long long id);
 /* Slot id is detached exec exec_id's now: it stays until a read finds that exec ended. */
