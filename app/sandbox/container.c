@@ -57,7 +57,10 @@ int sandbox_container_new(const struct config *cfg, const struct boxuser *bu, co
 	const char *labels[] = { label, ilabel, strncmp(owner, WARM_OWNER_PREFIX, np) ? NULL : plabel,
 				 NULL };
 	/* The script holds no secret: it may stand in the container's configuration. */
-	const char *cmd[] = { "bash", "-c", sh_clone, "sandboxd-clone", NULL };
+	char ct[16], lt[16];
+	snprintf(ct, sizeof(ct), "%d", cfg->clone_timeout);
+	snprintf(lt, sizeof(lt), "%d", cfg->clone_lfs_timeout);
+	const char *cmd[] = { "bash", "-c", sh_clone, "sandboxd-clone", ct, lt, NULL };
 	struct box_spec bs = {
 		.image = lim && lim->image ? lim->image : config_default_image(cfg),
 		.labels = labels,

@@ -9,10 +9,15 @@
 # from the host) starts first, in the background, so that it answers as soon as the
 # container runs; its key goes to a file of its own (0400), never to an environment. The outcome goes to $state/clone.state (done or
 # failed) and the reason for a failure to $state/clone.log, whose last line the service
-# shows as clone.error.
+# shows as clone.error. Its arguments: the bounds in seconds on the clone (the fetch and
+# the checkout, SANDBOXD_CLONE_TIMEOUT) and on `git lfs pull` (SANDBOXD_CLONE_LFS_TIMEOUT):
+# a repository's .lfsconfig may point lfs.url at a server that never answers, which would
+# hold the clone pending (and the execs that wait for it) for good.
 # shellcheck shell=bash
 
 set -u
+clone_timeout=${1:-1800}
+lfs_timeout=${2:-600}
 state=/workspace/.sandboxd
 mkdir -p "$state"
 
@@ -138,6 +143,16 @@ configure() {
 	} >>.git/config
 }
 
+# bounded SECONDS CMD...: CMD, ended (TERM, then KILL 10 s later) past SECONDS, saying so.
+bounded() {
+	local secs=$1 rc
+	shift
+	timeout -k 10 "$secs" "$@"
+	rc=$?
+	[ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] || echo "$1 $2: no end within ${secs} s" >&2
+	return "$rc"
+}
+
 # How much to fetch: everything (the default); the last $depth commits of the one commit
 # asked for, fetched by its id so that a tag or a commit off every branch tip works too,
 # the branch (if any) its only remote-tracking one; or, with the filter, all history and
@@ -147,10 +162,10 @@ fetch_repo() {
 		git init -q repo && cd repo && git remote add origin "$url" &&
 			{ [ -z "$branch" ] ||
 				git config remote.origin.fetch "+refs/heads/$branch:refs/remotes/origin/$branch"; } &&
-			git fetch -q --depth "$depth" ${filter:+"--filter=$filter"} origin "$commit" &&
+			bounded "$clone_timeout" git fetch -q --depth "$depth" ${filter:+"--filter=$filter"} origin "$commit" &&
 			{ [ -z "$branch" ] || git update-ref "refs/remotes/origin/$branch" "$commit"; }
 	else
-		git clone -q --no-checkout ${filter:+"--filter=$filter"} -- "$url" repo || return
+		bounded "$clone_timeout" git clone -q --no-checkout ${filter:+"--filter=$filter"} -- "$url" repo || return
 		cd repo || return
 	fi
 }
@@ -163,7 +178,8 @@ lfs_pull() {
 	command -v git-lfs >/dev/null 2>&1 && grep -qs 'filter=lfs' .gitattributes || return 0
 	unset GIT_LFS_SKIP_SMUDGE
 	git lfs install --local >/dev/null 2>&1
-	git lfs pull 2>>"$state/clone.log" || echo 'Git LFS objects could not all be fetched' >>"$state/clone.log"
+	bounded "$lfs_timeout" git lfs pull 2>>"$state/clone.log" ||
+		echo 'Git LFS objects could not all be fetched' >>"$state/clone.log"
 }
 
 cd /workspace || exit 1
