@@ -208,6 +208,11 @@ lint: $(LIB_OBJ)
 	sh deploy/check-results.sh $(HEADERS)
 	sh deploy/check-layers.sh $(B)/obj '$(LAYERS)'
 	@echo "results and layers: clean"
+	@# The OpenAPI document and the route table name the same operations (tests/check-openapi.py),
+	@# and the check fails on drift both ways (its own test, on scratch copies).
+	@/usr/bin/python3 -c 'import yaml' 2>/dev/null || { echo "python3-yaml is missing (deploy/install-deps.sh)"; exit 1; }
+	/usr/bin/python3 tests/check-openapi.py
+	bash tests/test-check-openapi.sh
 
 # The build uses every core (JOBS); make test and make check build with it.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)

@@ -21,6 +21,10 @@ PACKAGES=(
 # /usr/bin/python3); examples/giturl.mjs uses Node.js and npm, asked for below with the MCP tests'.
 PACKAGES+=(python3 python3-jwt python3-cryptography)
 
+# make lint compares docs/openapi.yaml with the route table (tests/check-openapi.py) and
+# converts it to the JSON the service serves, with /usr/bin/python3's yaml.
+PACKAGES+=(python3-yaml)
+
 # t_lfs pushes and clones Git LFS objects with the stock client (git lfs).
 PACKAGES+=(git-lfs)
 
