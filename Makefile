@@ -213,6 +213,8 @@ lint: $(LIB_OBJ)
 	@/usr/bin/python3 -c 'import yaml' 2>/dev/null || { echo "python3-yaml is missing (deploy/install-deps.sh)"; exit 1; }
 	/usr/bin/python3 tests/check-openapi.py
 	bash tests/test-check-openapi.sh
+	@# Redocly's lint of the document, its pinned version installed by npm ci (tests/openapi/).
+	bash tests/lint-openapi.sh
 
 # The build uses every core (JOBS); make test and make check build with it.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)

@@ -51,7 +51,8 @@ for p in "${PACKAGES[@]}"; do
         missing+=("$p")
     fi
 done
-# The MCP tests run the official MCP SDK on Node.js. Some machines have Node.js from
+# The MCP tests run the official MCP SDK on Node.js, and make lint Redocly's CLI
+# (tests/lint-openapi.sh, npm ci of its pinned version). Some machines have Node.js from
 # elsewhere (NodeSource's nodejs package carries npm itself, and Debian's npm would conflict
 # with it): ask for Debian's packages only when the commands are missing.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
