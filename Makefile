@@ -47,7 +47,8 @@ LAYERS  := common lib proto core engine forge git sandbox http holder api daemon
 LIB_SRC := $(foreach l,$(LAYERS),$(wildcard app/$(l)/*.c))
 HEADERS := $(wildcard include/sandboxd/*/*.h)
 AGENT_LIB := app/common/agentproto.c app/common/agentwire.c app/common/sha256.c app/common/err.c app/common/hex.c
-LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/core/migrations.o $(B)/obj/sandbox/scripts.o
+LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/core/migrations.o $(B)/obj/sandbox/scripts.o \
+           $(B)/obj/api/openapi_doc.o
 AGENT   := $(B)/sandboxd-agent
 BINS    := $(B)/sandboxd $(B)/sandboxctl $(B)/sandboxd-hook $(B)/hooks/pre-receive \
            $(B)/hooks/post-receive
@@ -93,6 +94,14 @@ $(B)/obj/sandbox/scripts.c: $(wildcard app/sandbox/sh/*.sh) deploy/embed-sh.sh
 	@mkdir -p $(@D)
 	sh deploy/embed-sh.sh app/sandbox/sh > $@
 $(B)/obj/sandbox/scripts.o: $(B)/obj/sandbox/scripts.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# And the OpenAPI document, as the JSON GET /api/v3/openapi.json answers (api/openapi.h).
+$(B)/obj/api/openapi_doc.c: docs/openapi.yaml deploy/embed-openapi.py
+	@mkdir -p $(@D)
+	/usr/bin/python3 deploy/embed-openapi.py docs/openapi.yaml > $@.tmp
+	mv $@.tmp $@
+$(B)/obj/api/openapi_doc.o: $(B)/obj/api/openapi_doc.c include/sandboxd/api/openapi.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # Made anew each time: ar would keep a member whose source has moved or gone. Two layers

@@ -26,6 +26,7 @@ static int git_path(const char *path, struct route_match *m)
 
 const struct route api_routes[] = {
 	{ "GET", "/healthz", api_health, "health.get", ROUTE_PUBLIC, NULL },
+	{ "GET", "/api/v3/openapi.json", api_openapi, "openapi.get", ROUTE_PUBLIC, NULL },
 	/* Public so that SANDBOXD_METRICS_ALLOW needs no token; the handler checks the rest. */
 	{ "GET", "/metrics", api_metrics, "metrics.get", ROUTE_PUBLIC, NULL },
 	/* Public so that its 401 can ask a browser for Basic; the handler checks the rest. */

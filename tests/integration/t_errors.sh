@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # t_errors.sh: 404 unknown route, 405 with Allow, 400 bodies that are not JSON
-# objects, 413 over the body limit, X-Request-Id on every response, /healthz.
+# objects, 413 over the body limit, X-Request-Id on every response, /healthz, the OpenAPI
+# document (GET /api/v3/openapi.json).
 . "$(dirname "$0")/lib.sh"
 
 LIMIT=${SANDBOXD_BODY_LIMIT:-1048576}
@@ -200,5 +201,42 @@ request_id_ok 'healthz'
 json_ct 'healthz'
 api GET /healthz "" "$UT"
 expect_status 200 'GET /healthz with a token: 200'
+
+# --- /api/v3/openapi.json -------------------------------------------------------------------
+# The OpenAPI document, public as /healthz is: the build's docs/openapi.yaml as JSON.
+OAS=/api/v3/openapi.json
+api GET "$OAS" "" -
+expect_status 200 "GET $OAS without a token: 200"
+json_ct 'openapi.json'
+request_id_ok 'openapi.json'
+expect_json .openapi 3.1.0 'openapi.json: .openapi is 3.1.0'
+expect_json '.paths["/api/v3/repos/{owner}/{repo}/diffinery/sandboxes"].post.operationId' \
+	sandbox.create 'openapi.json names the sandbox create path'
+expect_json '.paths["/api/v3/openapi.json"].get.operationId' openapi.get 'openapi.json names itself'
+want=$(/usr/bin/python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))' \
+	"$ROOT/docs/openapi.yaml" | jq -S -c .)
+check_eq 'openapi.json is docs/openapi.yaml, whole' "$want" "$(jq -S -c . <<<"$BODY")"
+expect_header Cache-Control no-store 'openapi.json: Cache-Control no-store, as every answer'
+if ETAG=$(header ETag) && [[ $ETAG =~ ^\"[0-9a-f]{32}\"$ ]]; then
+	ok 'openapi.json: a strong ETag'
+else
+	fail 'openapi.json: a strong ETag' "ETag: ${ETAG:-none}"
+fi
+API_HEADERS=("If-None-Match: $ETAG")
+api GET "$OAS" "" -
+expect_status 304 'openapi.json with If-None-Match of its ETag: 304'
+expect_empty_body 'openapi.json 304: no body'
+API_HEADERS=('If-None-Match: "0123456789abcdef0123456789abcdef"')
+api GET "$OAS" "" -
+expect_status 200 'openapi.json with If-None-Match of another ETag: 200'
+expect_json .openapi 3.1.0 'openapi.json after another ETag: the document'
+API_HEADERS=()
+api GET "$OAS" "" "$UT"
+expect_status 200 "GET $OAS with a token: 200"
+api GET "$OAS" "" "dfy_not_a_real_token"
+expect_error 401 'bad credentials' "GET $OAS with a bad token: 401 bad credentials"
+api POST "$OAS" '{}' "$UT"
+expect_error 405 'method not allowed' "POST $OAS: 405"
+allow_is GET "POST $OAS"
 
 finish

@@ -14,6 +14,8 @@ extern const struct route api_routes[];
 extern const size_t api_routes_count;
 
 int api_health(struct req *r, struct err *e) __attribute__((warn_unused_result));
+/* GET /api/v3/openapi.json: docs/openapi.yaml as JSON (api_openapi.c). */
+int api_openapi(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* GET /api/v3/sandbox-images (api_images.c). */
 int api_sandbox_images(struct req *r, struct err *e) __attribute__((warn_unused_result));
 /* GET /admin: the operators' HTML page (api_admin_page.c). */

@@ -1,0 +1,11 @@
+/* openapi.h: docs/openapi.yaml as JSON, compiled in (deploy/embed-openapi.py makes
+ * openapi_doc.c at build time), for GET /api/v3/openapi.json (api_openapi.c). */
+#ifndef SANDBOXD_API_OPENAPI_H
+#define SANDBOXD_API_OPENAPI_H
+#include <stddef.h>
+
+extern const unsigned char openapi_json[];
+extern const size_t openapi_json_len;
+/* A strong ETag of the bytes, quotes included. */
+extern const char openapi_etag[];
+#endif
