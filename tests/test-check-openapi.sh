@@ -2,7 +2,8 @@
 # The drift check's own test (make lint): tests/check-openapi.py passes on the tree, and
 # fails, naming the difference, on scratch copies that drift one way or the other: a route
 # added to a copy of the table, an operation added to a copy of the document, an
-# operationId that is not the route's action. Nothing of the tree is changed.
+# operationId that is not the route's action. And the suites' validator (expect_schema) on
+# bodies that do and do not match. Nothing of the tree is changed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY=/usr/bin/python3
@@ -63,6 +64,37 @@ elif grep -q 'GET /api/v3/user: operationId user.show, but the route.s action is
 	pass 'an operationId other than the action fails, named'
 else
 	fail 'an operationId other than the action is named' "$out"
+fi
+
+# The suites' expect_schema (tests/openapi/validate.mjs): a body of the documented shape
+# passes, one that breaks it fails naming the field, an answer not documented is refused.
+bash tests/openapi/ensure.sh
+$PY -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), open(sys.argv[2], "w"))' \
+	docs/openapi.yaml "$T/openapi.json"
+V=(node tests/openapi/validate.mjs "$T/openapi.json")
+good='{"exitCode":1,"stdout":"","stderr":"x","timedOut":false,"truncated":false,"durationMs":3}'
+if out=$("${V[@]}" sandbox.exec 200 <<<"$good" 2>&1); then pass 'validate: an exec result passes'; else fail 'validate: an exec result passes' "$out"; fi
+if out=$("${V[@]}" sandbox.exec 200 <<<'{"exitCode":"1","stdout":""}' 2>&1); then
+	fail 'validate: a broken exec result fails' "$out"
+elif grep -q '/exitCode must be integer' <<<"$out" && grep -q "required property 'timedOut'" <<<"$out"; then
+	pass 'validate: a broken exec result fails, naming the fields'
+else
+	fail 'validate: a broken exec result names the fields' "$out"
+fi
+if out=$("${V[@]}" sandbox.read 404 <<<'{"error":"no such file: x"}' 2>&1); then pass 'validate: a sandbox error shape passes'; else fail 'validate: a sandbox error shape passes' "$out"; fi
+if out=$("${V[@]}" token.create 201 <<<'{"id":"1","token":"t","scope":"write","expires_at":"soon"}' 2>&1); then
+	fail 'validate: a time that is not RFC 3339 fails' "$out"
+elif grep -q 'must match format "date-time"' <<<"$out"; then
+	pass 'validate: a time that is not RFC 3339 fails'
+else
+	fail 'validate: a time that is not RFC 3339 is named' "$out"
+fi
+if out=$("${V[@]}" user.get 418 <<<'{}' 2>&1); then
+	fail 'validate: an undocumented status is refused' "$out"
+elif grep -q 'user.get documents no 418 answer' <<<"$out"; then
+	pass 'validate: an undocumented status is refused'
+else
+	fail 'validate: an undocumented status is named' "$out"
 fi
 
 if [ $failed -ne 0 ]; then echo "test-check-openapi: $failed failed"; exit 1; fi

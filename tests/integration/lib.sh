@@ -14,6 +14,8 @@
 #       TOKEN defaults to $SANDBOXD_TOKEN; "-" sends no Authorization header;
 #       "raw:<value>" sends "Authorization: <value>" as given.
 #   expect_status CODE [NAME]
+#   expect_schema OPERATION_ID STATUS [NAME]
+#       STATUS, and BODY valid against docs/openapi.yaml's schema for that answer (Ajv).
 #   expect_json FILTER VALUE [NAME]     jq -r FILTER on BODY equals VALUE
 #   expect_message TEXT [NAME]          .message equals TEXT
 #   expect_keys FILTER 'k1,k2,…' [NAME] the object's keys are exactly these
@@ -647,6 +649,33 @@ expect_body() {
 		return 0
 	fi
 	if [[ $got == "$want" ]]; then ok "$name"; else fail "$name" "expected body $want"; fi
+}
+
+# expect_schema OPERATION_ID STATUS [NAME]: the last answer's status is STATUS and its body
+# valid against the schema docs/openapi.yaml gives that operation's STATUS answer (Ajv,
+# JSON Schema 2020-12, formats checked: tests/openapi/validate.mjs), so the document and
+# the live answers cannot part. The pinned Ajv comes from tests/openapi/ensure.sh (npm ci
+# once); the document is converted once a suite with /usr/bin/python3's yaml.
+expect_schema() {
+	local op=$1 st=$2 name=${3:-"$1 $2: the answer matches docs/openapi.yaml"} err
+	if [[ $STATUS != "$st" ]]; then
+		fail "$name" "expected status $st, got $STATUS"
+		return 0
+	fi
+	if [[ ! -s $_T/openapi.json ]]; then
+		if ! err=$(bash "$ROOT/tests/openapi/ensure.sh" 2>&1 &&
+			/usr/bin/python3 -c 'import json, sys, yaml; json.dump(yaml.safe_load(open(sys.argv[1])), open(sys.argv[2], "w"))' \
+				"$ROOT/docs/openapi.yaml" "$_T/openapi.json" 2>&1); then
+			rm -f "$_T/openapi.json"
+			fail "$name" "the validator could not be set up: $err"
+			return 0
+		fi
+	fi
+	if err=$(node "$ROOT/tests/openapi/validate.mjs" "$_T/openapi.json" "$op" "$st" <<<"$BODY" 2>&1); then
+		ok "$name"
+	else
+		fail "$name" "$err"
+	fi
 }
 
 expect_empty_body() {

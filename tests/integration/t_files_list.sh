@@ -38,6 +38,7 @@ read -r UID_IN DIR_SIZE <<<"$(_json .stdout)"
 # --- list --------------------------------------------------------------------------------------
 list '{"path":"t"}'
 expect_status 200 'list t: 200'
+expect_schema sandbox.list_files 200
 expect_keys . 'path,entries,truncated' 'the answer: {path, entries, truncated}'
 check_eq 'depth 1 by default: each entry with its type, size and mode, sorted by path' \
 	"a|dir|$DIR_SIZE|493"$'\ndirlink|symlink|4|511\nf.txt|file|3|416\nfifo|other|0|420\nlink|symlink|5|511' "$(rows)"
@@ -244,6 +245,7 @@ api POST "$SB/$ID/close" '' "$OT"
 expect_status 204 'closed'
 list '{"path":"t"}'
 expect_error 410 'sandbox is closed' 'list on a closed sandbox: 410'
+expect_schema sandbox.list_files 410
 remove '{"path":"t/link"}'
 expect_error 410 'sandbox is closed' 'remove on a closed sandbox: 410'
 api PATCH "$SB/$ID" '{"idle_timeout_seconds":600}' "$OT"

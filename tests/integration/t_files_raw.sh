@@ -53,6 +53,7 @@ inside_sha() { run "sha256sum -- '$1' | cut -d' ' -f1"; printf '%s' "$(_json .st
 head -c $((5 << 20)) /dev/urandom >"$_T/blob"
 put blob.bin "$_T/blob"
 expect_status 201 'PUT 5 MiB of random bytes: 201'
+expect_schema sandbox.file_put 201
 expect_keys . 'path,size' 'the answer: {path, size}'
 expect_json '[.path, (.size | tostring)] | join("|")' "blob.bin|$((5 << 20))" 'path as asked, size in bytes'
 check_eq 'the bytes in the sandbox are the bytes sent (sha256)' "$(sha "$_T/blob")" "$(inside_sha /workspace/repo/blob.bin)"

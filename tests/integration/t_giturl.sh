@@ -78,6 +78,7 @@ BASE=$(g seed rev-parse HEAD)
 mint "$R" '{"scopes":["git:read"]}'
 expect_status 201 'POST git-urls: 201'
 expect_keys . 'expires_at,url' '{url, expires_at}'
+expect_schema git_url.create 201
 expect_json_match .url "^http://x-token:[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+@$HOSTPORT/$R\\.git\$" 'the url carries the JWT as Basic password'
 EXP=$(epoch "$(_json .expires_at)")
 LEFT=$((EXP - $(date +%s)))
@@ -97,6 +98,7 @@ ROT=$LAST_TOKEN
 api PUT "/api/v3/repos/$R/collaborators/$RO" '{"role":"read"}' "$OT"
 mint "$R" '{"scopes":["git:write"]}' "$ROT"
 expect_error 403 "this needs the write role on $R" 'asking for more than the caller holds: 403 naming the role it needs'
+expect_schema git_url.create 403
 mint "$R" '{"scopes":["git:read"]}' "$ROT"
 expect_status 201 'a reader may mint a read URL'
 RO_URL=$URL
@@ -168,6 +170,7 @@ api POST /api/v3/user/keys "$(jq -n --rawfile k "$_T/owner.pub" '{public_key: $k
 expect_error 400 "field 'proof' is required" 'POST /user/keys without a proof: 400'
 api POST /api/v3/user/keys "$(jq -n --rawfile k "$_T/owner.pub" --arg p "$PROOF" '{public_key: $k, proof: $p}')" "$OT"
 expect_status 201 'POST /user/keys with its proof: 201'
+expect_schema key.create 201
 KID=$(_json .kid)
 api POST /api/v3/user/keys "$(jq -n --rawfile k "$_T/owner.pub" --arg p "$PROOF" '{public_key: $k, proof: $p}')" "$OT"
 expect_error 409 "key $KID is already registered" 'the same key twice: 409'

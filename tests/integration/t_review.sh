@@ -81,6 +81,7 @@ check_eq 'agent/s1 is stored in the ephemeral namespace' "$S1" \
 # --- branches ---------------------------------------------------------------------------
 api GET "$API/branches" '' "$OT"
 expect_status 200 'GET branches: 200'
+expect_schema review.branches 200
 expect_json '[.[].name] | join(",")' 'big,feature,huge,main,team/feature-x' 'the normal branches, by name, no ephemeral one'
 expect_keys '.[0]' 'commit,name,protected' '[{name, commit, protected}]'
 expect_json '.[] | select(.name == "main") | .commit.sha' "$MAIN" 'main: its commit'
@@ -94,6 +95,7 @@ expect_json '.[] | select(.name == "agent/s1") | .commit.sha' "$S1" 'agent/s1: i
 expect_json '[.[].protected] | unique | join(",")' false 'no ephemeral branch is protected (no default branch there)'
 api GET "$API/branches?namespace=normal" '' "$OT"
 expect_error 422 "query 'namespace' must be absent or 'ephemeral'" 'namespace=normal: 422 naming the problem'
+expect_schema review.branches 422
 api GET "$API/branches?namespace=ephemeral&namespace=ephemeral" '' "$OT"
 expect_error 422 "query 'namespace' must be given once" 'namespace twice: 422'
 api GET "$API/branches?namespace=" '' "$OT"
@@ -125,6 +127,7 @@ expect_error 401 'bad credentials' 'a git URL token on REST: 401 (git only)'
 # --- one commit ---------------------------------------------------------------------------
 api GET "$API/commits/feature" '' "$OT"
 expect_status 200 'GET commits/feature: 200'
+expect_schema review.commit 200
 expect_json .sha "$FEAT" 'its sha'
 expect_json .commit.message $'feature work\n\nwith a body' 'the message, without the trailing newline'
 expect_json '.commit.author | "\(.name) <\(.email)>"' 'Ada Reviewer <ada@example.com>' 'the author'
@@ -183,6 +186,7 @@ expect_status 204 'clean-up: latin deleted'
 # --- compare ------------------------------------------------------------------------------
 api GET "$API/compare/main...feature" '' "$OT"
 expect_status 200 'GET compare/main...feature: 200'
+expect_schema review.compare 200
 expect_json '"\(.status) \(.ahead_by) \(.behind_by)"' 'diverged 1 1' 'diverged, ahead 1, behind 1'
 expect_json .merge_base_commit.sha "$BASE" 'merge_base_commit'
 expect_json '[.commits[].sha] | join(",")' "$FEAT" "the commits head has"
@@ -273,6 +277,7 @@ M1=$(eph_branch agent/m1 m1.txt one)
 M2=$(eph_branch agent/m2 m2.txt two)
 merge integ agent/m1
 expect_status 201 'merging agent/m1 into integ: 201'
+expect_schema merge 201
 expect_keys . 'commit,fast_forward,sha' '{sha, fast_forward, commit}'
 expect_json '"\(.sha) \(.fast_forward)"' "$M1 true" 'a fast-forward to the agent commit'
 expect_json .commit.message agent/m1 "the message of the commit it moved to, without git's newline"
@@ -300,6 +305,7 @@ I2=$(bare_ref refs/heads/integ2)
 eph_branch agent/c1 f.txt 'line1 A' >/dev/null
 merge integ2 agent/c1
 expect_body '{"message":"merge conflict","files":["f.txt"]}' 'a conflict: 409 with the conflicting paths'
+expect_schema merge 409
 expect_status 409 'and its status is 409'
 check_eq 'and nothing changed' "$I2" "$(bare_ref refs/heads/integ2)"
 # agents and the default branch

@@ -34,6 +34,7 @@ SB=/api/v3/repos/$R/diffinery/sandboxes
 # --- create ----------------------------------------------------------------------------
 api POST "$SB" '{}' "$OT"
 expect_status 201 'create on the default branch: 201'
+expect_schema sandbox.create 201
 expect_keys . 'created_at,egress,id,image,isolation,ref,state' '{id, ref, state, image, egress, isolation, created_at}'
 expect_json .isolation container 'isolation: container, the default'
 expect_json .ref main 'ref defaults to the default branch'
@@ -42,6 +43,7 @@ expect_json_match .id '^sb_[0-9a-f]{24}$' 'an opaque id'
 ID=$(_json .id)
 check 'its container runs, labelled with the sandbox' [ -n "$(docker ps -q --filter "label=sandboxd.sandbox=$(owner_label_of "$ID")")" ]
 check 'the clone finishes' wait_until 60 clone_state "$ID" done
+expect_schema sandbox.get 200
 expect_keys . 'clone,commit,created_at,egress,end_reason,id,idle_stop_at,image,isolation,last_used_at,ref,resources,saved_ref,state' 'GET shape (SPEC §4)'
 expect_json .isolation container 'GET echoes its isolation'
 expect_json '[.end_reason, .saved_ref] | map(tostring) | join("|")' 'null|null' 'a live sandbox: end_reason and saved_ref null'
@@ -61,6 +63,7 @@ check_eq 'the remote URL holds no credential' "http://sandboxd.internal:${SANDBO
 # own environment cannot name it; every exec's does).
 api POST "$SB/$ID/exec" '{"cmd":"env"}' "$OT"
 BOX_ENV=$(_json .stdout)
+expect_schema sandbox.exec 200
 check 'the environment is readable' grep -q "^SANDBOX_ID=$ID\$" <<<"$BOX_ENV"
 check 'and holds no token' eval '! grep -q dst_ <<<"$BOX_ENV"'
 api POST "$SB/$ID/exec" '{"cmd":"id -u"}' "$OT"
@@ -141,12 +144,14 @@ XT=$LAST_TOKEN
 api PUT "/api/v3/repos/$R/collaborators/$OTHER" '{"role":"write"}' "$OT"
 api GET "$SB/$ID" "" "$XT"
 expect_error 403 'not your sandbox' "another user's sandbox: 403"
+expect_schema sandbox.get 403
 api POST "$SB/$ID/close" "" "$XT"
 expect_error 403 'not your sandbox' "closing another user's sandbox: 403"
 api GET "$SB" "" "$XT"
 expect_json 'length' 0 "a collaborator lists only their own sandboxes"
 api GET "$SB" "" "$OT"
 expect_json 'length' 6 'the owner (admin) lists every sandbox of the repository (the clone modes'"'"' three, closed, too)'
+expect_schema sandbox.list 200
 api GET "$SB/sb_000000000000000000000000" "" "$OT"
 expect_error 404 'sandbox not found' 'an unknown sandbox: 404'
 api POST "$SB" '{}' "$XT"

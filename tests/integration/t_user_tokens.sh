@@ -17,6 +17,7 @@ OTHER=$LAST_TOKEN
 api POST /api/v3/user/tokens '{"scope":"read","note":"ci reader"}' "$W"
 expect_status 201 'POST /user/tokens {scope: read}: 201'
 expect_keys . "$TOKEN_KEYS" 'token shape {id, token, scope, expires_at}'
+expect_schema token.create 201
 expect_json '.id | type' string 'id is a string'
 expect_json_match .id '^[0-9]+$' 'id is a string of digits'
 expect_json_match .token '^dfy_[0-9A-Za-z]{42}$' 'token is dfy_ + 36 + 6 base62 chars'
