@@ -8,29 +8,38 @@
 #include "sandboxd/api/openapi.h"
 #include "sandboxd/common/banned.h"
 
-/* If-None-Match: "*", or a list of tags of which one is ours (W/ counts: a weak comparison,
- * as RFC 9110 asks for If-None-Match). */
-static int not_modified(const char *inm)
+int openapi_etag_listed(const char *list, const char *etag)
 {
-	size_t n = strlen(openapi_etag);
+	size_t n = strlen(etag);
+	const char *p = list;
 
-	if (!inm)
+	if (!list)
 		return 0;
-	if (strcmp(inm, "*") == 0)
-		return 1;
-	for (const char *p = inm; (p = strstr(p, openapi_etag)) != NULL; p += n) {
-		const char *end = p + n;
+	for (;;) {
+		const char *start, *end;
 
-		if (*end == 0 || *end == ',' || *end == ' ' || *end == '\t')
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (!*p)
+			return 0;
+		for (start = p; *p && *p != ','; p++)
+			;
+		for (end = p; end > start && (end[-1] == ' ' || end[-1] == '\t'); end--)
+			;
+		if (end - start == 1 && *start == '*')
+			return 1;
+		/* W/ counts: If-None-Match compares weakly (RFC 9110 13.1.2). */
+		if (end - start > 2 && start[0] == 'W' && start[1] == '/')
+			start += 2;
+		if ((size_t)(end - start) == n && memcmp(start, etag, n) == 0)
 			return 1;
 	}
-	return 0;
 }
 
 int api_openapi(struct req *r, struct err *e)
 {
 	http_header(r, "ETag", openapi_etag);
-	if (not_modified(http_param(r, "HTTP_IF_NONE_MATCH"))) {
+	if (openapi_etag_listed(http_param(r, "HTTP_IF_NONE_MATCH"), openapi_etag)) {
 		http_empty(r, 304);
 		return 0;
 	}
