@@ -26,6 +26,9 @@ export SANDBOXD_WORKERS=4 SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1} SANDBOXD_P
 export SANDBOXD_MAX_SANDBOXES=20 SANDBOXD_SANDBOX_MEMORY_MB=256
 # The service's own rate limit would refuse a burst of hundreds of execs (nginx's 429).
 export SANDBOXD_RATE_LIMIT=10000r/s SANDBOXD_RATE_BURST=10000
+# Nor may the caps on running execs (16 a sandbox, 64 an account by default): 20 a sandbox
+# and HELD in all run here, on purpose.
+export SANDBOXD_EXECS_PER_SANDBOX=1024 SANDBOXD_EXECS_PER_ACCOUNT=65536
 echo "bench: starting a throwaway stack in $VAR" >&2
 bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
 . "$VAR/local.env"
