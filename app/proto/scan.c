@@ -468,7 +468,7 @@ const char *scan_window(const unsigned char *d, size_t n, size_t from, size_t to
 	return r ? families[r->family] : NULL;
 }
 
-static size_t count_lines(const unsigned char *d, size_t n)
+size_t scan_lines(const unsigned char *d, size_t n)
 {
 	const unsigned char *p = d, *end = d + n;
 	size_t lines = 0;
@@ -524,10 +524,10 @@ static const struct rule *scan_utf16(const unsigned char *d, size_t n, int kind,
 		}
 		keep = u + m == units ? m : m - SCAN_LOOKAHEAD;
 		if ((r = scan_span(buf, m, 0, keep, &at))) {
-			*line = lines + count_lines(buf, at);
+			*line = lines + scan_lines(buf, at);
 			return r;
 		}
-		lines += count_lines(buf, keep);
+		lines += scan_lines(buf, keep);
 		u += keep;
 	}
 	return NULL;
@@ -549,7 +549,7 @@ int scan_buffer(const unsigned char *data, size_t n, struct scan_hit *hit)
 		init();
 	/* Every byte, binary or not: every rule is certain enough for binary files too. */
 	if ((r = scan_span(data, n, 0, n, &at)))
-		line = 1 + count_lines(data, at);
+		line = 1 + scan_lines(data, at);
 	else if ((kind = scan_utf16_kind(data, n, &skip)))
 		r = scan_utf16(data + skip, n - skip, kind, &line);
 	if (!r)

@@ -3,18 +3,6 @@
 #include "sandboxd/proto/scanstream.h"
 #include "sandboxd/common/banned.h"
 
-static size_t count_lines(const unsigned char *d, size_t n)
-{
-	const unsigned char *p = d, *end = d + n;
-	size_t lines = 0;
-
-	while (p < end && (p = memchr(p, '\n', (size_t)(end - p)))) {
-		lines++;
-		p++;
-	}
-	return lines;
-}
-
 static void win_init(struct scanstream_win *w)
 {
 	w->len = w->from = w->lines = 0;
@@ -35,7 +23,7 @@ static int win_scan(struct scanstream_win *w, size_t to)
 	if (!rule)
 		return 0;
 	w->hit.rule = rule;
-	w->hit.line = w->lines + 1 + count_lines(w->buf, at);
+	w->hit.line = w->lines + 1 + scan_lines(w->buf, at);
 	return 1;
 }
 
@@ -59,7 +47,7 @@ static int win_feed(struct scanstream_win *w, size_t step, const unsigned char *
 			return 1;
 		/* Keep the lookahead and the one byte before it. */
 		drop = w->from - 1;
-		w->lines += count_lines(w->buf, drop);
+		w->lines += scan_lines(w->buf, drop);
 		memmove(w->buf, w->buf + drop, w->len - drop);
 		w->len -= drop;
 		w->from = 1;

@@ -65,6 +65,9 @@ const char *scan_window(const unsigned char *d, size_t n, size_t from, size_t to
 int scan_utf16_kind(const unsigned char *d, size_t n, size_t *skip)
 	__attribute__((warn_unused_result));
 
+/* The newlines in d[0..n): a hit's line is one more than those before it. */
+size_t scan_lines(const unsigned char *d, size_t n);
+
 /* The name of the i-th rule family (0-based), or NULL past the last: the strings that
  * scan_hit.rule points at. */
 const char *scan_rule_name(size_t i);
