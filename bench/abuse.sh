@@ -14,26 +14,11 @@ chmod 755 "$VAR"
 DETACHED=${BENCH_ABUSE_DETACHED:-40}
 ATTACHED=${BENCH_ABUSE_ATTACHED:-64}
 SECS=${BENCH_SECONDS:-10}
-cleanup() {
-	jobs -p | xargs -r kill 2>/dev/null || true
-	SANDBOXD_VAR=$VAR bash "$ROOT/deploy/local-stack.sh" down >/dev/null 2>&1 || true
-	rm -rf -- "$VAR"
-}
-trap cleanup EXIT
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
-command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
-export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
-export SANDBOXD_WORKERS=4 SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1} SANDBOXD_POOL_SIZE=0
-export SANDBOXD_SANDBOX_MEMORY_MB=256
-# nginx's per-address rate limit would refuse the burst before sandboxd sees it (every
-# client here is 127.0.0.1): what is measured is sandboxd's own caps.
-export SANDBOXD_RATE_LIMIT=10000r/s SANDBOXD_RATE_BURST=10000
-echo "bench: starting a throwaway stack in $VAR" >&2
-bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
-. "$VAR/local.env"
+trap bench_cleanup EXIT
+stack_of_four
 CTL=("$ROOT/${SANDBOXD_BUILD:-build}/sandboxctl")
-sqlb() { psql "$SANDBOXD_DATABASE_URL" -Atc "$1"; }
 
 # repo_with_sandboxes TOKEN OWNER N: a private repository of OWNER with one commit and N
 # sandboxes on it, their clones done; prints "route id…".
@@ -61,21 +46,8 @@ M="Authorization: Bearer $M_TOKEN"
 read -r VSB VID <<<"$(repo_with_sandboxes "$SANDBOXD_TOKEN" admin 1)"
 read -r MSB M1 M2 <<<"$(repo_with_sandboxes "$M_TOKEN" mallory 2)"
 
-to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /[0-9]s$/) n *= 1000; printf "%.2f", n }'; }
-# user_latency: "p50 p99 answered timeouts" of the other account's GET /api/v3/user, 4
-# clients, SECS seconds (wrk's timeout 2 s: a request not answered by then is counted apart,
-# not in the percentiles, so a stack that answers nothing cannot look fast).
-user_latency() {
-	local out n t
-	out=$(wrk -t2 -c4 -d"${SECS}s" --timeout 2s --latency -H "$V" "$SANDBOXD_URL/api/v3/user")
-	if grep -q 'Non-2xx' <<<"$out"; then echo "bench: non-2xx answers: $out" >&2; exit 1; fi
-	n=$(awk '$2 == "requests" && $3 == "in" {print $1}' <<<"$out")
-	t=$(sed -n 's/.*timeout \([0-9]*\).*/\1/p' <<<"$out")
-	echo "$(to_ms "$(awk '$1 == "50%" {print $2}' <<<"$out")") $(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")") ${n:-0} ${t:-0}"
-}
-
 wrk -t1 -c4 -d2s -H "$V" "$SANDBOXD_URL/api/v3/user" >/dev/null
-read -r q50 q99 qn qt <<<"$(user_latency)"
+read -r q50 q99 qn qt <<<"$(user_latency "$V")"
 
 # The abuse: detached sleeps, one agent stopped, then a burst of attached execs.
 mkdir -p "$VAR/abuse"
@@ -105,7 +77,7 @@ sleep 1
   done
   echo "$ok $all" >"$VAR/victim" ) &
 VICTIM=$!
-read -r a50 a99 an at <<<"$(user_latency)"
+read -r a50 a99 an at <<<"$(user_latency "$V")"
 wait "$VICTIM"
 wait 2>/dev/null || true
 read -r vok vall <"$VAR/victim"

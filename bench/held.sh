@@ -12,28 +12,15 @@ chmod 755 "$VAR"
 HELD=${BENCH_HELD:-200}
 SLEEP=${BENCH_HELD_SLEEP:-20}
 SECS=${BENCH_SECONDS:-10}
-cleanup() {
-	jobs -p | xargs -r kill 2>/dev/null || true
-	SANDBOXD_VAR=$VAR bash "$ROOT/deploy/local-stack.sh" down >/dev/null 2>&1 || true
-	rm -rf -- "$VAR"
-}
-trap cleanup EXIT
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
-command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
-export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
-export SANDBOXD_WORKERS=4 SANDBOXD_SKIP_DEPS=${SANDBOXD_SKIP_DEPS:-1} SANDBOXD_POOL_SIZE=0
-export SANDBOXD_MAX_SANDBOXES=20 SANDBOXD_SANDBOX_MEMORY_MB=256
-# The service's own rate limit would refuse a burst of hundreds of execs (nginx's 429).
-export SANDBOXD_RATE_LIMIT=10000r/s SANDBOXD_RATE_BURST=10000
-# Nor may the caps on running execs (16 a sandbox, 64 an account by default): 20 a sandbox
-# and HELD in all run here, on purpose.
+trap bench_cleanup EXIT
+export SANDBOXD_MAX_SANDBOXES=20
+# The caps on running execs (16 a sandbox, 64 an account by default) would refuse what runs
+# here on purpose: 20 a sandbox and HELD in all.
 export SANDBOXD_EXECS_PER_SANDBOX=1024 SANDBOXD_EXECS_PER_ACCOUNT=65536
-echo "bench: starting a throwaway stack in $VAR" >&2
-bash "$ROOT/deploy/local-stack.sh" up >"$VAR/up.log" 2>&1 || { tail -30 "$VAR/up.log"; exit 1; }
-. "$VAR/local.env"
+stack_of_four
 A="Authorization: Bearer $SANDBOXD_TOKEN"
-sqlb() { psql "$SANDBOXD_DATABASE_URL" -Atc "$1"; }
 
 curl -sf -H "$A" -d '{"name":"held","visibility":"private"}' "$SANDBOXD_URL/api/v3/user/repos" >/dev/null
 W=$VAR/src
@@ -51,17 +38,10 @@ for _ in $(seq 10); do
 	IDS+=("$id")
 done
 
-to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /[0-9]s$/) n *= 1000; printf "%.2f", n }'; }
-user_latency() { # "p50 p99" of GET /api/v3/user, 4 clients, SECS seconds
-	local out
-	out=$(wrk -t2 -c4 -d"${SECS}s" --latency -H "$A" "$SANDBOXD_URL/api/v3/user")
-	if grep -q 'Non-2xx' <<<"$out"; then echo "bench: non-2xx answers: $out" >&2; exit 1; fi
-	echo "$(to_ms "$(awk '$1 == "50%" {print $2}' <<<"$out")") $(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")"
-}
 holder_anon() { awk '/^RssAnon/ {print $2}' "/proc/$(pgrep -x -P "$(cat "$SANDBOXD_PID_FILE")" sandboxd-holder)/status"; }
 
 wrk -t1 -c4 -d2s -H "$A" "$SANDBOXD_URL/api/v3/user" >/dev/null
-read -r b50 b99 <<<"$(user_latency)"
+read -r b50 b99 _ _ <<<"$(user_latency "$A")"
 echo
 echo "GET /api/v3/user, 4 workers, 4 clients, ${SECS}s, $(nproc) cores"
 printf '%-44s %9s %9s\n' "while" "p50 ms" "p99 ms"
@@ -87,7 +67,7 @@ round() { # NAME ACCEPT
 		c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$SANDBOXD_URL/healthz") || c=000
 		echo "$c"; sleep 1
 	done ) >"$dir/healthz" &
-	read -r d50 d99 <<<"$(user_latency)"
+	read -r d50 d99 _ _ <<<"$(user_latency "$A")"
 	wait 2>/dev/null || true
 	hz=$(grep -c '^200$' "$dir/healthz" || true)
 	hzbad=$(grep -vc '^200$' "$dir/healthz" || true)
@@ -114,7 +94,7 @@ clone_round() {
 	gw=$(pgrep -x -P "$(cat "$SANDBOXD_PID_FILE")" sandboxd-git | tr '\n' ' ')
 	# shellcheck disable=SC2086
 	kill -STOP $gw
-	trap 'kill -CONT '"$gw"' 2>/dev/null; cleanup' EXIT
+	trap 'kill -CONT '"$gw"' 2>/dev/null; bench_cleanup' EXIT
 	for _ in $(seq 4); do cids+=("$(curl -sf -H "$A" -d '{}' "$SB" | jq -r .id)"); done
 	for ((i = 0; i < 20; i++)); do
 		curl -sS -o "$dir/$i.body" -w '%{http_code}' --max-time 240 -H "$A" \
@@ -125,7 +105,7 @@ clone_round() {
 		sleep 0.1
 	done
 	held_now=$(sqlb "select count(*) from held_execs where holder is not null")
-	read -r d50 d99 <<<"$(user_latency)"
+	read -r d50 d99 _ _ <<<"$(user_latency "$A")"
 	# shellcheck disable=SC2086
 	kill -CONT $gw
 	wait 2>/dev/null || true

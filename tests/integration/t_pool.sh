@@ -39,8 +39,9 @@ while read -r wid cid; do
 	check_eq 'and with this engine' "$INST" "$(docker inspect -f '{{index .Config.Labels "sandboxd.instance"}}' "$cid")"
 	check_eq 'no repository in it yet' "" "$(docker exec "$cid" sh -c 'ls -A /workspace/repo 2>/dev/null')"
 	check_eq 'no parameters, no token in it' "" "$(docker exec "$cid" sh -c 'ls /tmp/.sandboxd 2>/dev/null; env | grep -o "dst_[A-Za-z0-9]*"')"
-	check_eq 'its first process is clone.sh, waiting' sandboxd-clone \
-		"$(docker exec "$cid" sh -c "tr '\\0' '\\n' </proc/1/cmdline | tail -n 1")"
+	# clone.sh's arguments: the bounds on the clone and on its LFS pull (the defaults).
+	check_eq 'its first process is clone.sh, waiting, with its bounds' 'sandboxd-clone 1800 600' \
+		"$(docker exec "$cid" sh -c "tr '\\0' '\\n' </proc/1/cmdline | tail -n 3 | paste -sd ' '")"
 	# Its agent runs already, on a key of its own in the row (025), at the engine's address.
 	key=$(sql "select agent_key from warm_containers where id = '$wid'")
 	check_cond 'its agent runs already, with a key of its own in its row' \
