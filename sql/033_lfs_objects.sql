@@ -13,6 +13,7 @@ CREATE TABLE lfs_objects (
 );
 CREATE INDEX lfs_objects_uploaded ON lfs_objects (uploaded_at);
 COMMENT ON TABLE lfs_objects IS 'LFS objects stored in a repository''s folder (lfs/objects/<oid>): the sizes the quotas sum (SANDBOXD_LFS_REPO_QUOTA_MB, SANDBOXD_LFS_ACCOUNT_QUOTA_MB on the owner''s repositories) and what the reaper collects';
+COMMENT ON COLUMN lfs_objects.repository_id IS 'the repository that stores it (its row goes with the repository)';
 COMMENT ON COLUMN lfs_objects.oid IS 'its SHA-256, 64 lower-case hex digits';
 COMMENT ON COLUMN lfs_objects.size IS 'its bytes';
 COMMENT ON COLUMN lfs_objects.uploaded_at IS 'when its upload landed (again, for a second upload of the same object)';
