@@ -5,7 +5,7 @@
 # `sleep 20` at once across both, with one sandbox's agent stopped (SIGSTOP, from inside);
 # meanwhile wrk measures the other account's GET /api/v3/user (4 clients, BENCH_SECONDS,
 # default 10 s) beside the same measure with nothing running, and the other account runs
-# `true` one exec after another. Prints the figures, the goal (p99 <= 50 ms), how the
+# `true` one exec after another (after the GETs). Prints the figures, the goal (p99 <= 50 ms), how the
 # abuser's calls were answered and the audit rows' backends (never `docker` with the agent).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -68,19 +68,17 @@ for ((i = 0; i < ATTACHED; i++)); do
 	n=$((n + 1))
 done
 sleep 1
-# The other account meanwhile: its execs one after another, and its GETs.
-( ok=0 all=0
-  end=$((SECONDS + SECS))
-  while ((SECONDS < end)); do
-	c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 30 -H "$V" -d '{"cmd":"true"}' "$VSB/$VID/exec") || c=000
-	all=$((all + 1)); [ "$c" = 200 ] && ok=$((ok + 1))
-  done
-  echo "$ok $all" >"$VAR/victim" ) &
-VICTIM=$!
+# The other account meanwhile: its GETs (wrk), then its execs one after another (apart, so
+# that its own execs do not queue its GETs on the 4 workers: the baseline runs none).
 read -r a50 a99 an at <<<"$(user_latency "$V")"
-wait "$VICTIM"
+vok=0 vall=0
+end=$((SECONDS + SECS))
+while ((SECONDS < end)); do
+	c=$(curl -s -o /dev/null -w '%{http_code}' --max-time 30 -H "$V" -d '{"cmd":"true"}' "$VSB/$VID/exec") || c=000
+	vall=$((vall + 1))
+	[ "$c" = 200 ] && vok=$((vok + 1))
+done
 wait 2>/dev/null || true
-read -r vok vall <"$VAR/victim"
 
 echo
 echo "GET /api/v3/user of another account, 4 workers, 4 clients, ${SECS}s, $(nproc) cores"
