@@ -895,6 +895,24 @@ mk_repo() {
 	SB=/api/v3/repos/$R/diffinery/sandboxes
 }
 
+# lfs_repo NAME: the repository $O/NAME made (mk_repo: R, OT) and git-lfs set up for it:
+# HOSTPORT, URL (its URL with the owner's token), G (git with an author), a HOME of its own
+# with git-lfs installed; lfs_sha FILE, and object_file OID: where the service keeps it.
+lfs_repo() {
+	mk_repo "$O" "$1"
+	LFS_REPO=$1
+	HOSTPORT=${SANDBOXD_URL#http://}
+	URL="http://t:$OT@$HOSTPORT/$R.git"
+	G=(git -c user.name=t -c user.email=t@t -c lfs.locksverify=false)
+	export GIT_TERMINAL_PROMPT=0 GIT_LFS_SKIP_PUSH=0 HOME=$_T/home
+	mkdir -p "$HOME"
+	git lfs install --skip-repo >/dev/null
+}
+lfs_sha() { sha256sum "$1" | cut -d' ' -f1; }
+object_file() {
+	printf '%s/%s/%s.git/lfs/objects/%s/%s/%s' "$REPOS_DIR" "$O" "$LFS_REPO" "${1:0:2}" "${1:2:2}" "$1"
+}
+
 # mk_sandbox LOGIN NAME: mk_repo, and a sandbox on it (ID).
 mk_sandbox() {
 	mk_repo "$1" "$2"

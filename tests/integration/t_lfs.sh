@@ -9,17 +9,7 @@
 
 fails() { ! "$@"; }
 O="lfs$SFX"
-mk_repo "$O" media
-HOSTPORT=${SANDBOXD_URL#http://}
-URL="http://t:$OT@$HOSTPORT/$R.git"
-G=(git -c user.name=t -c user.email=t@t -c lfs.locksverify=false)
-export GIT_TERMINAL_PROMPT=0 GIT_LFS_SKIP_PUSH=0 HOME=$_T/home
-mkdir -p "$HOME"
-git lfs install --skip-repo >/dev/null
-lfs_sha() { sha256sum "$1" | cut -d' ' -f1; }
-object_file() { # OID: where the service keeps it
-	printf '%s/%s/media.git/lfs/objects/%s/%s/%s' "$REPOS_DIR" "$O" "${1:0:2}" "${1:2:2}" "$1"
-}
+lfs_repo media
 
 # --- a push stores the object; a clone smudges it ------------------------------------------------
 W2=$_T/w

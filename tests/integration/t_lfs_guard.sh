@@ -13,17 +13,7 @@
 
 fails() { ! "$@"; }
 O="lfg$SFX"
-mk_repo "$O" guarded
-HOSTPORT=${SANDBOXD_URL#http://}
-URL="http://t:$OT@$HOSTPORT/$R.git"
-G=(git -c user.name=t -c user.email=t@t -c lfs.locksverify=false)
-export GIT_TERMINAL_PROMPT=0 GIT_LFS_SKIP_PUSH=0 HOME=$_T/home
-mkdir -p "$HOME"
-git lfs install --skip-repo >/dev/null
-lfs_sha() { sha256sum "$1" | cut -d' ' -f1; }
-object_file() { # OID: where the service keeps it
-	printf '%s/%s/guarded.git/lfs/objects/%s/%s/%s' "$REPOS_DIR" "$O" "${1:0:2}" "${1:2:2}" "$1"
-}
+lfs_repo guarded
 put() { # OID FILE [TOKEN]: a basic-transfer upload; STATUS and BODY
 	STATUS=$(curl -s -o "$_T/put" -w '%{http_code}' -X PUT -H "Authorization: Bearer ${3:-$OT}" \
 		-H 'Content-Type: application/octet-stream' --data-binary "@$2" \
