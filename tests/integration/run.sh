@@ -787,6 +787,12 @@ summary() { # MISSING PASS…
 	n_fail=$(awk -F'\t' '$2 == "fail"' "$res" | wc -l)
 	n_skip=$(awk -F'\t' '$2 == "skip"' "$res" | wc -l)
 	printf '%s skipped\n' "$n_skip"
+	# The failed checks' names once more, at the very end: CI shows only the first and the
+	# last lines of this output, and the failures block above can fall between them.
+	if ((n_fail > 0)); then
+		echo "==== failed checks (pass, suite: check)"
+		awk -F'\t' '$2 == "fail" { print $1 " " $3 ": " $4 }' "$res" | head -n 12 | cut -c1-200
+	fi
 	if [[ ${IT_KEEP:-0} == 1 ]]; then
 		log "kept: $RUN"
 	elif ((n_fail > 0)); then
