@@ -48,7 +48,9 @@ int exec_slot_held(struct db *db, long long id, long long held_id, struct err *e
 /* Detached exec exec_id of sandbox_id has ended: its slot goes back. */
 void exec_slot_detached_ended(struct db *db, const char *sandbox_id, const char *exec_id);
 /* The slots of s's detached execs that have ended (asked of their backends, at most 64)
- * given back: a detached exec nobody read since it ended counts no more. Returns how many. */
+ * given back: a detached exec nobody read since it ended counts no more. Asks at most once
+ * per 5 s per sandbox in each worker (30 s after an ask that failed); returns how many
+ * went (0 also when this worker asked within that time). */
 int exec_slots_refresh(struct db *db, const struct sandbox *s, const char *network)
 	__attribute__((warn_unused_result));
 /* The reaper's part: slots past their expiry or of sandboxes no longer live. Returns how
