@@ -273,7 +273,7 @@ bench-rss: all
 # other suite also walks (creates, execs, files). Left to the normal build: the suites
 # about what the engine, the images, the firewall, nginx, the package tools and the
 # examples do, and the forge's plain CRUD, where our C only passes calls on.
-SANITIZE_SUITES := t_errors t_auth t_hostile_tokens t_giturl t_git t_git_pool t_push_protect t_slow_clients t_lfs t_lfs_guard t_audit \
+SANITIZE_SUITES := t_errors t_auth t_user_sandboxes t_hostile_tokens t_giturl t_git t_git_pool t_push_protect t_slow_clients t_lfs t_lfs_guard t_audit \
 		   t_mcp t_admin_page t_forge t_review t_secrets t_save_leaks t_isolation t_privilege \
 		   t_agent t_sandbox t_sandbox_exec t_exec_stream t_exec_detach t_exec_procs t_exec_caps \
 		   t_hostile_exec t_files_raw t_files_list t_docker t_gvisor t_holder t_parked t_load t_metrics \

@@ -1,6 +1,6 @@
 /* api_forge_lists.c: the forge's everyday lists, paginated as GitHub's are (per_page,
  * page, Link): an account's repositories, a repository's collaborators, the caller's
- * tokens (never a secret) and keys. */
+ * tokens (never a secret), keys and sandboxes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,8 @@
 #include "sandboxd/proto/forge_page.h"
 #include "sandboxd/lib/json.h"
 #include "sandboxd/forge/repo.h"
+#include "sandboxd/lib/query.h"
+#include "sandboxd/sandbox/sandbox.h"
 #include "sandboxd/common/banned.h"
 
 /* One row of a page, from its columns (the first is the page's column 1) into a new
@@ -25,10 +27,11 @@ typedef json_object *(*row_fn)(const struct req *r, const PGresult *res, int row
 	"WITH l AS (" inner ") SELECT (SELECT count(*) FROM l), p.* FROM (SELECT 1) one" \
 	" LEFT JOIN LATERAL (SELECT * FROM l ORDER BY " order " LIMIT $1 OFFSET $2) p ON true"
 
-/* The page that the query asks for of sql (PAGE_SQL, with one parameter a as $3): a JSON
- * array of row()'s objects, with GitHub's Link header. */
-static int page_answer(struct req *r, const char *sql, const char *a, row_fn row,
-		       struct err *e)
+/* The page that the query asks for of sql (PAGE_SQL, with one parameter a as $3, and a
+ * filter b as $4 unless NULL): a JSON array of row()'s objects, with GitHub's Link header,
+ * whose links keep the filter's query pairs (keep, NULL for none). */
+static int page_filtered(struct req *r, const char *sql, const char *a, const char *b,
+			 const char *keep, row_fn row, struct err *e)
 {
 	struct forge_page p;
 	char lim[24], off[24], link[1024];
@@ -43,7 +46,7 @@ static int page_answer(struct req *r, const char *sql, const char *a, row_fn row
 	base = pool_printf(r->pool, "%s%s", r->cfg->public_url, r->path);
 	if (!base || !(list = json_object_new_array()))
 		return err_set(e, ERR_NOMEM, "out of memory");
-	if (!(res = db_exec(r->db, e, &code, sql, 3, lim, off, a))) {
+	if (!(res = db_exec(r->db, e, &code, sql, b ? 4 : 3, lim, off, a, b))) {
 		json_object_put(list);
 		return code;
 	}
@@ -53,8 +56,8 @@ static int page_answer(struct req *r, const char *sql, const char *a, row_fn row
 		else
 			rc = err_set(e, ERR_FAIL, "a row of %s does not fit its fields", r->path);
 	}
-	if (!rc && (rc = forge_page_link(&p, strtoll(db_val(res, 0, 0), NULL, 10), base, link,
-					 sizeof(link))))
+	if (!rc && (rc = forge_page_link_keep(&p, strtoll(db_val(res, 0, 0), NULL, 10), base,
+					      keep, link, sizeof(link))))
 		rc = err_set(e, ERR_FAIL, "the Link header of %s does not fit", r->path);
 	PQclear(res);
 	if (rc) {
@@ -65,6 +68,12 @@ static int page_answer(struct req *r, const char *sql, const char *a, row_fn row
 		http_header(r, "Link", link);
 	http_json(r, 200, list);
 	return 0;
+}
+
+static int page_answer(struct req *r, const char *sql, const char *a, row_fn row,
+		       struct err *e)
+{
+	return page_filtered(r, sql, a, NULL, NULL, row, e);
 }
 
 /* Lists that show an account's own things: job tokens serve one repository only. */
@@ -211,4 +220,46 @@ int api_user_keys_list(struct req *r, struct err *e)
 		"SELECT kid, public_pem, rfc3339(created_at) AS created, created_at AS k"
 		"  FROM account_keys WHERE account_id = $3::bigint AND revoked_at IS NULL",
 		"k, kid"), r->caller.account_id, key_row, e);
+}
+
+/* A sandbox of the caller (id, repository_id, "owner/name" from column 1): the scoped
+ * GET's object (sandbox_json), plus its repository. NULL when it went meanwhile. */
+static json_object *sandbox_row(const struct req *r, const PGresult *res, int i)
+{
+	struct err e = { .msg = "" };
+	struct sandbox s;
+	json_object *o;
+
+	if (sandbox_load(r->db, db_val(res, i, 2), db_val(res, i, 1), &s, &e) ||
+	    !(o = sandbox_json(&s)))
+		return NULL;
+	json_add_str(o, "repository", db_val(res, i, 3));
+	return o;
+}
+
+/* The states a sandbox row may hold (sql/004_sandboxes.sql's CHECK). */
+static const char *const sandbox_states[] = { "starting", "ready", "closed", "stopped",
+					      "failed", NULL };
+
+/* GET /api/v3/user/sandboxes?state=: the caller's own sandboxes on every repository,
+ * newest first (the id breaks ties, so that pages do not overlap); state, when given, one
+ * of the five (422 otherwise). */
+int api_user_sandboxes_list(struct req *r, struct err *e)
+{
+	char state[16];
+	int found = query_param(r->query, "state", state, sizeof(state)), known = 0;
+
+	for (size_t k = 0; found > 0 && sandbox_states[k]; k++)
+		known |= strcmp(state, sandbox_states[k]) == 0;
+	if (found < 0 || (found > 0 && state[0] && !known))
+		return err_http(e, 422, "query 'state' must be one of starting, ready, closed, "
+			       "stopped, failed");
+	return page_filtered(r, PAGE_SQL(
+		"SELECT s.id, s.repository_id, o.login || '/' || rp.name, s.created_at AS k,"
+		"       s.id AS kid"
+		"  FROM sandboxes s JOIN repositories rp ON rp.id = s.repository_id"
+		"  JOIN accounts o ON o.id = rp.owner_id"
+		" WHERE s.account_id = $3::bigint AND ($4::text = '' OR s.state = $4::text)",
+		"k DESC, kid DESC"), r->caller.account_id, state,
+		state[0] ? pool_printf(r->pool, "state=%s", state) : NULL, sandbox_row, e);
 }

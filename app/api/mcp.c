@@ -76,10 +76,17 @@ static const char *segment(struct pool *pool, const char *s)
 static int route_call(struct req *r, const struct mcp_tool *t, const struct mcp_call *c,
 		      struct err *e)
 {
-	const char *owner = segment(r->pool, c->owner), *repo = segment(r->pool, c->repo);
-	const char *id = c->sandbox_id ? segment(r->pool, c->sandbox_id) : NULL;
-	const char *path;
+	const char *owner, *repo, *id, *path;
 
+	/* A route of its own names no repository: nothing of the arguments goes in its path. */
+	if (t->route) {
+		if (router_match(r->routes, r->nroutes, t->method, t->route, &r->match))
+			return err_set(e, ERR_FAIL, "%s matches no route", t->route);
+		return 0;
+	}
+	owner = segment(r->pool, c->owner);
+	repo = segment(r->pool, c->repo);
+	id = c->sandbox_id ? segment(r->pool, c->sandbox_id) : NULL;
 	if (!owner || !repo || (c->sandbox_id && !id))
 		return err_set(e, ERR_NOMEM, "out of memory");
 	path = pool_printf(r->pool, "/api/v3/repos/%s/%s" API_SANDBOXES "%s%s%s", owner, repo,
@@ -136,7 +143,11 @@ static json_object *tool_call(struct req *r, const struct mcp_msg *m, int in_bat
 		r->batch = tail;
 	}
 	r->no_relay = in_batch;
+	/* The call's own query (sandbox_list's), in place of POST /mcp's, for this call only. */
+	const char *query = r->query;
+	r->query = c.query;
 	request_call(r, r->match.route);
+	r->query = query;
 	if (r->handed || r->relay_out)
 		return NULL;
 	return mcp_result(m->id, mcp_tool_result(t, r->status, r->out.data, r->out.len, r->error));

@@ -1,6 +1,7 @@
 /* routes.c: the REST route table. Order matters only between patterns that could match the
  * same path; none here do. Every route under …/diffinery/sandboxes carries ROUTE_SANDBOX
- * (test_router checks it), so that no call on a sandbox skips its scope check. */
+ * (test_router checks it), as do /api/v3/user/sandboxes and /api/v3/sandboxes/{id}, so that
+ * no call on a sandbox skips its scope check. */
 #include <string.h>
 #include "sandboxd/api/handlers.h"
 #include "sandboxd/api/preview.h"
@@ -66,6 +67,11 @@ const struct route api_routes[] = {
 	{ "POST", REPO SB, api_sandbox_create, "sandbox.create", ROUTE_JSON | ROUTE_SANDBOX, NULL },
 	{ "GET", REPO SB, api_sandbox_list, "sandbox.list", ROUTE_SANDBOX, NULL },
 	{ "GET", REPO SB "/{id}", api_sandbox_get, "sandbox.get", ROUTE_SANDBOX, NULL },
+	/* A client's view from an id alone (issue 33 item 5): the same checks and answer. */
+	{ "GET", "/api/v3/user/sandboxes", api_user_sandboxes_list, "sandbox.list_user",
+	  ROUTE_SANDBOX, NULL },
+	{ "GET", "/api/v3/sandboxes/{id}", api_sandbox_get_by_id, "sandbox.get_by_id",
+	  ROUTE_SANDBOX, NULL },
 	{ "POST", REPO SB "/{id}/close", api_sandbox_close, "sandbox.close",
 	  ROUTE_JSON | ROUTE_SANDBOX, NULL },
 	{ "POST", REPO SB "/{id}/exec", api_sandbox_exec, "sandbox.exec", ROUTE_JSON | ROUTE_SANDBOX, NULL },

@@ -1,4 +1,5 @@
-/* api_sandboxes.c: the sandbox routes under /api/v3/repos/{owner}/{repo}/diffinery/sandboxes. */
+/* api_sandboxes.c: the sandbox routes under /api/v3/repos/{owner}/{repo}/diffinery/sandboxes,
+ * and GET /api/v3/sandboxes/{id}, the same GET by id alone. */
 #include <stdio.h>
 #include <string.h>
 #include "sandboxd/http/auth_req.h"
@@ -252,17 +253,17 @@ int api_sandbox_create(struct req *r, struct err *e)
 	return 0;
 }
 
-int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live,
-		       struct err *e)
+/* api_sandbox_access for the sandbox id of owner/name, wherever the request names them. */
+static int access_at(struct req *r, const char *owner, const char *name, const char *id,
+		     struct repo *repo, struct sandbox *s, int live, struct err *e)
 {
 	int rc;
 
 	/* The write role, as creating one needs (SPEC §4 Use): a sandbox holds a credential
 	 * that can push. The route's ROUTE_SANDBOX flag has checked the token's scope. */
-	if ((rc = auth_repo(r, http_path_param(r, 0), http_path_param(r, 1), ROLE_WRITE, 1,
-			    repo, e)))
+	if ((rc = auth_repo(r, owner, name, ROLE_WRITE, 1, repo, e)))
 		return rc;
-	if ((rc = sandbox_load(r->db, repo->id, http_path_param(r, 2), s, e)))
+	if ((rc = sandbox_load(r->db, repo->id, id, s, e)))
 		return rc == ERR_NOTFOUND ? err_set(e, rc, "sandbox not found") : rc;
 	json_add_str(r->audit_details, "sandbox_id", s->id);
 	r->audit_sandbox = pool_strdup(r->pool, s->id);
@@ -281,23 +282,72 @@ int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int 
 	return 0;
 }
 
+int api_sandbox_access(struct req *r, struct repo *repo, struct sandbox *s, int live,
+		       struct err *e)
+{
+	return access_at(r, http_path_param(r, 0), http_path_param(r, 1), http_path_param(r, 2),
+			 repo, s, live, e);
+}
+
+/* The answer of a GET of s: made current first. repository ("owner/name") is added when
+ * the path did not name it. */
+static int get_answer(struct req *r, struct sandbox *s, const char *repository, struct err *e)
+{
+	json_object *o;
+
+	/* A pending clone is asked about (one short exec), so that the answer is current. */
+	if (strcmp(s->state, "ready") == 0 && strcmp(s->clone_state, "pending") == 0 &&
+	    sandbox_clone_wait(r->db, r->cfg, s, 0, NULL, NULL, e))
+		log_warn("clone state of %s: %s", s->id, e->msg);
+	/* Every call counts as activity. */
+	if (strcmp(s->state, "ready") == 0 && sandbox_touch(r->db, r->cfg->idle_timeout, s, e))
+		return ERR_DB;
+	if (!(o = sandbox_json(s)))
+		return err_set(e, ERR_NOMEM, "out of memory");
+	if (repository)
+		json_add_str(o, "repository", repository);
+	http_json(r, 200, o);
+	return 0;
+}
+
 int api_sandbox_get(struct req *r, struct err *e)
 {
 	struct repo repo;
 	struct sandbox s;
 	int rc;
 
-	if ((rc = api_sandbox_access(r, &repo, &s, 0, e)))
-		return rc;
-	/* A pending clone is asked about (one short exec), so that the answer is current. */
-	if (strcmp(s.state, "ready") == 0 && strcmp(s.clone_state, "pending") == 0 &&
-	    sandbox_clone_wait(r->db, r->cfg, &s, 0, NULL, NULL, e))
-		log_warn("clone state of %s: %s", s.id, e->msg);
-	/* Every call counts as activity. */
-	if (strcmp(s.state, "ready") == 0 && sandbox_touch(r->db, r->cfg->idle_timeout, &s, e))
-		return ERR_DB;
-	http_json(r, 200, sandbox_json(&s));
-	return 0;
+	return (rc = api_sandbox_access(r, &repo, &s, 0, e)) ? rc : get_answer(r, &s, NULL, e);
+}
+
+/* GET /api/v3/sandboxes/{id}: the scoped GET of the repository that holds it, plus its
+ * repository. One the caller cannot see is the scoped route's "sandbox not found", whether
+ * the id names no sandbox or one of a repository hidden from the caller: the answer says
+ * nothing of which (decision 0091). */
+int api_sandbox_get_by_id(struct req *r, struct err *e)
+{
+	char owner[256], name[256];
+	struct repo repo;
+	struct sandbox s;
+	PGresult *res;
+	int rc, code = 0, found;
+
+	res = db_exec(r->db, e, &code,
+		      "SELECT o.login, rp.name FROM sandboxes s"
+		      "  JOIN repositories rp ON rp.id = s.repository_id"
+		      "  JOIN accounts o ON o.id = rp.owner_id WHERE s.id = $1",
+		      1, http_path_param(r, 0));
+	if (!res)
+		return code;
+	found = PQntuples(res) == 1 &&
+		!str_copy(owner, sizeof(owner), db_val(res, 0, 0)) &&
+		!str_copy(name, sizeof(name), db_val(res, 0, 1));
+	PQclear(res);
+	if (!found)
+		return err_set(e, ERR_NOTFOUND, "sandbox not found");
+	rc = access_at(r, owner, name, http_path_param(r, 0), &repo, &s, 0, e);
+	if (rc == ERR_NOTFOUND)
+		return err_set(e, rc, "sandbox not found");
+	return rc ? rc : get_answer(r, &s, pool_printf(r->pool, "%s/%s", repo.owner, repo.name), e);
 }
 
 int api_sandbox_list(struct req *r, struct err *e)

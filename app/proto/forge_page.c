@@ -55,12 +55,13 @@ int64_t forge_page_offset(const struct forge_page *p)
 	return (p->page - 1) * p->per_page;
 }
 
-/* Appends one `<base?per_page=N&page=M>; rel="rel"` to out at *len. */
-static int rel(char *out, size_t n, size_t *len, const char *base, int64_t per_page,
-	       int64_t page, const char *name)
+/* Appends one `<base?keep&per_page=N&page=M>; rel="rel"` to out at *len. */
+static int rel(char *out, size_t n, size_t *len, const char *base, const char *keep,
+	       int64_t per_page, int64_t page, const char *name)
 {
-	int w = snprintf(out + *len, n - *len, "%s<%s?per_page=%lld&page=%lld>; rel=\"%s\"",
-			 *len ? ", " : "", base, (long long)per_page, (long long)page, name);
+	int w = snprintf(out + *len, n - *len, "%s<%s?%s%sper_page=%lld&page=%lld>; rel=\"%s\"",
+			 *len ? ", " : "", base, keep, keep[0] ? "&" : "", (long long)per_page,
+			 (long long)page, name);
 
 	if (w < 0 || (size_t)w >= n - *len)
 		return ERR_TOOBIG;
@@ -71,21 +72,29 @@ static int rel(char *out, size_t n, size_t *len, const char *base, int64_t per_p
 int forge_page_link(const struct forge_page *p, int64_t total, const char *base, char *out,
 		    size_t n)
 {
+	return forge_page_link_keep(p, total, base, NULL, out, n);
+}
+
+int forge_page_link_keep(const struct forge_page *p, int64_t total, const char *base,
+			 const char *keep, char *out, size_t n)
+{
 	int64_t last = total > 0 ? (total + p->per_page - 1) / p->per_page : 1;
 	size_t len = 0;
 	int rc = 0;
 
 	if (n == 0)
 		return ERR_TOOBIG;
+	if (!keep)
+		keep = "";
 	out[0] = 0;
 	if (p->page < last)
-		rc = rel(out, n, &len, base, p->per_page, p->page + 1, "next");
+		rc = rel(out, n, &len, base, keep, p->per_page, p->page + 1, "next");
 	if (!rc && p->page < last)
-		rc = rel(out, n, &len, base, p->per_page, last, "last");
+		rc = rel(out, n, &len, base, keep, p->per_page, last, "last");
 	if (!rc && p->page > 1)
-		rc = rel(out, n, &len, base, p->per_page, 1, "first");
+		rc = rel(out, n, &len, base, keep, p->per_page, 1, "first");
 	if (!rc && p->page > 1)
-		rc = rel(out, n, &len, base, p->per_page,
+		rc = rel(out, n, &len, base, keep, p->per_page,
 			 p->page - 1 < last ? p->page - 1 : last, "prev");
 	if (rc)
 		out[0] = 0;

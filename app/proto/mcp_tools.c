@@ -1,4 +1,4 @@
-/* mcp_tools.c: the seven sandbox tools: their schemas, the check of a call's arguments, its
+/* mcp_tools.c: the eight sandbox tools: their schemas, the check of a call's arguments, its
  * translation into the REST request that runs it, and the REST answer turned into a tool
  * result. The REST handlers do the work, so permissions, limits, masking and error texts
  * are the same on both doors. */
@@ -8,6 +8,7 @@
 #include <string.h>
 #include "sandboxd/lib/base64.h"
 #include "sandboxd/lib/json.h"
+#include "sandboxd/lib/query.h"
 #include "sandboxd/proto/mcp.h"
 #include "sandboxd/lib/utf8.h"
 #include "sandboxd/common/banned.h"
@@ -47,6 +48,12 @@ static const struct mcp_arg list_args[] = {
 static const struct mcp_arg preview_args[] = {
 	SANDBOX, { "port", ARG_INT, 1, 1, 65535 }, { "ttl_seconds", ARG_INT, 0, 1, 86400 },
 	{ NULL, 0, 0, 0, 0 } };
+
+/* GET /api/v3/user/sandboxes's query: REST checks state and names it; page and per_page
+ * as the forge's lists take them (forge_page.h). */
+static const struct mcp_arg sandboxes_args[] = {
+	{ "state", ARG_STRING, 0, 1, 16 }, { "page", ARG_INT, 0, 1, 100000 },
+	{ "per_page", ARG_INT, 0, 1, 100 }, { NULL, 0, 0, 0, 0 } };
 
 /* Schemas as JSON text: what clients (and the language models behind them) read. */
 #define S_OWNER "\"owner\":{\"type\":\"string\",\"description\":\"Owner of the repository (an account login).\"}"
@@ -167,14 +174,33 @@ static const char preview_schema[] = TOOL(
 	"},\"required\":[\"url\",\"previewId\",\"port\",\"expires_at\"",
 	"\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":true");
 
+static const char sandboxes_schema[] = TOOL(
+	"sandbox_list", "List your sandboxes",
+	"Lists the caller's sandboxes on every repository, newest first, per_page (1 to 100, "
+	"default 30) at a time: page 1, 2, … until a page holds fewer. Each is what the "
+	"sandbox's GET answers (id, ref, commit, state, clone, image, egress, resources, times, "
+	"end_reason) and its repository (owner/name), which the other tools take as owner and "
+	"repo. state keeps those in one state only.",
+	"\"state\":{\"type\":\"string\",\"enum\":[\"starting\",\"ready\",\"closed\","
+	"\"stopped\",\"failed\"],\"description\":\"Only the sandboxes in this state; ready is "
+	"one that runs.\"},\"page\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100000,"
+	"\"default\":1},\"per_page\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,"
+	"\"default\":30}",
+	"", "\"sandboxes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":"
+	"{\"id\":" STR ",\"repository\":" STR ",\"ref\":" STR ",\"state\":" STR
+	",\"created_at\":" STR "}}}},\"required\":[\"sandboxes\"",
+	"\"readOnlyHint\":true,\"openWorldHint\":false");
+
 static const struct mcp_tool tools[] = {
-	{ "sandbox_create", TOOL_CREATE, "POST", "", create_args, create_schema },
-	{ "sandbox_exec", TOOL_EXEC, "POST", "/exec", exec_args, exec_schema },
-	{ "sandbox_read_file", TOOL_READ, "POST", "/read", read_args, read_schema },
-	{ "sandbox_write_file", TOOL_WRITE, "POST", "/write", write_args, write_schema },
-	{ "sandbox_close", TOOL_CLOSE, "POST", "/close", close_args, close_schema },
-	{ "sandbox_list_files", TOOL_LIST_FILES, "POST", "/list", list_args, list_schema },
-	{ "sandbox_preview", TOOL_PREVIEW, "POST", "/previews", preview_args, preview_schema },
+	{ "sandbox_create", TOOL_CREATE, "POST", "", create_args, create_schema, NULL },
+	{ "sandbox_exec", TOOL_EXEC, "POST", "/exec", exec_args, exec_schema, NULL },
+	{ "sandbox_read_file", TOOL_READ, "POST", "/read", read_args, read_schema, NULL },
+	{ "sandbox_write_file", TOOL_WRITE, "POST", "/write", write_args, write_schema, NULL },
+	{ "sandbox_close", TOOL_CLOSE, "POST", "/close", close_args, close_schema, NULL },
+	{ "sandbox_list_files", TOOL_LIST_FILES, "POST", "/list", list_args, list_schema, NULL },
+	{ "sandbox_preview", TOOL_PREVIEW, "POST", "/previews", preview_args, preview_schema, NULL },
+	{ "sandbox_list", TOOL_LIST, "GET", "", sandboxes_args, sandboxes_schema,
+	  "/api/v3/user/sandboxes" },
 };
 #define NTOOLS (sizeof(tools) / sizeof(tools[0]))
 
@@ -366,6 +392,16 @@ int mcp_tool_request(const struct mcp_tool *t, json_object *args, struct mcp_cal
 		json_add_int(c->body, "port", int_arg(args, "port", 0));
 		json_add_int(c->body, "ttl", int_arg(args, "ttl_seconds", 3600));
 		break;
+	case TOOL_LIST: {
+		/* The state percent-encoded, so that it stays one value (REST names a bad one). */
+		const char *st = str_arg(args, "state");
+		char enc[16 * 3 + 1];
+
+		enc[st ? query_percent_encode(st, strlen(st), "0123456789ABCDEF", enc) : 0] = 0;
+		snprintf(c->query, sizeof(c->query), "state=%s&page=%lld&per_page=%lld", enc,
+			 (long long)int_arg(args, "page", 1), (long long)int_arg(args, "per_page", 30));
+		break;
+	}
 	}
 	return 0;
 }
@@ -438,6 +474,15 @@ json_object *mcp_tool_result(const struct mcp_tool *t, int status, const char *b
 		if (tok && len <= (size_t)INT32_MAX)
 			o = json_tokener_parse_ex(tok, body, (int)len);
 		json_tokener_free(tok);
+		/* The list is a JSON array: a tool's result is an object. */
+		if (t->id == TOOL_LIST && json_object_is_type(o, json_type_array)) {
+			json_object *wrap = json_object_new_object();
+			if (wrap)
+				json_object_object_add(wrap, "sandboxes", o);
+			else
+				json_object_put(o);
+			o = wrap;
+		}
 		if (!json_object_is_type(o, json_type_object) ||
 		    (t->id == TOOL_READ && read_result(o))) {
 			json_object_put(o);

@@ -158,7 +158,7 @@ expect_json '.[0].error.code' -32600 'initialize inside a batch: -32600'
 
 # --- tools/list --------------------------------------------------------------------------
 rpc '{"jsonrpc":"2.0","id":20,"method":"tools/list"}'
-expect_json '[.result.tools[].name] | sort | join(",")' 'sandbox_close,sandbox_create,sandbox_exec,sandbox_list_files,sandbox_preview,sandbox_read_file,sandbox_write_file' 'the seven tools'
+expect_json '[.result.tools[].name] | sort | join(",")' 'sandbox_close,sandbox_create,sandbox_exec,sandbox_list,sandbox_list_files,sandbox_preview,sandbox_read_file,sandbox_write_file' 'the eight tools'
 expect_json '.result.tools[] | select(.name == "sandbox_write_file") | .inputSchema.required | join(",")' 'owner,repo,sandbox_id,path,content' 'write_file requires path and content'
 
 # --- sandbox tokens stay out -------------------------------------------------------------

@@ -60,8 +60,8 @@ async function main() {
 
 	const { tools } = await client.listTools();
 	const names = tools.map((t) => t.name).sort();
-	check('lists the seven tools', JSON.stringify(names) === JSON.stringify(
-		['sandbox_close', 'sandbox_create', 'sandbox_exec', 'sandbox_list_files',
+	check('lists the eight tools', JSON.stringify(names) === JSON.stringify(
+		['sandbox_close', 'sandbox_create', 'sandbox_exec', 'sandbox_list', 'sandbox_list_files',
 		 'sandbox_preview', 'sandbox_read_file', 'sandbox_write_file']),
 	      names);
 	const exec = tools.find((t) => t.name === 'sandbox_exec');

@@ -69,7 +69,12 @@ static void test_link(void **state)
 	     "<http://h/api/v3/user/repos?per_page=2&page=1>; rel=\"first\", "
 	     "<http://h/api/v3/user/repos?per_page=2&page=3>; rel=\"prev\"");
 	struct forge_page p = { 2, 1 };
-	char small[16] = "junk";
+	char small[16] = "junk", kept[256];
+	/* A filtered list's links keep the filter, first. */
+	assert_int_equal(forge_page_link_keep(&(struct forge_page){ 1, 2 }, 2, "http://h/s",
+					      "state=closed", kept, sizeof(kept)), 0);
+	assert_string_equal(kept, "<http://h/s?state=closed&per_page=1&page=1>; rel=\"first\", "
+				  "<http://h/s?state=closed&per_page=1&page=1>; rel=\"prev\"");
 	assert_int_equal(forge_page_link(&p, 5, "http://h/x", small, sizeof(small)), ERR_TOOBIG);
 	assert_string_equal(small, "");
 	assert_int_equal(forge_page_offset(&(struct forge_page){ 30, 3 }), 60);

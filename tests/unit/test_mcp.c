@@ -157,7 +157,7 @@ static void test_tools_list(void **state)
 	(void)state;
 	assert_non_null(l);
 	assert_true(json_object_object_get_ex(l, "tools", &tools));
-	assert_int_equal(json_object_array_length(tools), 7);
+	assert_int_equal(json_object_array_length(tools), 8);
 	for (size_t i = 0; i < 7; i++) {
 		t = json_object_array_get_idx(tools, i);
 		assert_true(json_object_object_get_ex(t, "name", &v));

@@ -39,6 +39,12 @@ int api_user_keys_create(struct req *r, struct err *e) __attribute__((warn_unuse
 int api_sandbox_create(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_get(struct req *r, struct err *e) __attribute__((warn_unused_result));
+/* GET /api/v3/sandboxes/{id} (api_sandboxes.c): the same answer by id alone, plus its
+ * repository. */
+int api_sandbox_get_by_id(struct req *r, struct err *e) __attribute__((warn_unused_result));
+/* GET /api/v3/user/sandboxes (api_forge_lists.c): the caller's sandboxes on every
+ * repository, paginated as the forge's lists, filtered by ?state=. */
+int api_user_sandboxes_list(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_close(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_exec(struct req *r, struct err *e) __attribute__((warn_unused_result));
 int api_sandbox_read(struct req *r, struct err *e) __attribute__((warn_unused_result));

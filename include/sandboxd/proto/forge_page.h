@@ -31,5 +31,10 @@ int64_t forge_page_offset(const struct forge_page *p);
  * Returns 0, or ERR_TOOBIG when out (n bytes) cannot hold it (out is then ""). */
 int forge_page_link(const struct forge_page *p, int64_t total, const char *base, char *out,
 		    size_t n) __attribute__((warn_unused_result));
+/* The same for a filtered list: keep (NULL or "" for none), the filter's own query pairs
+ * ("state=closed", already encoded), goes first in every link, so that each page is of
+ * the same list. */
+int forge_page_link_keep(const struct forge_page *p, int64_t total, const char *base,
+			 const char *keep, char *out, size_t n) __attribute__((warn_unused_result));
 
 #endif

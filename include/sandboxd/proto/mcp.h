@@ -52,7 +52,8 @@ json_object *mcp_error(json_object *id, int code, const char *message);
 json_object *mcp_initialize_result(const char *version);
 
 /* The tools. */
-enum mcp_tool_id { TOOL_CREATE, TOOL_EXEC, TOOL_READ, TOOL_WRITE, TOOL_CLOSE, TOOL_PREVIEW, TOOL_LIST_FILES };
+enum mcp_tool_id { TOOL_CREATE, TOOL_EXEC, TOOL_READ, TOOL_WRITE, TOOL_CLOSE, TOOL_PREVIEW, TOOL_LIST_FILES,
+		   TOOL_LIST };
 
 struct mcp_tool {
 	const char *name;
@@ -63,12 +64,18 @@ struct mcp_tool {
 	const char *tail;
 	const struct mcp_arg *args;
 	const char *schema;       /* the tools/list entry, as JSON text */
+	/* A route of no repository (sandbox_list's /api/v3/user/sandboxes): its whole path,
+	 * and tail unused; NULL for the others. */
+	const char *route;
 };
 
 /* What a tool call becomes: the REST route's path parameters and JSON body. */
 struct mcp_call {
 	const char *owner, *repo, *sandbox_id; /* borrowed from the arguments */
 	json_object *body;                     /* owned by the caller */
+	/* The query string of a GET (sandbox_list's state, page, per_page), as a REST client
+	 * would send it; "" for the others. */
+	char query[128];
 };
 
 const struct mcp_tool *mcp_tool_find(const char *name);
