@@ -68,7 +68,7 @@ const struct route api_routes[] = {
 	{ "GET", REPO SB, api_sandbox_list, "sandbox.list", ROUTE_SANDBOX, NULL },
 	{ "GET", REPO SB "/{id}", api_sandbox_get, "sandbox.get", ROUTE_SANDBOX, NULL },
 	/* A client's view from an id alone (issue 33 item 5): the same checks and answer. */
-	{ "GET", "/api/v3/user/sandboxes", api_user_sandboxes_list, "sandbox.list_user",
+	{ "GET", "/api/v3/user/sandboxes", api_user_sandboxes_list, "sandbox.list_own",
 	  ROUTE_SANDBOX, NULL },
 	{ "GET", "/api/v3/sandboxes/{id}", api_sandbox_get_by_id, "sandbox.get_by_id",
 	  ROUTE_SANDBOX, NULL },
