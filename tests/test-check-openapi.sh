@@ -18,12 +18,12 @@ fail() { echo "FAIL - $1"; [ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/    
 if out=$($PY $CHECK 2>&1); then pass "the tree: $out"; else fail 'the tree passes' "$out"; fi
 
 # A route in a copy of the table, without its operation.
-sed 's|^\t{ "GET", "/api/v3/user", api_user_get, "user.get", 0, NULL },|&\n\t{ "GET", "/api/v3/user/sandboxes", api_user_get, "sandbox.list_mine", 0, NULL },|' \
+sed 's|^\t{ "GET", "/api/v3/user", api_user_get, "user.get", 0, NULL },|&\n\t{ "GET", "/api/v3/user/gadgets", api_user_get, "gadget.list", 0, NULL },|' \
 	app/api/routes.c >"$T/routes.c"
-grep -q 'sandbox.list_mine' "$T/routes.c" || fail 'the scratch table has the added route'
+grep -q 'gadget.list' "$T/routes.c" || fail 'the scratch table has the added route'
 if out=$($PY $CHECK --routes "$T/routes.c" 2>&1); then
 	fail 'a route missing from the document fails' "$out"
-elif grep -q 'route GET /api/v3/user/sandboxes (sandbox.list_mine) is missing from' <<<"$out"; then
+elif grep -q 'route GET /api/v3/user/gadgets (gadget.list) is missing from' <<<"$out"; then
 	pass 'a route missing from the document fails, named'
 else
 	fail 'a route missing from the document is named' "$out"
