@@ -182,7 +182,7 @@ check 'and no worker is busy with it' wait_until 5 no_busy
 check 'it still runs then (it sleeps 5 s)' held 1
 wait "$BG_PID" 2>/dev/null
 check_eq 'its answer: 200, the three answers in order, the exec'"'"'s with its stdout' \
-	'200 9|ten|11 0 7 batch-held' \
+	'200 9|ten|11 0 8 batch-held' \
 	"$(cat "$_T/batch.status") $(jq -r '(map(.id | tostring) | join("|")) + " " +
 		(.[0].result | length | tostring) + " " + (.[1].result.tools | length | tostring) + " " +
 		(.[2].result.structuredContent.stdout | rtrimstr("\n"))' "$_T/batch.body")"

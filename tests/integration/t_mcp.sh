@@ -146,7 +146,7 @@ done
 rpc '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"nope"}]' "$OT" 'MCP-Protocol-Version: 2025-03-26'
 expect_status 200 'a batch under 2025-03-26: 200'
 expect_json 'length' 3 'one answer per request, none for the notification'
-expect_json '.[1].result.tools | length' 7 'tools/list inside the batch'
+expect_json '.[1].result.tools | length' 8 'tools/list inside the batch'
 expect_json '.[2].error.code' -32601 'an error inside the batch stays in its answer'
 rpc '[{"jsonrpc":"2.0","id":1,"method":"ping"}]' "$OT" 'MCP-Protocol-Version: 2025-06-18'
 expect_status 400 'a batch under 2025-06-18: 400'
