@@ -347,7 +347,11 @@ int api_sandbox_get_by_id(struct req *r, struct err *e)
 	rc = access_at(r, owner, name, http_path_param(r, 0), &repo, &s, 0, e);
 	if (rc == ERR_NOTFOUND)
 		return err_set(e, rc, "sandbox not found");
-	return rc ? rc : get_answer(r, &s, pool_printf(r->pool, "%s/%s", repo.owner, repo.name), e);
+	if (rc)
+		return rc;
+	const char *full = pool_printf(r->pool, "%s/%s", repo.owner, repo.name);
+
+	return full ? get_answer(r, &s, full, e) : err_set(e, ERR_NOMEM, "out of memory");
 }
 
 int api_sandbox_list(struct req *r, struct err *e)
