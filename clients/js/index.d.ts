@@ -310,6 +310,8 @@ export class Sandbox {
   info: SandboxInfo;
   readonly files: Files;
   readonly previews: Previews;
+  /** E2B's names: commands.run (exec, or execDetached with {background: true}), list, kill. */
+  readonly commands: Commands;
 
   static create(opts: SandboxCreateOptions): Promise<Sandbox>;
   static connect(id: string, opts: SandboxConnectOptions): Promise<Sandbox>;
@@ -325,6 +327,16 @@ export class Sandbox {
   setIdleTimeout(seconds: number, o?: CallOptions): Promise<SandboxInfo>;
   keepalive(o?: CallOptions): Promise<void>;
   close(o?: CallOptions & { save?: boolean }): Promise<void>;
+  /** E2B's name for close. */
+  kill(o?: CallOptions & { save?: boolean }): Promise<void>;
+}
+
+export class Commands {
+  run(cmd: string, opts: ExecRunOptions & { background: true }): Promise<ExecHandle>;
+  run(cmd: string, opts?: ExecRunOptions & { background?: false }): Promise<ExecResult>;
+  list(o?: CallOptions): Promise<DetachedExecSummary[]>;
+  /** KILL at once (E2B's kill). */
+  kill(execId: string, o?: CallOptions): Promise<void>;
 }
 
 export class ExecHandle {

@@ -248,6 +248,7 @@ export class Sandbox {
 		this.base = `${repoPath(repo)}/diffinery/sandboxes/${encodeURIComponent(info.id)}`;
 		this.files = new Files(this);
 		this.previews = new Previews(this);
+		this.commands = new Commands(this);
 	}
 
 	/** POST …/sandboxes: a new sandbox on `repo` ("owner/name"); returns once it runs. */
@@ -371,11 +372,28 @@ export class Sandbox {
 	/** Counts as activity (204). */
 	keepalive(o = {}) { return this.client.request("POST", `${this.base}/keepalive`, o).then(() => {}); }
 
+	/** E2B's name for close. */
+	kill(o = {}) { return this.close(o); }
+
 	/** Stops and removes the container (204; again 204 when closed). {save: true} saves first. */
 	close(o = {}) {
 		const json = o.save ? { save: true } : undefined;
 		return this.client.request("POST", `${this.base}/close`, { signal: o.signal, json }).then(() => {});
 	}
+}
+
+/** E2B's names for the same calls, so that a script ports by changing its import. */
+export class Commands {
+	constructor(sandbox) { this.sandbox = sandbox; }
+
+	/** exec; {background: true}: execDetached (an ExecHandle). */
+	run(cmd, opts = {}) {
+		return opts.background ? this.sandbox.execDetached(cmd, opts) : this.sandbox.exec(cmd, opts);
+	}
+
+	list(o = {}) { return this.sandbox.listExecs(o); }
+
+	kill(execId, o = {}) { return this.sandbox.killExec(execId, "KILL", o); }
 }
 
 /** A detached exec: its output read by offset, so a lost connection loses nothing. */

@@ -17,6 +17,10 @@ async function usage(): Promise<void> {
     if (e.type === "stdout") console.log(e.data);
     else if (e.type === "result") console.log(e.result.exitCode);
   }
+  const viaE2b: ExecResult = await sbx.commands.run("ls", { cwd: "src" });
+  const bg = await sbx.commands.run("sleep 9", { background: true });
+  await sbx.commands.kill(bg.execId);
+  await sbx.commands.list();
   const h = await sbx.execDetached("sleep 1");
   const out = await h.wait({ intervalMs: 100 });
   const polled = await h.poll();
@@ -49,6 +53,6 @@ async function usage(): Promise<void> {
     }
     if (e instanceof SandboxdError) console.log(e.status, e.message, e.body);
   }
-  void [code, more, out, polled, execs, bytes, text, entries, up, stream, again, m, url];
+  void [viaE2b, code, more, out, polled, execs, bytes, text, entries, up, stream, again, m, url];
 }
 void usage;
