@@ -29,6 +29,8 @@
 #      create, create to the first exec (a clone), exec, git clone and npm ci inside.
 #  10. bench/abuse.sh: one account floods its execs (detached, attached, its agent stopped)
 #      while another works: the other's GET /api/v3/user beside it quiet, goal p99 <= 50 ms.
+#  11. bench/sdk_js.sh: the TypeScript SDK's exec beside a bare fetch of the same route, in
+#      one Node process: the SDK's overhead per exec, goal <= 1 ms.
 #
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
@@ -60,7 +62,7 @@ SAMPLES=$PLOT_DIR/samples.tsv
 : >"$SAMPLES"
 sample() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$SAMPLES"; }
 
-PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history held files gvisor abuse} "
+PARTS=" ${BENCH_PARTS:-user clones push sandboxes metrics history held files gvisor abuse sdk} "
 part() { [[ "$PARTS" == *" $1 "* ]]; }
 command -v wrk >/dev/null || { echo "bench: wrk is missing (apt-get install wrk)" >&2; exit 1; }
 export SANDBOXD_VAR=$VAR SANDBOXD_HTTP_PORT=$(free_port) SANDBOXD_PG_PORT=$(free_port)
@@ -636,6 +638,11 @@ fi
 # --- 10. one account's execs flood, another's calls answer (bench/abuse.sh: a stack of its own)
 if part abuse; then
 	bash "$ROOT/bench/abuse.sh"
+fi
+
+# --- 11. the TypeScript SDK's overhead per exec (bench/sdk_js.sh: a stack of one worker) ------
+if part sdk; then
+	bash "$ROOT/bench/sdk_js.sh"
 fi
 
 # --- the plot: every figure above with a raw baseline beside it ---------------------------

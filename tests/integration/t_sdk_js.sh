@@ -5,6 +5,7 @@
 # ships exactly index.js, index.d.ts, README.md and package.json; then `node --test` runs
 # clients/js/test/*.test.js as a user of its own with a repository of its own, and each node
 # test becomes one check here (test/reporter.mjs), so that a failure is named.
+# shellcheck disable=SC2034 # LAST_REQ is lib.sh's, rc is read by check_cond's condition
 . "$(dirname "$0")/lib.sh"
 
 JS=$ROOT/clients/js
