@@ -154,6 +154,11 @@ export class Client {
   readonly url: string;
   readonly token: string | null;
   retries: number;
+  /**
+   * On Node's own fetch: an Agent of its undici whose headers and body timeouts (300 s by
+   * default) are 62 min, so that an attached exec of up to 1 h gets its answer; else null.
+   */
+  readonly dispatcher: object | null;
 
   /** One call: the Response of a success, else a thrown SandboxdError (429/503 retried). */
   raw(method: string, path: string, opts?: RequestOptions): Promise<Response>;

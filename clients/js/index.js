@@ -8,6 +8,9 @@ const API = "/api/v3";
 const DEFAULT_RETRIES = 3; // 429/503 answers retried this many times (4 tries in all)
 const DEFAULT_RETRY_WAIT_MS = 1000; // when the answer has no Retry-After
 const MAX_RETRY_WAIT_MS = 60000; // a longer Retry-After is not waited for: the error goes up
+// An attached exec answers when its command ends: up to timeoutMs (at most 1 h) plus the
+// kill's 5 s, and a create up to 3 min. Node's fetch gives up on headers after 300 s.
+const HEADERS_TIMEOUT_MS = 3600000 + 120000;
 
 // ---- errors ------------------------------------------------------------------------------------
 
@@ -113,6 +116,27 @@ function retryAfterMs(headers, fallback) {
 	return Number.isNaN(at) ? fallback : Math.max(0, at - Date.now());
 }
 
+// Node's fetch is undici's, whose Agent gives up waiting for an answer's headers after
+// 300 s: a `make test` of 6 minutes would fail. Node does not export the class, but its
+// global dispatcher is one (registered under undici's own global symbol): an Agent of the
+// same class with a longer headers timeout goes in each call's `dispatcher`. Anything
+// else (another runtime, a fetch of the caller's) gets no dispatcher and its own defaults.
+let longAgent;
+function longDispatcher() {
+	if (longAgent !== undefined) return longAgent;
+	longAgent = null;
+	try {
+		const sym = Symbol.for("undici.globalDispatcher.1");
+		if (!globalThis[sym]) globalThis.fetch("data:,").catch(() => {}); // loads undici, sets it
+		const A = globalThis[sym]?.constructor;
+		if (typeof A === "function" && A.name === "Agent")
+			longAgent = new A({ headersTimeout: HEADERS_TIMEOUT_MS, bodyTimeout: HEADERS_TIMEOUT_MS });
+	} catch {
+		longAgent = null;
+	}
+	return longAgent;
+}
+
 function query(params) {
 	const q = new URLSearchParams();
 	for (const [k, v] of Object.entries(params ?? {}))
@@ -134,6 +158,7 @@ export class Client {
 		this.retryWaitMs = opts.retryWaitMs ?? DEFAULT_RETRY_WAIT_MS;
 		this.maxRetryWaitMs = opts.maxRetryWaitMs ?? MAX_RETRY_WAIT_MS;
 		this.fetch = opts.fetch ?? globalThis.fetch;
+		this.dispatcher = opts.fetch ? null : longDispatcher();
 	}
 
 	/**
@@ -152,6 +177,7 @@ export class Client {
 		headers.accept ??= "application/json";
 		const replayable = body === undefined || typeof body === "string" || body instanceof Uint8Array;
 		const init = { method, headers, body, signal: opts.signal };
+		if (this.dispatcher) init.dispatcher = this.dispatcher;
 		if (body !== undefined && !replayable) init.duplex = "half";
 		for (let attempt = 0; ; attempt++) {
 			const res = await this.fetch(this.url + path, init);

@@ -137,6 +137,16 @@ test("an aborted call rejects with the AbortSignal's reason", async () => {
 	await assert.rejects(client.getUser({ signal: ac.signal }), /stop here/);
 });
 
+test("on Node's fetch the client waits for an answer longer than undici's 300 s", async () => {
+	assert.equal(client.dispatcher?.constructor?.name, "Agent");
+	// undici keeps its options on a symbol of its own: read them back to see they hold.
+	const opts = Object.getOwnPropertySymbols(client.dispatcher)
+		.map((s) => client.dispatcher[s]).find((v) => v && typeof v === "object" && "headersTimeout" in v);
+	if (opts) assert.equal(opts.headersTimeout, 3720000);
+	assert.equal((await client.getUser()).login, OWNER, "calls go through it");
+	assert.equal(new Client({ url: URL, fetch: async () => new Response("{}") }).dispatcher, null);
+});
+
 // A server of the test's own that answers 503/429 first, to see the retries.
 async function flaky(answers) {
 	let calls = 0;

@@ -240,3 +240,13 @@ test("close: 204, again 204 (and kill, E2B's name); then a call is 410 sandbox i
 		return true;
 	});
 });
+
+test("close {save: true}: the unpushed work lands on the ephemeral branch sandbox/<id>", async () => {
+	const s = await Sandbox.create({ repo: REPO });
+	await s.files.write("saved.txt", "keep me\n");
+	await s.close({ save: true });
+	const c = await new Client().getCommit(REPO, `sandbox/${s.id}`, { namespace: "ephemeral" });
+	assert.ok(c.files.some((f) => f.filename === "saved.txt"), JSON.stringify(c.files));
+	const branches = await new Client().listBranches(REPO, { namespace: "ephemeral" });
+	assert.ok(branches.some((b) => b.name === `sandbox/${s.id}`));
+});
