@@ -318,6 +318,8 @@ export class Sandbox {
   /** E2B's names: commands.run (exec, or execDetached with {background: true}), list, kill. */
   readonly commands: Commands;
 
+  /** A handle on a known id without any call (connect checks the id first); `info` holds only the id until getInfo(). */
+  constructor(client: Client, repo: string, info: SandboxInfo | { id: string });
   static create(opts: SandboxCreateOptions): Promise<Sandbox>;
   static connect(id: string, opts: SandboxConnectOptions): Promise<Sandbox>;
   static list(opts: SandboxConnectOptions): Promise<SandboxInfo[]>;

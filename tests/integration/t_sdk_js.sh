@@ -60,6 +60,12 @@ fi
 O="sdkjs$SFX"
 mk_repo "$O" sdk
 AT_EXIT+=("ctl token revoke $LAST_TOKEN_ID; ctl account disable $O")
+# Another writer of the repository: someone else's sandbox is 403 "not your sandbox" to it.
+mk_user "sdkjs2$SFX" || exit 1
+OT2=$LAST_TOKEN
+AT_EXIT+=("ctl token revoke $LAST_TOKEN_ID; ctl account disable sdkjs2$SFX")
+api PUT "/api/v3/repos/$R/collaborators/sdkjs2$SFX" '{"role":"write"}' "$OT"
+expect_status 204 'a second user with the write role on the repository'
 # Whatever sandbox a test left behind (a failure before its after()) is closed at the end.
 close_left() {
 	local id
@@ -71,7 +77,7 @@ close_left() {
 AT_EXIT+=(close_left)
 
 LAST_REQ='node --test clients/js/test/'
-(cd "$JS" && SANDBOXD_URL=$SANDBOXD_URL SANDBOXD_TOKEN=$OT SDK_TEST_REPO=$R SDK_TEST_OWNER=$O \
+(cd "$JS" && SANDBOXD_URL=$SANDBOXD_URL SANDBOXD_TOKEN=$OT SDK_TEST_REPO=$R SDK_TEST_OWNER=$O SDK_TEST_OTHER_TOKEN=$OT2 \
 	node --test --test-timeout=180000 --test-reporter=./test/reporter.mjs test/*.test.js) \
 	>"$_T/node.out" 2>"$_T/node.err"
 rc=$?

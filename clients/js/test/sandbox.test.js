@@ -3,7 +3,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Sandbox, Client, SandboxdError, NotFoundError } from "../index.js";
-import { REPO, NO_SUCH_ID } from "./env.js";
+import { REPO, NO_SUCH_ID, OTHER_TOKEN } from "./env.js";
 
 let sbx;
 before(async () => { sbx = await Sandbox.create({ repo: REPO }); });
@@ -48,6 +48,33 @@ test("Sandbox.connect to an id that does not exist: NotFoundError 404", async ()
 		assert.equal(e.message, "sandbox not found");
 		return true;
 	});
+});
+
+test("Sandbox.connect as another writer of the repository: 403 not your sandbox", async () => {
+	// The same sandbox through the owner's own client first: the id is right.
+	assert.equal((await Sandbox.connect(sbx.id, { repo: REPO })).id, sbx.id);
+	await assert.rejects(Sandbox.connect(sbx.id, { repo: REPO, token: OTHER_TOKEN }), (e) => {
+		assert.ok(e instanceof SandboxdError);
+		assert.equal(e.status, 403);
+		assert.equal(e.message, "not your sandbox");
+		return true;
+	});
+});
+
+test("a sandbox call with a read-scoped token: 403 this needs a token with write scope", async () => {
+	const c = new Client();
+	const t = await c.createToken({ scope: "read", note: "sdk read" });
+	try {
+		const ro = new Sandbox(new Client({ token: t.token }), REPO, { id: sbx.id });
+		await assert.rejects(ro.exec("true"), (e) => {
+			assert.equal(e.status, 403);
+			assert.equal(e.message, "this needs a token with write scope");
+			return true;
+		});
+		assert.equal((await new Client({ token: t.token }).getRepo(REPO)).full_name, REPO, "it reads the repository");
+	} finally {
+		await c.revokeToken(t.id);
+	}
 });
 
 test("Sandbox.list and Client.listSandboxes: the sandbox is there", async () => {

@@ -9,6 +9,7 @@ async function usage(): Promise<void> {
   const ac = new AbortController();
   const sbx = await Sandbox.create({ repo: "acme/website", ref: "main", image: "minimal", signal: ac.signal });
   const id: string = sbx.id;
+  const state: string = sbx.info.state;
   const r: ExecResult = await sbx.exec("make test", { cwd: "src", env: { CI: "1" }, timeoutMs: 60_000, signal: ac.signal });
   const code: number = r.exitCode;
   const more = await sbx.exec("ls", { onStdout: (d: string) => process.stdout.write(d) });
@@ -40,6 +41,8 @@ async function usage(): Promise<void> {
   await sbx.close({ save: false });
   const again = await Sandbox.connect(id, { repo: "acme/website", url: "http://x", token: "t" });
   const client = new Client({ url: "http://x", token: "t", retries: 2 });
+  const handle = new Sandbox(client, "acme/website", { id });
+  await handle.keepalive();
   const m: MergeResult | null = await client.merge("acme/website", { base: "main", head: "work" });
   await client.compare("acme/website", "main", "work", { namespace: "ephemeral" });
   const tok = await client.createToken({ scope: "read" });
@@ -53,6 +56,6 @@ async function usage(): Promise<void> {
     }
     if (e instanceof SandboxdError) console.log(e.status, e.message, e.body);
   }
-  void [viaE2b, code, more, out, polled, execs, bytes, text, entries, up, stream, again, m, url];
+  void [state, viaE2b, code, more, out, polled, execs, bytes, text, entries, up, stream, again, m, url];
 }
 void usage;
