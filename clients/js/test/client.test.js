@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { Client, SandboxdError, AuthenticationError, NotFoundError, RateLimitError } from "../index.js";
+import { Client, Sandbox, SandboxdError, AuthenticationError, NotFoundError, RateLimitError } from "../index.js";
 import { URL, TOKEN, REPO, OWNER } from "./env.js";
 
 const client = new Client(); // SANDBOXD_URL and SANDBOXD_TOKEN from the environment
@@ -153,7 +153,7 @@ async function flaky(answers) {
 	const srv = createServer((req, res) => {
 		const a = answers[Math.min(calls++, answers.length - 1)];
 		res.writeHead(a.status, { "content-type": "application/json", ...(a.headers ?? {}) });
-		res.end(JSON.stringify(a.body));
+		res.end(typeof a.body === "string" ? a.body : JSON.stringify(a.body));
 	});
 	await new Promise((r) => srv.listen(0, "127.0.0.1", r));
 	return { url: `http://127.0.0.1:${srv.address().port}`, calls: () => calls, close: () => srv.close() };
@@ -195,6 +195,23 @@ test("a Retry-After longer than maxRetryWaitMs is not waited for", async () => {
 	try {
 		await assert.rejects(new Client({ url: s.url, token: "t" }).getUser(), (e) => e.status === 503 && e.message === "later");
 		assert.equal(s.calls(), 1);
+	} finally {
+		s.close();
+	}
+});
+
+test("a stream's {\"error\"} line after the start is thrown as a SandboxdError, after the output before it", async () => {
+	const s = await flaky([{ status: 200, headers: { "content-type": "application/x-ndjson" },
+		body: '{"stdout":"a\\n"}\n{"keepalive":true}\n{"error":"docker unavailable"}\n' }]);
+	try {
+		const sbx = new Sandbox(new Client({ url: s.url, token: "t" }), "o/r", { id: "x" });
+		const seen = [];
+		await assert.rejects(async () => { for await (const ev of sbx.execStream("true")) seen.push(ev); }, (e) => {
+			assert.ok(e instanceof SandboxdError);
+			assert.equal(e.message, "docker unavailable");
+			return true;
+		});
+		assert.deepEqual(seen, [{ type: "stdout", data: "a\n" }]);
 	} finally {
 		s.close();
 	}

@@ -157,6 +157,13 @@ test("execStream {lines: true}: whole lines, the last one without its newline to
 	assert.deepEqual(lines, ["l1", "l2", "partial", "end"]);
 });
 
+test("execStream {keepalive: true}: a keepalive event in 16 s of silence, then the output", async () => {
+	const types = [];
+	for await (const ev of sbx.execStream("sleep 16; echo done", { keepalive: true })) types.push(ev.type);
+	assert.ok(types.indexOf("keepalive") >= 0 && types.indexOf("keepalive") < types.indexOf("stdout"), types.join(","));
+	assert.equal(types.at(-1), "result");
+});
+
 test("execStream on a sandbox that does not exist: NotFoundError 404 before any event", async () => {
 	const ghost = new Sandbox(sbx.client, REPO, { id: NO_SUCH_ID });
 	await assert.rejects(async () => { for await (const _ of ghost.execStream("true")); }, (e) => e.status === 404);
