@@ -29,8 +29,8 @@
 #      create, create to the first exec (a clone), exec, git clone and npm ci inside.
 #  10. bench/abuse.sh: one account floods its execs (detached, attached, its agent stopped)
 #      while another works: the other's GET /api/v3/user beside it quiet, goal p99 <= 50 ms.
-#  11. bench/sdk_js.sh: the TypeScript SDK's exec beside a bare fetch of the same route, in
-#      one Node process: the SDK's overhead per exec, goal <= 1 ms.
+#  11. bench/sdk_js.sh, bench/sdk_python.sh: each SDK's exec beside a bare call of the same
+#      route, in one process: the SDK's overhead per exec, goal <= 1 ms.
 #
 # Settings: BENCH_SECONDS (default 10), BENCH_CLIENTS (16), BENCH_WORKERS (16).
 set -euo pipefail
@@ -640,9 +640,11 @@ if part abuse; then
 	bash "$ROOT/bench/abuse.sh"
 fi
 
-# --- 11. the TypeScript SDK's overhead per exec (bench/sdk_js.sh: a stack of one worker) ------
+# --- 11. the SDKs' overhead per exec (bench/sdk_js.sh, bench/sdk_python.sh: a stack of one
+# worker each) ---------------------------------------------------------------------------------
 if part sdk; then
 	bash "$ROOT/bench/sdk_js.sh"
+	bash "$ROOT/bench/sdk_python.sh"
 fi
 
 # --- the plot: every figure above with a raw baseline beside it ---------------------------

@@ -25,6 +25,10 @@ PACKAGES+=(python3 python3-jwt python3-cryptography)
 # converts it to the JSON the service serves, with /usr/bin/python3's yaml.
 PACKAGES+=(python3-yaml)
 
+# The Python SDK installs as its README says, with no package index: a venv with Debian's
+# site packages, and pip with Debian's setuptools (t_sdk_python).
+PACKAGES+=(python3-venv python3-pip python3-setuptools)
+
 # t_lfs pushes and clones Git LFS objects with the stock client (git lfs).
 PACKAGES+=(git-lfs)
 
