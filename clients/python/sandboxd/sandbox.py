@@ -5,7 +5,7 @@ import base64
 import json
 import time
 import urllib.parse
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import (Any, BinaryIO, Dict, Iterator, List, Mapping, Optional, Union)
 
 from .client import Client, _quote_path, _repo_path
