@@ -187,6 +187,8 @@ export class Client {
   deleteRef(repo: string, ref: string, o?: NamespaceOption): Promise<void>;
 
   listSandboxes(repo: string, o?: CallOptions): Promise<SandboxInfo[]>;
+  listMySandboxes(o?: CallOptions & { state?: SandboxState; perPage?: number; page?: number }): Promise<SandboxOfRepository[]>;
+  getSandbox(id: string, o?: CallOptions): Promise<SandboxOfRepository>;
 }
 
 export interface RequestOptions extends CallOptions {
@@ -236,8 +238,25 @@ export interface SandboxCreateOptions extends ClientOptions, CallOptions {
 }
 
 export interface SandboxConnectOptions extends ClientOptions, CallOptions {
+  /** Omitted: the sandbox is found by its id alone (GET /api/v3/sandboxes/{id}). */
+  repo?: string;
+  client?: Client;
+}
+
+export interface SandboxListOptions extends ClientOptions, CallOptions {
   repo: string;
   client?: Client;
+}
+
+export interface MySandboxesOptions extends ClientOptions, CallOptions {
+  state?: SandboxState;
+  perPage?: number;
+  client?: Client;
+}
+
+/** A sandbox as the routes by id answer it: with its repository ("owner/name"). */
+export interface SandboxOfRepository extends SandboxInfo {
+  repository: string;
 }
 
 export interface ExecOptions extends CallOptions {
@@ -321,8 +340,10 @@ export class Sandbox {
   /** A handle on a known id without any call (connect checks the id first); `info` holds only the id until getInfo(). */
   constructor(client: Client, repo: string, info: SandboxInfo | { id: string });
   static create(opts: SandboxCreateOptions): Promise<Sandbox>;
-  static connect(id: string, opts: SandboxConnectOptions): Promise<Sandbox>;
-  static list(opts: SandboxConnectOptions): Promise<SandboxInfo[]>;
+  static connect(id: string, opts?: SandboxConnectOptions): Promise<Sandbox>;
+  static list(opts: SandboxListOptions): Promise<SandboxInfo[]>;
+  /** The caller's own sandboxes on every repository, newest first, page after page. */
+  static mine(opts?: MySandboxesOptions): AsyncGenerator<SandboxOfRepository, void, undefined>;
 
   getInfo(o?: CallOptions): Promise<SandboxInfo>;
   exec(cmd: string, opts?: ExecRunOptions): Promise<ExecResult>;

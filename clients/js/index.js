@@ -245,6 +245,12 @@ export class Client {
 
 	// sandboxes, as raw answers (Sandbox below wraps them)
 	listSandboxes(repo, o = {}) { return this.request("GET", `${repoPath(repo)}/diffinery/sandboxes`, o); }
+	/** GET /api/v3/user/sandboxes: one page of the caller's own sandboxes on every repository. */
+	listMySandboxes(o = {}) {
+		return this.request("GET", `${API}/user/sandboxes${query({ state: o.state, per_page: o.perPage, page: o.page })}`, o);
+	}
+	/** GET /api/v3/sandboxes/{id}: a sandbox by its id alone, with its `repository`. */
+	getSandbox(id, o = {}) { return this.request("GET", `${API}/sandboxes/${encodeURIComponent(id)}`, o); }
 }
 
 // ---- sandboxes ---------------------------------------------------------------------------------
@@ -288,13 +294,33 @@ export class Sandbox {
 		return new Sandbox(client, opts.repo, info);
 	}
 
-	/** An existing sandbox by id (GET …/sandboxes/{id}: it must exist and be the caller's). */
-	static async connect(id, opts) {
-		if (!opts || !opts.repo) throw new TypeError('Sandbox.connect needs {repo: "owner/name"}');
+	/**
+	 * An existing sandbox by id: by the id alone (GET /api/v3/sandboxes/{id}, which names its
+	 * repository), or under {repo}. It must exist and be the caller's (or an admin's).
+	 */
+	static async connect(id, opts = {}) {
 		const client = clientOf(opts);
+		if (!opts.repo) {
+			const info = await client.getSandbox(id, { signal: opts.signal });
+			return new Sandbox(client, info.repository, info);
+		}
 		const info = await client.request("GET",
 			`${repoPath(opts.repo)}/diffinery/sandboxes/${encodeURIComponent(id)}`, { signal: opts.signal });
 		return new Sandbox(client, opts.repo, info);
+	}
+
+	/**
+	 * The caller's own sandboxes on every repository, newest first, each with `repository`
+	 * (GET /api/v3/user/sandboxes, page after page); `state` filters.
+	 */
+	static async *mine(opts = {}) {
+		const client = clientOf(opts);
+		const perPage = opts.perPage ?? 100;
+		for (let page = 1; ; page++) {
+			const items = await client.listMySandboxes({ state: opts.state, perPage, page, signal: opts.signal });
+			yield* items;
+			if (items.length < perPage) return;
+		}
 	}
 
 	/** The caller's sandboxes on `repo` (all of them for its admins). */

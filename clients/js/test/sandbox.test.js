@@ -41,6 +41,34 @@ test("Sandbox.connect: the same sandbox by id, with its details", async () => {
 	assert.equal(r.stdout.trim(), sbx.id);
 });
 
+test("Sandbox.connect by the id alone: its repository found, the same routes", async () => {
+	const byId = await Sandbox.connect(sbx.id);
+	assert.equal(byId.repo, REPO);
+	assert.equal(byId.info.repository, REPO);
+	assert.equal(byId.base, sbx.base);
+	assert.equal((await byId.exec("echo by-id")).stdout, "by-id\n");
+	await assert.rejects(Sandbox.connect(NO_SUCH_ID), (e) => {
+		assert.ok(e instanceof NotFoundError);
+		assert.equal(e.message, "sandbox not found");
+		return true;
+	});
+});
+
+test("Sandbox.mine: the caller's sandboxes on every repository, by state, page after page", async () => {
+	const ready = [];
+	for await (const s of Sandbox.mine({ state: "ready", perPage: 1 })) ready.push(s);
+	assert.ok(ready.some((s) => s.id === sbx.id));
+	assert.ok(ready.every((s) => s.state === "ready" && s.repository === REPO));
+	const closed = [];
+	for await (const s of Sandbox.mine({ state: "closed" })) closed.push(s.id);
+	assert.ok(!closed.includes(sbx.id));
+	await assert.rejects((async () => { for await (const _ of Sandbox.mine({ state: "running" })); })(), (e) => {
+		assert.equal(e.status, 422);
+		assert.equal(e.message, "query 'state' must be one of starting, ready, closed, stopped, failed");
+		return true;
+	});
+});
+
 test("Sandbox.connect to an id that does not exist: NotFoundError 404", async () => {
 	await assert.rejects(Sandbox.connect(NO_SUCH_ID, { repo: REPO }), (e) => {
 		assert.ok(e instanceof NotFoundError);

@@ -40,6 +40,9 @@ async function usage(): Promise<void> {
   await sbx.keepalive();
   await sbx.close({ save: false });
   const again = await Sandbox.connect(id, { repo: "acme/website", url: "http://x", token: "t" });
+  const byId: Sandbox = await Sandbox.connect(id);
+  for await (const s of Sandbox.mine({ state: "ready", perPage: 10 })) { const r: string = s.repository; void r; }
+  void byId;
   const client = new Client({ url: "http://x", token: "t", retries: 2 });
   const handle = new Sandbox(client, "acme/website", { id });
   await handle.keepalive();
