@@ -283,8 +283,10 @@ static void test_exec_limit(void **state)
 	took = agentwire_now_ms() - t0;
 	assert_true(x.timed_out);
 	assert_int_equal(x.signal, SIGKILL);
-	assert_true(took >= 5800 && took < 10000);    /* 6 s, with room for a loaded machine */
-	assert_true(x.duration_ms >= 5800 && x.duration_ms < 10000);
+	/* 6 s; under 30 s is enough to tell it from the 100 s of the sleep, also on a machine
+	 * loaded by a whole test run (a bound of 10 s once failed there). */
+	assert_true(took >= 5800 && took < 30000);
+	assert_true(x.duration_ms >= 5800 && x.duration_ms < 30000);
 	out_release(&o);
 
 	/* One that left the session with setsid is ended with its exec. */
