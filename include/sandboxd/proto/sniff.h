@@ -29,9 +29,10 @@ enum sniff_result sniff_http_host(const uint8_t *buf, size_t len, char *name, si
 /* 1 when name (lower case) is a DNS name: labels of a-z, 0-9 and '-', 1 to 63 bytes, none
  * starting or ending with '-', at most SNIFF_NAME_MAX in all, and a last label that is not
  * all digits (so no IPv4 literal in any of its spellings passes). */
-int sniff_name_valid(const char *name);
+int sniff_name_valid(const char *name) __attribute__((warn_unused_result));
 /* 1 when name is on the list: "example.org" is that name, "*.example.org" any name below it
  * (not example.org itself, as a TLS wildcard). */
-int sniff_allowed(const char *name, const char *const *allow, size_t n);
+int sniff_allowed(const char *name, const char *const *allow, size_t n)
+	__attribute__((warn_unused_result));
 
 #endif
