@@ -52,6 +52,25 @@ class T1Client(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "repo must be 'owner/name'"):
             Client().repo("nope")
 
+    def test_create_repo(self):
+        import uuid
+        name = "made-" + uuid.uuid4().hex[:8]
+        r = Client().create_repo(name)
+        self.assertEqual((r["full_name"], r["visibility"]), (f"{REPO.split('/')[0]}/{name}", "private"))
+        refused(self, lambda: Client().create_repo(REPO.split("/")[1]), 409,
+                f"repository {REPO} already exists")
+
+    def test_git_url(self):
+        g = Client().git_url(REPO, scopes=["git:read"], ttl=60)
+        self.assertRegex(g["url"], r"^https?://")
+        self.assertIn(f"/{REPO}.git", g["url"])
+        import subprocess    # the URL is one git uses as it is
+        out = subprocess.run(["git", "ls-remote", g["url"], "main"], capture_output=True, text=True,
+                             timeout=60, env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        self.assertEqual((out.returncode, out.stdout.endswith("\trefs/heads/main\n")), (0, True), out.stderr)
+        refused(self, lambda: Client().git_url(REPO, scopes=["git:read"], ttl=7200), 400,
+                "field 'ttl' must be an integer between 1 and 3600")
+
     def test_split_ref(self):
         self.assertEqual(split_ref("o/r@v1"), ("o/r", "v1"))
         self.assertEqual(split_ref("o/r"), ("o/r", None))
