@@ -51,7 +51,7 @@ LIB_OBJ := $(LIB_SRC:app/%.c=$(B)/obj/%.o) $(B)/obj/core/migrations.o $(B)/obj/s
            $(B)/obj/api/openapi_doc.o
 AGENT   := $(B)/sandboxd-agent
 BINS    := $(B)/sandboxd $(B)/sandboxctl $(B)/sandboxd-hook $(B)/hooks/pre-receive \
-           $(B)/hooks/post-receive
+           $(B)/hooks/post-receive $(B)/sbx
 UNIT    := $(patsubst tests/unit/%.c,$(B)/unit/%,$(wildcard tests/unit/test_*.c))
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 # Each target over its committed corpus, counting failures as the unit loop does.
@@ -118,6 +118,14 @@ $(B)/%: app/bin/%.c $(B)/libsandboxd.a
 CTL_SRC := $(wildcard app/bin/ctl/*.c)
 $(B)/sandboxctl: app/bin/sandboxctl.c $(CTL_SRC) app/bin/ctl/ctl.h $(B)/libsandboxd.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(CTL_SRC) $(B)/libsandboxd.a $(LDLIBS)
+
+# sbx, the command line for people (man/sbx.1): a client of the REST API, main() in
+# app/bin/sbx.c and its files in app/bin/sbx/, on libcurl and json-c alone: never the
+# service's library (a client needs neither PostgreSQL nor libgit2).
+SBX_SRC  := $(wildcard app/bin/sbx/*.c)
+SBX_LIBS := $(shell pkg-config --libs libcurl json-c)
+$(B)/sbx: app/bin/sbx.c $(SBX_SRC) app/bin/sbx/sbx.h
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ app/bin/sbx.c $(SBX_SRC) $(SBX_LIBS)
 
 # git finds the hooks through core.hooksPath, by their names; one binary for both.
 $(B)/hooks/pre-receive $(B)/hooks/post-receive: $(B)/sandboxd-hook
@@ -273,7 +281,7 @@ bench-rss: all
 # other suite also walks (creates, execs, files). Left to the normal build: the suites
 # about what the engine, the images, the firewall, nginx, the package tools and the
 # examples do, and the forge's plain CRUD, where our C only passes calls on.
-SANITIZE_SUITES := t_errors t_auth t_user_sandboxes t_hostile_tokens t_giturl t_git t_git_pool t_push_protect t_slow_clients t_lfs t_lfs_guard t_audit \
+SANITIZE_SUITES := t_errors t_auth t_user_sandboxes t_sbx t_hostile_tokens t_giturl t_git t_git_pool t_push_protect t_slow_clients t_lfs t_lfs_guard t_audit \
 		   t_mcp t_admin_page t_forge t_review t_secrets t_save_leaks t_isolation t_privilege \
 		   t_agent t_sandbox t_sandbox_exec t_exec_stream t_exec_detach t_exec_procs t_exec_caps \
 		   t_hostile_exec t_files_raw t_files_list t_docker t_gvisor t_holder t_parked t_load t_metrics \
