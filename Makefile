@@ -300,6 +300,7 @@ BINDIR         ?= $(PREFIX)/bin
 PKGLIBDIR      ?= $(PREFIX)/lib/sandboxd
 DOCDIR         ?= $(PREFIX)/share/doc/sandboxd
 MANDIR         ?= $(PREFIX)/share/man
+COMPLETIONDIR  ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR     ?= /etc
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 UNITS          := deploy/sandboxd.service deploy/sandboxd-migrate.service
@@ -310,14 +311,15 @@ INSTALLED      := $(BINDIR)/sandboxd $(BINDIR)/sandboxctl $(PKGLIBDIR)/sandboxd-
                   $(PKGLIBDIR)/sandboxd-agent $(PKGLIBDIR)/egress.sh $(PKGLIBDIR)/runsc-netstack \
                   $(UNITS:deploy/%=$(SYSTEMDUNITDIR)/%) $(DOCDIR)/README.md \
                   $(DOCDIR)/sandboxd.env.example $(DOCDIR)/nginx-sandboxd.conf \
-                  $(MANDIR)/man8/sandboxd.8 $(MANDIR)/man8/sandboxctl.8
+                  $(MANDIR)/man8/sandboxd.8 $(MANDIR)/man8/sandboxctl.8 \
+                  $(BINDIR)/sbx $(MANDIR)/man1/sbx.1 $(COMPLETIONDIR)/sbx
 
 install: $(BINS) $(AGENT)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGLIBDIR)/hooks $(DESTDIR)$(DOCDIR) \
 	  $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/nginx/sites-available \
-	  $(DESTDIR)$(MANDIR)/man8
+	  $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLETIONDIR)
 	install -d -m 0750 $(DESTDIR)$(SYSCONFDIR)/sandboxd
-	install -m 0755 $(B)/sandboxd $(B)/sandboxctl $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(B)/sandboxd $(B)/sandboxctl $(B)/sbx $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(B)/sandboxd-hook $(AGENT) deploy/egress.sh $(DESTDIR)$(PKGLIBDIR)/
 	# gVisor's runsc for an engine's daemon.json (docs/operations.md, "gVisor").
 	install -m 0755 deploy/runsc-netstack.sh $(DESTDIR)$(PKGLIBDIR)/runsc-netstack
@@ -330,6 +332,9 @@ install: $(BINS) $(AGENT)
 	install -m 0644 README.md deploy/sandboxd.env.example $(DESTDIR)$(DOCDIR)/
 	install -m 0644 nginx/sandboxd.conf $(DESTDIR)$(DOCDIR)/nginx-sandboxd.conf
 	install -m 0644 man/sandboxd.8 man/sandboxctl.8 $(DESTDIR)$(MANDIR)/man8/
+	# sbx, the people's command line: its page and its bash completion (man/sbx.1).
+	install -m 0644 man/sbx.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 deploy/sbx.bash-completion $(DESTDIR)$(COMPLETIONDIR)/sbx
 	[ -e $(DESTDIR)$(SYSCONFDIR)/sandboxd/sandboxd.env ] || \
 	  install -m 0640 deploy/sandboxd.env.example $(DESTDIR)$(SYSCONFDIR)/sandboxd/sandboxd.env
 	[ -e $(DESTDIR)$(SYSCONFDIR)/nginx/sites-available/sandboxd.conf ] || \

@@ -27,7 +27,7 @@ if make -s -C "$ROOT" install DESTDIR="$R" >"$_T/install.log" 2>&1; then
 else
 	fail 'make install DESTDIR=… (PREFIX=/usr/local)' "$(tail -n 5 "$_T/install.log")"
 fi
-for f in bin/sandboxd bin/sandboxctl lib/sandboxd/sandboxd-hook lib/sandboxd/sandboxd-agent \
+for f in bin/sandboxd bin/sandboxctl bin/sbx lib/sandboxd/sandboxd-hook lib/sandboxd/sandboxd-agent \
 	lib/sandboxd/egress.sh; do
 	check_eq "make install: /usr/local/$f, 0755" '755 root:root' "$(mode_of "$R/usr/local/$f")"
 done
@@ -37,7 +37,8 @@ for h in pre-receive post-receive; do
 done
 for f in lib/systemd/system/sandboxd.service lib/systemd/system/sandboxd-migrate.service \
 	share/doc/sandboxd/README.md share/doc/sandboxd/sandboxd.env.example \
-	share/doc/sandboxd/nginx-sandboxd.conf share/man/man8/sandboxd.8 share/man/man8/sandboxctl.8; do
+	share/doc/sandboxd/nginx-sandboxd.conf share/man/man8/sandboxd.8 share/man/man8/sandboxctl.8 \
+	share/man/man1/sbx.1 share/bash-completion/completions/sbx; do
 	check_eq "make install: /usr/local/$f, 0644" '644 root:root' "$(mode_of "$R/usr/local/$f")"
 done
 check_eq 'make install: /etc/sandboxd, 0750' '750 root:root' "$(mode_of "$R/etc/sandboxd")"
@@ -146,7 +147,8 @@ cmodes=$(cx stat -c '%n %a %U:%G' /etc/sandboxd /etc/sandboxd/sandboxd.env /var/
 	/var/lib/sandboxd/repos /usr/bin/sandboxd /usr/bin/sandboxctl /usr/lib/sandboxd/sandboxd-hook \
 	/usr/lib/sandboxd/sandboxd-agent /usr/lib/sandboxd/egress.sh /lib/systemd/system/sandboxd.service \
 	/lib/systemd/system/sandboxd-migrate.service /etc/nginx/sites-available/sandboxd.conf \
-	/usr/share/doc/sandboxd/README.md /usr/share/man/man8/sandboxd.8.gz /usr/share/man/man8/sandboxctl.8.gz 2>&1)
+	/usr/share/doc/sandboxd/README.md /usr/share/man/man8/sandboxd.8.gz /usr/share/man/man8/sandboxctl.8.gz \
+	/usr/bin/sbx /usr/share/man/man1/sbx.1.gz /usr/share/bash-completion/completions/sbx 2>&1)
 while read -r path want; do
 	check_eq "$path: $want" "$path $want" "$(grep "^$path " <<<"$cmodes")"
 done <<'EOF'
@@ -165,6 +167,9 @@ done <<'EOF'
 /usr/share/doc/sandboxd/README.md 644 root:root
 /usr/share/man/man8/sandboxd.8.gz 644 root:root
 /usr/share/man/man8/sandboxctl.8.gz 644 root:root
+/usr/bin/sbx 755 root:root
+/usr/share/man/man1/sbx.1.gz 644 root:root
+/usr/share/bash-completion/completions/sbx 644 root:root
 EOF
 for h in pre-receive post-receive; do
 	check_eq "hooks/$h is sandboxd-hook" /usr/lib/sandboxd/sandboxd-hook "$(cx readlink -f "/usr/lib/sandboxd/hooks/$h")"
@@ -174,8 +179,9 @@ for f in /etc/sandboxd/sandboxd.env /etc/nginx/sites-available/sandboxd.conf; do
 	check "$f is a conffile" grep -q " $f " <<<"$conff"
 done
 check_eq 'every library the binaries link is installed' '' \
-	"$(cx sh -c 'ldd /usr/bin/sandboxd /usr/bin/sandboxctl /usr/lib/sandboxd/sandboxd-hook' | grep 'not found')"
+	"$(cx sh -c 'ldd /usr/bin/sandboxd /usr/bin/sandboxctl /usr/bin/sbx /usr/lib/sandboxd/sandboxd-hook' | grep 'not found')"
 
+check_eq 'sbx --help runs' 'usage: sbx [--json] COMMAND …' "$(cx sbx --help 2>&1 | head -n 1)"
 out=$(cx runuser -u sandboxd -- sandboxctl --help 2>&1)
 check_eq 'sandboxctl --help runs (as the user sandboxd)' 'usage: sandboxctl COMMAND [ARGS]' "$(head -n 1 <<<"$out")"
 # sandboxd itself, as the unit would run it (its user, /run/sandboxd), with no setting but a
