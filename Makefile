@@ -143,6 +143,12 @@ $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(B)
 		| $(B)/fuzz
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(FUZZ_MAIN) $(B)/libsandboxd.a $(LDLIBS)
 
+# sbx's parser of the server's bytes, without the service's library (as sbx itself).
+$(B)/fuzz/fuzz_sbx_ndjson: tests/fuzz/fuzz_sbx_ndjson.c app/bin/sbx/ndjson.c app/bin/sbx/buf.c \
+		app/bin/sbx/sbx.h tests/fuzz/fuzz.h tests/fuzz/replay.c | $(B)/fuzz
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< app/bin/sbx/ndjson.c app/bin/sbx/buf.c $(FUZZ_MAIN) \
+	  $(SBX_LIBS)
+
 $(B)/obj $(B)/unit $(B)/fuzz:
 	mkdir -p $@
 
