@@ -81,6 +81,9 @@ check_cond 'exec of one word: a command line, as typed' "[[ \$RC == 4 && \$OUT =
 sbx exec --cwd /tmp "$ID" -- pwd
 check_eq 'exec --cwd' /tmp "$OUT"
 
+sbx exec --timeout 1000 "$ID" -- sleep 30
+check_cond 'exec --timeout: past it, 124 (timed out)' "[[ \$RC == 124 ]]"
+
 sbx --json exec "$ID" -- bash -c 'echo hi; exit 5'
 check_cond 'exec --json: the stream'"'"'s lines as they came, the result last, the code kept' \
 	"[[ \$RC == 5 ]] && jq -se '(map(.stdout // empty) | join(\"\")) == \"hi\n\" and .[-1].exitCode == 5' <<<\"\$OUT\" >/dev/null"
@@ -104,13 +107,24 @@ wait "$SPID" 2>/dev/null
 head -c $((3 * 1024 * 1024)) /dev/urandom >"$_T/big.bin"
 SUM=$(sha256sum <"$_T/big.bin" | cut -d' ' -f1)
 sbx cp "$_T/big.bin" "$ID:dir/big.bin"
-check_cond 'cp LOCAL ID:PATH: exit 0, nothing printed' "[[ \$RC == 0 && -z \$OUT ]]"
+check_cond 'cp LOCAL ID:PATH: exit 0, nothing printed (no bar off a terminal)' "[[ \$RC == 0 && -z \$OUT && -z \$ERR ]]"
 sbx exec "$ID" -- sha256sum dir/big.bin
 check_eq '… the file in the sandbox has the same sha256' "$SUM  dir/big.bin" "$OUT"
 sbx cp "$ID:dir/big.bin" "$_T/back.bin"
 check_cond 'cp ID:PATH LOCAL: exit 0' "[[ \$RC == 0 ]]"
 check_eq '… the file back has the same sha256' "$SUM" "$(sha256sum <"$_T/back.bin" | cut -d' ' -f1)"
 check_cond '… and no part file is left' "[[ ! -e '$_T/back.bin.sbx-part' ]]"
+
+# On a terminal (script(1) gives one), a transfer over 1 MiB draws its bar on stderr.
+if command -v script >/dev/null; then
+	HOME=$_T/home SANDBOXD_TOKEN=$OT SBX_BIN=$SBX SRC=$_T/big.bin DST="$ID:tty.bin" \
+		timeout 120 script -qec '"$SBX_BIN" cp "$SRC" "$DST"' /dev/null >"$_T/tty.out" 2>&1
+	check_cond 'cp on a terminal: a progress bar to 3.0 MiB' \
+		"grep -qE 'upload \\[#{30}\\] +3\\.0 / 3\\.0 MiB' '$_T/tty.out'"
+	cat "$_T/tty.out" >>"$_T/sbx.all"
+else
+	skip 'cp on a terminal: a progress bar (no script(1) here)'
+fi
 
 sbx --json cp "$_T/big.bin" "$ID:/tmp/abs.bin"
 check_cond 'cp to an absolute path, --json: the answer {path, size}' \

@@ -153,7 +153,8 @@ static int transfer(struct sbx *s, const char *id, const char *rpath, const char
 	} else if (d.write_failed) {
 		rc = say(SBX_FAIL, "%s: %s", part, strerror(d.write_failed));
 	} else if (d.status != (up ? 201 : 200)) {
-		struct reply r = { .status = cc == CURLE_OK ? d.status : 0, .body = answer };
+		/* The server's refusal even when it cut the upload short (an early 4xx). */
+		struct reply r = { .status = d.status > 0 ? d.status : 0, .body = answer };
 
 		if (!r.status)
 			snprintf(r.err, sizeof(r.err), "%s: %s", s->url, curl_easy_strerror(cc));
