@@ -54,6 +54,14 @@ static int on_line(void *ctx, const char *line, size_t n)
 		putchar('\n');
 		fflush(stdout);
 	}
+	/* Output first: the result line carries none, but an attached answer (a server that
+	 * does not stream) is one object with both. */
+	if (!r->json && json_object_object_get_ex(o, "stdout", &v) &&
+	    json_object_is_type(v, json_type_string))
+		put(stdout, v);
+	if (!r->json && json_object_object_get_ex(o, "stderr", &v) &&
+	    json_object_is_type(v, json_type_string))
+		put(stderr, v);
 	if (json_object_object_get_ex(o, "exitCode", &v)) {
 		r->have_result = 1;
 		r->code = json_object_get_int(v);
@@ -61,12 +69,6 @@ static int on_line(void *ctx, const char *line, size_t n)
 	} else if (json_object_object_get_ex(o, "error", &v)) {
 		snprintf(r->error, sizeof(r->error), "%s", json_object_get_string(v));
 		done = 1;
-	} else if (!r->json && json_object_object_get_ex(o, "stdout", &v) &&
-		   json_object_is_type(v, json_type_string)) {
-		put(stdout, v);
-	} else if (!r->json && json_object_object_get_ex(o, "stderr", &v) &&
-		   json_object_is_type(v, json_type_string)) {
-		put(stderr, v);
 	}
 	json_object_put(o);
 	return done;
