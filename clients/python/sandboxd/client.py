@@ -124,7 +124,7 @@ class Client:
         """A JSON call: the decoded answer (None for 204)."""
         with self.open(method, path, json_body=json_body, timeout=timeout) as r:
             raw = r.read()
-        return json.loads(raw) if raw else None
+        return _decode(raw, method, path) if raw else None
 
     def lines(self, method: str, path: str, json_body: Any = None,
               timeout: Optional[float] = None) -> Iterator[Dict[str, Any]]:
@@ -134,12 +134,12 @@ class Client:
         with r:
             if "ndjson" not in (r.headers.get("Content-Type") or ""):
                 # Refused before the command started: an ordinary JSON answer.
-                yield json.loads(r.read())
+                yield _decode(r.read(), method, path)
                 return
             for line in r:
                 line = line.strip()
                 if line:
-                    yield json.loads(line)
+                    yield _decode(line, method, path)
 
     # -- what is not a sandbox's ------------------------------------------------------
 
@@ -160,6 +160,17 @@ class Client:
     def git_url(self, repo: str, **fields: Any) -> Dict[str, Any]:
         """A short-lived git URL for repo (POST …/git-urls; fields as the API guide's)."""
         return self.call("POST", f"/api/v3/repos/{_repo_path(repo)}/git-urls", fields)
+
+
+def _decode(raw: bytes, method: str, path: str) -> Any:
+    """A JSON answer (or line), or a SandboxdError naming what came instead: whatever
+    answers in the server's place (a proxy's HTML page, a cut line) is not a result."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        head = raw[:80].decode("utf-8", "replace")
+        raise SandboxdError(0, f"{method} {path}: the answer is not JSON: {head!r}",
+                            method=method, path=path) from None
 
 
 def _repo_path(repo: str) -> str:

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import base64
-import json
 import time
 import urllib.parse
 from dataclasses import dataclass
 from typing import (Any, BinaryIO, Dict, Iterator, List, Mapping, Optional, Union)
 
-from .client import Client, _quote_path, _repo_path
+from .client import Client, _decode, _quote_path, _repo_path
 from .errors import SandboxdError
 
 # Seconds past an exec's own limit that a call waits for its answer: the service ends a
@@ -147,7 +146,7 @@ class Files:
         q = "" if mode is None else f"?mode=0{mode:o}"
         with self.sandbox.client.open("PUT", f"{self.sandbox.path}/files/{_quote_path(path)}{q}",
                                       body=raw, headers={"Content-Type": "application/octet-stream"}) as r:
-            return json.loads(r.read())
+            return _decode(r.read(), "PUT", f"{self.sandbox.path}/files/{path}")
 
     def upload(self, path: str, source: BinaryIO, size: int,
                mode: Optional[int] = None) -> Dict[str, Any]:
@@ -156,7 +155,7 @@ class Files:
         with self.sandbox.client.open("PUT", f"{self.sandbox.path}/files/{_quote_path(path)}{q}",
                                       body=source, length=size, timeout=max(60.0, size / 1e6),
                                       headers={"Content-Type": "application/octet-stream"}) as r:
-            return json.loads(r.read())
+            return _decode(r.read(), "PUT", f"{self.sandbox.path}/files/{path}")
 
     def download(self, path: str, target: BinaryIO) -> int:
         """Streams the file into an open binary file; answers how many bytes."""

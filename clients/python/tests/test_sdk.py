@@ -128,6 +128,12 @@ class T2Retries(unittest.TestCase):
         self.assertEqual(e.retry_after, 0.0)
         self.assertEqual(len(calls), 4)    # the call and 3 more
 
+    def test_not_json(self):
+        c, _ = self.serve([(200, b"<html>a proxy's page</html>", {})])
+        e = refused_any(self, c.user)
+        self.assertEqual(e.status, 0)
+        self.assertEqual(e.message, "GET /api/v3/user: the answer is not JSON: \"<html>a proxy's page</html>\"")
+
     def test_no_retry_of_other_errors(self):
         c, calls = self.serve([(404, b'{"message":"repository not found"}', {})])
         refused(self, lambda: c.repo("a/b"), 404, "repository not found")
