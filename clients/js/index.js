@@ -52,6 +52,16 @@ function errorFor(status, body, headers) {
 	return new C(status, text, body, headers);
 }
 
+// A JSON answer or line, or a SandboxdError (status 0) naming what came instead: whatever
+// answers in the server's place (a proxy's HTML page, a cut line) is not a result.
+function parseJson(text, what) {
+	try {
+		return JSON.parse(text);
+	} catch {
+		throw new SandboxdError(0, `${what}: the answer is not JSON: ${JSON.stringify(String(text).slice(0, 80))}`);
+	}
+}
+
 async function errorFromResponse(res) {
 	const raw = await res.text().catch(() => "");
 	let body = raw;
@@ -199,7 +209,7 @@ export class Client {
 		const res = await this.raw(method, path, opts);
 		if (res.status === 204) return null;
 		const text = await res.text();
-		return text === "" ? null : JSON.parse(text);
+		return text === "" ? null : parseJson(text, `${method} ${path}`);
 	}
 
 	// accounts
@@ -367,11 +377,11 @@ export class Sandbox {
 			while ((nl = buf.indexOf("\n")) >= 0) {
 				const line = buf.slice(0, nl);
 				buf = buf.slice(nl + 1);
-				if (line.trim() !== "") yield* event(JSON.parse(line));
+				if (line.trim() !== "") yield* event(parseJson(line, `POST ${this.base}/exec`));
 			}
 		}
 		buf += decoder.decode();
-		if (buf.trim() !== "") yield* event(JSON.parse(buf));
+		if (buf.trim() !== "") yield* event(parseJson(buf, `POST ${this.base}/exec`));
 
 		function* event(o) {
 			for (const s of ["stdout", "stderr"]) {

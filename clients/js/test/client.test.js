@@ -190,6 +190,20 @@ test("past its retries (3 by default) the 429 is a RateLimitError", async () => 
 	}
 });
 
+test("an answer that is not JSON is a SandboxdError naming the call, not a SyntaxError", async () => {
+	const s = await flaky([{ status: 200, headers: { "content-type": "text/html" }, body: "<html>a proxy's page</html>" }]);
+	try {
+		await assert.rejects(new Client({ url: s.url, token: "t" }).getUser(), (e) => {
+			assert.ok(e instanceof SandboxdError);
+			assert.equal(e.status, 0);
+			assert.equal(e.message, `GET /api/v3/user: the answer is not JSON: "<html>a proxy's page</html>"`);
+			return true;
+		});
+	} finally {
+		s.close();
+	}
+});
+
 test("a Retry-After longer than maxRetryWaitMs is not waited for", async () => {
 	const s = await flaky([{ status: 503, headers: { "retry-after": "3600" }, body: { message: "later" } }]);
 	try {
