@@ -206,7 +206,16 @@ check_cond 'close: exit 0, nothing printed' "[[ \$RC == 0 && -z \$OUT && -z \$ER
 sbx exec "$ID" -- true
 check_eq 'exec on the closed sandbox: the server text' 'sbx: sandbox is closed (HTTP 410)' "$ERR"
 check_eq '… exit 1' 1 "$RC"
-sbx close "$ID2"
+# close --save: the work left uncommitted in the second sandbox is saved to its ephemeral
+# ref, which the sandbox's answer then names and the bare repository holds.
+sbx exec "$ID2" -- 'echo saved-by-sbx >saved.txt'
+sbx close "$ID2" --save
+check_cond 'close --save: exit 0, nothing printed' "[[ \$RC == 0 && -z \$OUT && -z \$ERR ]]"
+api GET "$SB/$ID2" '' "$OT"
+check_eq '… the sandbox closed, its saved_ref the ephemeral one' \
+	"closed|refs/namespaces/ephemeral/refs/heads/sandbox/$ID2" "$(_json .state)|$(_json .saved_ref)"
+check_eq '… which holds the file' saved-by-sbx \
+	"$(git --git-dir="$REPOS_DIR/$R.git" show "refs/namespaces/ephemeral/refs/heads/sandbox/$ID2:saved.txt" 2>&1)"
 sbx close sb_000000000000000000000000
 check_eq 'close of no sandbox: the server text' 'sbx: sandbox not found (HTTP 404)' "$ERR"
 
