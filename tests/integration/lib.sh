@@ -921,6 +921,43 @@ mk_sandbox() {
 	ID=$(_json .id)
 }
 
+# close_open_sandboxes: closes every sandbox of $SB still starting or ready, as $OT: a
+# suite's AT_EXIT entry (a failure midway leaves none running) and its last step.
+close_open_sandboxes() {
+	local id
+	api GET "$SB" '' "$OT" >/dev/null 2>&1
+	for id in $(jq -r '.[] | select(.state == "ready" or .state == "starting") | .id' <<<"$BODY" 2>/dev/null); do
+		api POST "$SB/$id/close" '' "$OT" >/dev/null 2>&1
+	done
+}
+
+# mk_writer LOGIN: another user with the write role on $R (made by mk_repo; its owner's
+# token in OT), its token in OT2; disabled at the end.
+mk_writer() {
+	mk_user "$1" || exit 1
+	OT2=$LAST_TOKEN
+	AT_EXIT+=("ctl token revoke $LAST_TOKEN_ID; ctl account disable $1")
+	api PUT "/api/v3/repos/$R/collaborators/$1" '{"role":"write"}' "$OT"
+	expect_status 204 'a second user with the write role on the repository'
+}
+
+# checks_from_lines KIND FILE: one check per line of FILE, as a test runner of another
+# language prints them ("ok<TAB>NAME", "skip<TAB>NAME", "fail<TAB>NAME<TAB>WHY"), each named
+# "KIND: NAME", so that a failure is named; other lines are ignored. N_LINES: how many.
+checks_from_lines() {
+	local outcome name why
+	N_LINES=0
+	while IFS=$'\t' read -r outcome name why; do
+		case $outcome in
+		ok) ok "$1: $name" ;;
+		skip) skip "$1: $name" ;;
+		fail) STATUS="$1 test failed" BODY=$why fail "$1: $name" "$why" ;;
+		*) continue ;;
+		esac
+		N_LINES=$((N_LINES + 1))
+	done <"$2"
+}
+
 epoch() { date -u -d "$1" +%s 2>/dev/null; }
 
 basic() { # the Authorization value for HTTP Basic with the token as password

@@ -39,14 +39,7 @@ check_eq 'the branch buggy is in the bare repository' "$BUGGY" \
 	"$(git --git-dir "$BARE" rev-parse -q --verify refs/heads/buggy 2>&1)"
 
 # Whatever sandbox a failed run left behind is closed at the end.
-close_left() {
-	local id
-	api GET "$SB" '' "$OT" >/dev/null 2>&1
-	for id in $(jq -r '.[] | select(.state == "ready" or .state == "starting") | .id' <<<"$BODY" 2>/dev/null); do
-		api POST "$SB/$id/close" '' "$OT" >/dev/null 2>&1
-	done
-}
-AT_EXIT+=(close_left)
+AT_EXIT+=(close_open_sandboxes)
 
 # run_example NAME ARGS…: runs it from $_T with the URL and token alone in the environment
 # (no AGENT_* from this shell); OUT, ERR and RC are what the user sees.

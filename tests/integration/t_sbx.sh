@@ -18,14 +18,7 @@ O="sbx$SFX"
 mk_repo "$O" app
 AT_EXIT+=("ctl token revoke $LAST_TOKEN_ID; ctl account disable $O")
 # Whatever sandbox is left open at the end is closed.
-close_left() {
-	local id
-	api GET "$SB" '' "$OT" >/dev/null 2>&1
-	for id in $(jq -r '.[] | select(.state == "ready" or .state == "starting") | .id' <<<"$BODY" 2>/dev/null); do
-		api POST "$SB/$id/close" '' "$OT" >/dev/null 2>&1
-	done
-}
-AT_EXIT+=(close_left)
+AT_EXIT+=(close_open_sandboxes)
 
 # sbx ARGS…: run as the repository's owner with the environment's settings (HOME with no
 # config); output in OUT and ERR, code in RC; everything printed is kept to look for the

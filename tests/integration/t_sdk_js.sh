@@ -61,41 +61,21 @@ O="sdkjs$SFX"
 mk_repo "$O" sdk
 AT_EXIT+=("ctl token revoke $LAST_TOKEN_ID; ctl account disable $O")
 # Another writer of the repository: someone else's sandbox is 403 "not your sandbox" to it.
-mk_user "sdkjs2$SFX" || exit 1
-OT2=$LAST_TOKEN
-AT_EXIT+=("ctl token revoke $LAST_TOKEN_ID; ctl account disable sdkjs2$SFX")
-api PUT "/api/v3/repos/$R/collaborators/sdkjs2$SFX" '{"role":"write"}' "$OT"
-expect_status 204 'a second user with the write role on the repository'
+mk_writer "sdkjs2$SFX"
 # Whatever sandbox a test left behind (a failure before its after()) is closed at the end.
-close_left() {
-	local id
-	api GET "$SB" '' "$OT" >/dev/null 2>&1
-	for id in $(jq -r '.[] | select(.state == "ready" or .state == "starting") | .id' <<<"$BODY" 2>/dev/null); do
-		api POST "$SB/$id/close" '' "$OT" >/dev/null 2>&1
-	done
-}
-AT_EXIT+=(close_left)
+AT_EXIT+=(close_open_sandboxes)
 
 LAST_REQ='node --test clients/js/test/'
 (cd "$JS" && SANDBOXD_URL=$SANDBOXD_URL SANDBOXD_TOKEN=$OT SDK_TEST_REPO=$R SDK_TEST_OWNER=$O SDK_TEST_OTHER_TOKEN=$OT2 \
 	node --test --test-timeout=180000 --test-reporter=./test/reporter.mjs test/*.test.js) \
 	>"$_T/node.out" 2>"$_T/node.err"
 rc=$?
-n=0
-while IFS=$'\t' read -r outcome name why; do
-	case $outcome in
-	ok) ok "node: $name" ;;
-	skip) skip "node: $name" ;;
-	fail) STATUS="node test failed" BODY=$why fail "node: $name" "$why" ;;
-	*) continue ;;
-	esac
-	n=$((n + 1))
-done <"$_T/node.out"
+checks_from_lines node "$_T/node.out"
 BODY=$(tail -c 1500 "$_T/node.err")
 check_cond 'node --test ran the tests (at least 50) and exited 0 with none failed' \
-	"((n >= 50)) && ! grep -q '^fail' '$_T/node.out' && ((rc == 0))"
+	"((N_LINES >= 50)) && ! grep -q '^fail' '$_T/node.out' && ((rc == 0))"
 it_tokens "$(cat "$_T/node.out" "$_T/node.err")"
-close_left
+close_open_sandboxes
 api GET "$SB" '' "$OT"
 expect_json '[.[] | select(.state == "ready" or .state == "starting")] | length' 0 \
 	'no sandbox of the tests is left running'

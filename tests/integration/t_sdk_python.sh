@@ -27,40 +27,20 @@ check_cond 'the installed package imports from the venv, not from the tree' \
 O="sdkpy$SFX"
 mk_repo "$O" sdk
 AT_EXIT+=("ctl token revoke $LAST_TOKEN_ID; ctl account disable $O")
-mk_user "sdkpy2$SFX" || exit 1
-OT2=$LAST_TOKEN
-AT_EXIT+=("ctl token revoke $LAST_TOKEN_ID; ctl account disable sdkpy2$SFX")
-api PUT "/api/v3/repos/$R/collaborators/sdkpy2$SFX" '{"role":"write"}' "$OT"
-expect_status 204 'a second user with the write role on the repository'
+mk_writer "sdkpy2$SFX"
 # Whatever sandbox a test left behind (a failure before its tearDown) is closed at the end.
-close_left() {
-	local id
-	api GET "$SB" '' "$OT" >/dev/null 2>&1
-	for id in $(jq -r '.[] | select(.state == "ready" or .state == "starting") | .id' <<<"$BODY" 2>/dev/null); do
-		api POST "$SB/$id/close" '' "$OT" >/dev/null 2>&1
-	done
-}
-AT_EXIT+=(close_left)
+AT_EXIT+=(close_open_sandboxes)
 
 LAST_REQ='python -m unittest clients/python/tests (tests/run.py)'
 (cd "$_T" && SANDBOXD_URL=$SANDBOXD_URL SANDBOXD_TOKEN=$OT SDK_TEST_REPO=$R SDK_TEST_OTHER_TOKEN=$OT2 \
 	timeout 600 "$V/bin/python" "$PY/tests/run.py" "$PY/tests") >"$_T/py.out" 2>"$_T/py.err"
 rc=$?
-n=0
-while IFS=$'\t' read -r outcome name why; do
-	case $outcome in
-	ok) ok "python: $name" ;;
-	skip) skip "python: $name" ;;
-	fail) STATUS="python test failed" BODY=$why fail "python: $name" "$why" ;;
-	*) continue ;;
-	esac
-	n=$((n + 1))
-done <"$_T/py.out"
+checks_from_lines python "$_T/py.out"
 BODY=$(tail -c 1500 "$_T/py.err")
 check_cond 'the tests ran (at least 20) and exited 0 with none failed' \
-	"((n >= 20)) && ! grep -q '^fail' '$_T/py.out' && ((rc == 0))"
+	"((N_LINES >= 20)) && ! grep -q '^fail' '$_T/py.out' && ((rc == 0))"
 it_tokens "$(cat "$_T/py.out" "$_T/py.err")"
-close_left
+close_open_sandboxes
 api GET "$SB" '' "$OT"
 expect_json '[.[] | select(.state == "ready" or .state == "starting")] | length' 0 \
 	'no sandbox of the tests is left running'
