@@ -142,18 +142,19 @@ class Files:
 
     def write(self, path: str, data: Union[str, bytes], mode: Optional[int] = None) -> Dict[str, Any]:
         """Writes the whole file (made with its directories); answers {path, size}."""
-        raw = data.encode() if isinstance(data, str) else bytes(data)
-        q = "" if mode is None else f"?mode=0{mode:o}"
-        with self.sandbox.client.open("PUT", f"{self.sandbox.path}/files/{_quote_path(path)}{q}",
-                                      body=raw, headers={"Content-Type": "application/octet-stream"}) as r:
-            return _decode(r.read(), "PUT", f"{self.sandbox.path}/files/{path}")
+        return self._put(path, data.encode() if isinstance(data, str) else bytes(data), mode)
 
     def upload(self, path: str, source: BinaryIO, size: int,
                mode: Optional[int] = None) -> Dict[str, Any]:
         """Streams size bytes of an open binary file to path (not held in memory)."""
+        return self._put(path, source, mode, length=size, timeout=max(60.0, size / 1e6))
+
+    def _put(self, path: str, body: Union[bytes, BinaryIO], mode: Optional[int],
+             length: Optional[int] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
+        """PUT …/files/{path} (?mode= in octal when given): the raw route, {path, size}."""
         q = "" if mode is None else f"?mode=0{mode:o}"
         with self.sandbox.client.open("PUT", f"{self.sandbox.path}/files/{_quote_path(path)}{q}",
-                                      body=source, length=size, timeout=max(60.0, size / 1e6),
+                                      body=body, length=length, timeout=timeout,
                                       headers={"Content-Type": "application/octet-stream"}) as r:
             return _decode(r.read(), "PUT", f"{self.sandbox.path}/files/{path}")
 
