@@ -70,10 +70,15 @@ stack_of_four() {
 	# shellcheck disable=SC1091
 	. "$VAR/local.env"
 }
+# bench_cleanup: background jobs killed, the sandbox SID of SB (sandbox_with_clone's) closed
+# when there is one, the stack stopped, $VAR removed (kept, and said, with BENCH_KEEP=1).
 bench_cleanup() {
 	jobs -p | xargs -r kill 2>/dev/null || true
+	if [ -n "${SID:-}" ]; then
+		curl -s -o /dev/null -X POST -H "Authorization: Bearer $SANDBOXD_TOKEN" "$SB/$SID/close" || true
+	fi
 	SANDBOXD_VAR=$VAR bash "$ROOT/deploy/local-stack.sh" down >/dev/null 2>&1 || true
-	rm -rf -- "$VAR"
+	if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $VAR" >&2; else rm -rf -- "$VAR"; fi
 }
 sqlb() { psql "$SANDBOXD_DATABASE_URL" -Atc "$1"; }
 

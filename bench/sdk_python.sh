@@ -16,14 +16,8 @@ VAR=$(mktemp -d /tmp/sandboxd-sdkpy.XXXXXXXX)
 chmod 755 "$VAR"
 SID=''
 
-cleanup() {
-	if [ -n "$SID" ]; then
-		curl -s -o /dev/null -X POST -H "Authorization: Bearer $SANDBOXD_TOKEN" "$SB/$SID/close" || true
-	fi
-	SANDBOXD_VAR=$VAR bash "$ROOT/deploy/local-stack.sh" down >/dev/null 2>&1 || true
-	rm -rf -- "$VAR"
-}
-trap cleanup EXIT
+# bench/lib.sh: closes SID, stops the stack, removes $VAR (BENCH_KEEP=1 keeps it).
+trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
 
 # shellcheck source=bench/lib.sh
