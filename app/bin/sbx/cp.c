@@ -66,12 +66,10 @@ struct down {
 static size_t on_down(char *p, size_t size, size_t nmemb, void *ctx)
 {
 	struct down *d = ctx;
-	size_t n = size * nmemb;
+	size_t n = size * nmemb, take;
 
-	if (!d->status)
-		curl_easy_getinfo(d->c, CURLINFO_RESPONSE_CODE, &d->status);
-	if (d->status != 200)
-		return d->refusal.len + n > 65536 || buf_add(&d->refusal, p, n) ? 0 : n;
+	if (http_refusal(d->c, &d->status, &d->refusal, p, n, &take))
+		return take;
 	if (fwrite(p, 1, n, d->f) != n) {
 		d->write_failed = errno ? errno : EIO;
 		return 0;

@@ -77,12 +77,10 @@ static int on_line(void *ctx, const char *line, size_t n)
 static size_t on_bytes(char *p, size_t size, size_t nmemb, void *ctx)
 {
 	struct run *r = ctx;
-	size_t n = size * nmemb;
+	size_t n = size * nmemb, take;
 
-	if (!r->status)
-		curl_easy_getinfo(r->c, CURLINFO_RESPONSE_CODE, &r->status);
-	if (r->status != 200)
-		return r->refusal.len + n > 65536 || buf_add(&r->refusal, p, n) ? 0 : n;
+	if (http_refusal(r->c, &r->status, &r->refusal, p, n, &take))
+		return take;
 	if (ndjson_feed(&r->nd, p, n) < 0)
 		return 0;
 	return n;  /* after the result, the rest (nothing) is read and dropped */

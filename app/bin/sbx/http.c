@@ -19,6 +19,20 @@ static size_t to_buf(char *p, size_t size, size_t nmemb, void *ctx)
 	return n;
 }
 
+/* A refusal's body, kept to name it: what a server says is short. */
+#define REFUSAL_MAX 65536u
+
+int http_refusal(void *c, long *status, struct buf *refusal, const char *p, size_t n,
+		 size_t *take)
+{
+	if (!*status)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+	if (*status == 200)
+		return 0;
+	*take = refusal->len + n > REFUSAL_MAX || buf_add(refusal, p, n) ? 0 : n;
+	return 1;
+}
+
 void *http_handle(const struct sbx *s, const char *url, struct curl_slist **hdrs,
 		  const char *extra_header)
 {

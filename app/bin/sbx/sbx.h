@@ -51,6 +51,12 @@ int http_fail(const struct reply *r) WUR;
 struct curl_slist;
 void *http_handle(const struct sbx *s, const char *url, struct curl_slist **hdrs,
 		  const char *extra_header);
+/* A streaming write callback's first step: the answer's status, read once into *status
+ * (0 until then), and the body of one that is not 200 kept in refusal (at most 64 KiB) for
+ * http_fail. 1: the bytes p[0..n) were a refusal's, *take what the callback returns (0
+ * past the bound or out of memory); 0: they are a 200's to handle. */
+int http_refusal(void *c, long *status, struct buf *refusal, const char *p, size_t n,
+		 size_t *take) WUR;
 /* curl_easy_escape of s into out; -1 when it does not fit. */
 int url_escape(const char *s, char *out, size_t n) WUR;
 
